@@ -1,0 +1,1 @@
+"""The per-time-point stage: background loading, materialisation with expiry tags, events."""

@@ -1,0 +1,130 @@
+"""Program analysis with networkx: predicate dependencies, strata, and the stage split.
+
+The stage split is computed, not declared (DESIGN 3.2): a Datalog rule whose body predicates
+depend only on stream and background predicates runs in the ontological stage; every other rule
+runs in the temporal stage.
+
+>>> from rules.parser import parse
+>>> a = analyse(parse('''
+...   located(S, R) :- attached(S, D), in_room(D, R).
+...   hot(R) :- [3] [] temp_high(R).
+...   alarm(R) :- hot(R), located(S, R).
+...   calm(R) :- located(S, R), not alarm(R).'''))
+>>> [str(r.head.pred.value) for r in a.ontological], [str(r.head.pred.value) for r in a.temporal]
+(['located'], ['hot', 'alarm', 'calm'])
+>>> a.rule_strata
+(0, 0, 0, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from . import ir
+
+PredKey = tuple  # (Name | Iri, arity)
+_TYPE = ir.Iri(ir.RDF_TYPE)
+_ANY_CLASS: PredKey = (_TYPE, 2)
+
+
+def pred_key(atom: ir.Atom) -> PredKey:
+    """``(predicate, arity)``; a membership in a named class ``C(x)`` (``rdf:type(x, C)``) is
+    keyed by its class, ``(C, 1)``, so that classes are told apart like predicates."""
+    if atom.pred == _TYPE and len(atom.args) == 2 and isinstance(atom.args[1], ir.Iri):
+        return (atom.args[1], 1)
+    return (atom.pred, len(atom.args))
+
+
+def body_atoms(body: tuple[ir.BodyLiteral, ...]):
+    """``(atom, negated, literal)`` for every atom of a body, windowed or not."""
+    for lit in body:
+        if isinstance(lit, (ir.AtomLiteral, ir.TemporalLiteral)):
+            yield lit.atom, lit.negated, lit
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What the stages need to know about a program's rules."""
+
+    graph: nx.DiGraph  # predicate -> predicate, edge attribute ``negative``
+    strata: dict  # PredKey -> stratum (0 = lowest)
+    rule_strata: tuple[int, ...]  # stratum of each rule of ``program.rules``, same order
+    ontological: tuple[ir.Rule, ...]
+    temporal: tuple[ir.Rule, ...]
+    derived: frozenset  # predicates that appear in some rule head (intensional)
+    negative_cycles: tuple[tuple, ...]  # SCCs containing a negative edge, as (pred, pred) edges
+
+    @property
+    def stratum_count(self) -> int:
+        return max(self.rule_strata, default=-1) + 1
+
+
+def dependency_graph(rules: tuple[ir.Rule, ...]) -> nx.DiGraph:
+    graph = nx.DiGraph()
+    for rule in rules:
+        head = pred_key(rule.head)
+        graph.add_node(head)
+        for atom, negated, _ in body_atoms(rule.body):
+            body = pred_key(atom)
+            if graph.has_edge(body, head):
+                graph[body][head]["negative"] |= negated
+            else:
+                graph.add_edge(body, head, negative=negated)
+    if _ANY_CLASS in graph:  # rdf:type(X, C) with C a variable: derives or reads every class
+        for node in list(graph.nodes):
+            if node[1] == 1 and isinstance(node[0], ir.Iri):
+                graph.add_edge(_ANY_CLASS, node, negative=False)
+                graph.add_edge(node, _ANY_CLASS, negative=False)
+    return graph
+
+
+def analyse(program: ir.Program, pattern_preds: frozenset = frozenset()) -> Analysis:
+    """Strata and stage split of ``program.rules``; ``pattern_preds`` are predicates that pattern
+    outputs (construct templates) add to the stream, which makes them temporal."""
+    rules = program.rules
+    graph = dependency_graph(rules)
+    condensed = nx.condensation(graph)
+    members = condensed.graph["mapping"]  # pred -> component
+    crossing: dict[tuple[int, int], bool] = {}
+    cyclic: dict[int, list] = {}
+    for u, v, negative in graph.edges(data="negative"):
+        cu, cv = members[u], members[v]
+        if cu != cv:
+            crossing[cu, cv] = crossing.get((cu, cv), False) or negative
+        elif negative:
+            cyclic.setdefault(cu, []).append((u, v))
+    negative_cycles = [tuple(edges) for edges in cyclic.values()]
+    comp_stratum: dict[int, int] = {}
+    for comp in nx.topological_sort(condensed):
+        comp_stratum[comp] = max(
+            (comp_stratum[p] + crossing[p, comp] for p in condensed.predecessors(comp)), default=0
+        )
+    strata = {pred: comp_stratum[comp] for pred, comp in members.items()}
+    rule_strata = tuple(strata[pred_key(r.head)] for r in rules)
+
+    # stage split: temporal predicates are heads of temporal rules and pattern outputs, closed
+    # under "a Datalog rule with a temporal body predicate is temporal"
+    temporal_preds = set(pattern_preds)
+    temporal_preds.update(pred_key(r.head) for r in rules if r.is_temporal)
+    temporal_rules: set[int] = {i for i, r in enumerate(rules) if r.is_temporal}
+    changed = True
+    while changed:
+        changed = False
+        for i, rule in enumerate(rules):
+            if i in temporal_rules:
+                continue
+            if any(pred_key(a) in temporal_preds for a, _, _ in body_atoms(rule.body)):
+                temporal_rules.add(i)
+                temporal_preds.add(pred_key(rule.head))
+                changed = True
+    return Analysis(
+        graph=graph,
+        strata=strata,
+        rule_strata=rule_strata,
+        ontological=tuple(r for i, r in enumerate(rules) if i not in temporal_rules),
+        temporal=tuple(r for i, r in enumerate(rules) if i in temporal_rules),
+        derived=frozenset(pred_key(r.head) for r in rules) | frozenset(pattern_preds),
+        negative_cycles=tuple(negative_cycles),
+    )

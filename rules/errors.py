@@ -1,0 +1,103 @@
+"""The project's one error hierarchy, and diagnostics that point into source files.
+
+Every error dotr raises derives from :class:`DotrError`. Problems found in rule files are
+collected as :class:`Diagnostic` objects (code, message, span, hint) so that all of them can be
+reported at once; :func:`format_diagnostic` renders one the way compilers do:
+
+>>> d = Diagnostic("E101", "variable Y in the head is not bound by the body",
+...                Span("r.dotr", 1, 6), hint="bind Y in a positive body atom")
+>>> print(format_diagnostic(d, "h(X, Y) :- p(X)."))
+r.dotr:1:6: error[E101]: variable Y in the head is not bound by the body
+    h(X, Y) :- p(X).
+         ^
+  hint: bind Y in a positive body atom
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .ir import Span
+
+#: Stable diagnostic codes (documented in docs/language.md).
+CODES: dict[str, str] = {
+    "E001": "syntax error",
+    "E002": "import error",
+    "E101": "unsafe variable in the head",
+    "E102": "unsafe variable in a negated literal",
+    "E103": "unsafe variable in a comparison",
+    "E104": "@T head with unbound T",
+    "E201": "negation through recursion",
+    "E202": "tuple window over a derived predicate",
+    "E301": "predicate used with different arities",
+    "E302": "unknown event type",
+    "E303": "pattern reference to an event not bound earlier",
+    "E304": "unknown prefix",
+    "E305": "time unit without @timeunit ms",
+    "E306": "unknown predicate",
+    "E307": "IRI predicate with other than one or two arguments",
+    "E308": "invalid declaration value",
+    "E309": "duplicate name",
+    "E401": "SPARQL error",
+    "E402": "event parameter not bound by its query or body",
+    "E403": "variable not allowed in a pattern",
+    "E404": "construct variable not defined by with",
+    "E405": "aggregate or consuming clause names an event the pattern does not bind",
+}
+
+
+class DotrError(Exception):
+    """Base class of every error dotr raises."""
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem in a source file: a stable code, a message, where, and how to fix it."""
+
+    code: str
+    message: str
+    span: Span | None
+    hint: str | None = None
+    severity: str = field(default="error")
+
+
+class RuleError(DotrError):
+    """Rule files have errors; ``diagnostics`` holds all of them, ``str()`` renders them."""
+
+    def __init__(self, diagnostics: list[Diagnostic], sources: dict[str, str] | None = None):
+        self.diagnostics = list(diagnostics)
+        self.sources = dict(sources or {})
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        return "\n".join(format_diagnostic(d, self._source(d)) for d in self.diagnostics)
+
+    def _source(self, d: Diagnostic) -> str | None:
+        if d.span is None:
+            return None
+        if d.span.path in self.sources:
+            return self.sources[d.span.path]
+        try:
+            return Path(d.span.path).read_text(encoding="utf-8")
+        except OSError:
+            return None
+
+
+class RuleSyntaxError(RuleError):
+    """A rule file could not be parsed (code E001)."""
+
+
+def format_diagnostic(d: Diagnostic, source: str | None = None) -> str:
+    """``path:line:col: error[CODE]: message``, then the source line with a caret and the hint."""
+    where = str(d.span) if d.span else "<unknown>"
+    lines = [f"{where}: {d.severity}[{d.code}]: {d.message}"]
+    if d.span and source is not None:
+        text = source.splitlines()
+        if 0 < d.span.line <= len(text):
+            line = text[d.span.line - 1].replace("\t", " ")
+            lines.append("    " + line)
+            lines.append("    " + " " * (d.span.column - 1) + "^")
+    if d.hint:
+        lines.append(f"  hint: {d.hint}")
+    return "\n".join(lines)

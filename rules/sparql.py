@@ -1,0 +1,68 @@
+"""SPARQL inside rule files, parsed with rdflib's SPARQL parser at check time.
+
+Errors are returned as diagnostics whose positions point into the ``.dotr`` file, not into the
+SPARQL text:
+
+>>> from rules.ir import SparqlText, Span
+>>> text = SparqlText("select ?a where {\\n  ?a :p ?b ?c }", span=Span("r.dotr", 4, 20))
+>>> _, diags = parse_select(text, {"": "http://ex.org/"})
+>>> str(diags[0].span)
+'r.dotr:5:12'
+>>> q, _ = parse_select(SparqlText("select ?a where { ?a :p 3 }"), {"": "http://ex.org/"})
+>>> [str(v) for v in q.algebra["PV"]]
+['a']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyparsing import ParseException
+from rdflib.plugins.sparql.algebra import translateQuery
+from rdflib.plugins.sparql.parser import parseQuery
+
+from .errors import Diagnostic
+from .ir import SparqlText, Span
+
+_TEMPLATE_PREFIX = "CONSTRUCT "
+
+
+def _map(text: SparqlText, line: int, col: int, col_shift: int = 0) -> Span | None:
+    """Position ``line:col`` of the SPARQL text as a position in the rule file."""
+    if text.span is None:
+        return None
+    if line <= 1:
+        return Span(text.span.path, text.span.line, text.span.column + col - 1 - col_shift)
+    return Span(text.span.path, text.span.line + line - 1, col)
+
+
+def _translate(source: str, text: SparqlText, prefixes: dict[str, str], col_shift: int = 0):
+    try:
+        parsed = parseQuery(source)
+    except ParseException as err:
+        message = str(err.msg) if getattr(err, "msg", None) else str(err)
+        return None, [Diagnostic("E401", f"SPARQL syntax error: {message}",
+                                 _map(text, err.lineno, err.col, col_shift) or text.span)]
+    try:
+        return translateQuery(parsed, initNs=prefixes), []
+    except Exception as err:  # rdflib raises bare Exception for unknown prefixes and the like
+        return None, [Diagnostic("E401", f"SPARQL error: {err}", text.span,
+                                 hint="declare prefixes with @prefix in the rule file")]
+
+
+def parse_select(text: SparqlText, prefixes: dict[str, str]) -> tuple[Any, list[Diagnostic]]:
+    """rdflib's parsed and translated query for an event's SELECT text, and any diagnostics."""
+    query, diags = _translate(text.text, text, prefixes)
+    if query is not None and query.algebra.name != "SelectQuery":
+        return None, [Diagnostic("E401", "an event is defined by a SELECT query", text.span)]
+    return query, diags
+
+
+def parse_template(text: SparqlText, prefixes: dict[str, str]) -> tuple[list | None, list[Diagnostic]]:
+    """The triples (rdflib terms: variables, blank nodes, IRIs, literals) of a ``construct``
+    template ``{ ... }``, and any diagnostics."""
+    query, diags = _translate(_TEMPLATE_PREFIX + text.text + " WHERE {}", text, prefixes,
+                              col_shift=len(_TEMPLATE_PREFIX))
+    if query is None:
+        return None, diags
+    return list(query.algebra["template"] or []), diags

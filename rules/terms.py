@@ -1,0 +1,117 @@
+"""The term dictionary both stages share: every constant interned to an int.
+
+Inner loops of the engines see only int tuples; the dictionary maps back for output and keeps the
+Python value of literals beside the id for filters and arithmetic. Numeric literals are
+canonical: ``"25"^^xsd:integer`` and ``25`` are the same term.
+
+>>> d = TermDictionary()
+>>> a = d.intern(Num(25))
+>>> d.intern(Literal("25", XSD + "integer")) == a
+True
+>>> d.value(a) + 1
+26
+>>> d.term(d.intern(Name("roomA")))
+Name(value='roomA')
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .ir import XSD, Const, Iri, Literal, Name, Num
+
+_INTEGER_TYPES = {XSD + t for t in (
+    "integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+    "negativeInteger", "nonPositiveInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte")}
+_FLOAT_TYPES = {XSD + t for t in ("decimal", "double", "float")}
+_STRING = XSD + "string"
+_BOOLEAN = XSD + "boolean"
+
+
+def canonical(term: Const) -> Const:
+    """The representative of ``term``: numeric literals become numbers, ``xsd:string`` plain."""
+    if isinstance(term, Literal) and term.datatype is not None:
+        if term.datatype in _INTEGER_TYPES:
+            try:
+                return Num(int(term.lexical))
+            except ValueError:
+                return term
+        if term.datatype in _FLOAT_TYPES:  # Num(25.0) == Num(25): one id for equal numbers
+            try:
+                return Num(float(term.lexical))
+            except ValueError:
+                return term
+        if term.datatype == _STRING:
+            return Literal(term.lexical)
+    return term
+
+
+def _value(term: Const) -> object:
+    if isinstance(term, Num):
+        return term.value
+    if isinstance(term, Literal):
+        if term.datatype == _BOOLEAN:
+            return term.lexical in ("true", "1")
+        return term.lexical
+    if isinstance(term, Name):
+        return term.value
+    return None
+
+
+class TermDictionary:
+    """term <-> int; ``value(id)`` is the Python value (number, string, bool) or None for IRIs."""
+
+    __slots__ = ("_ids", "_terms", "_values")
+
+    def __init__(self) -> None:
+        self._ids: dict[Const, int] = {}
+        self._terms: list[Const] = []
+        self._values: list[object] = []
+
+    def intern(self, term: Const) -> int:
+        """The id of ``term``, assigning the next free id to a new term."""
+        found = self._ids.get(term)
+        if found is not None:
+            return found
+        term = canonical(term)
+        found = self._ids.get(term)
+        if found is None:
+            found = len(self._terms)
+            self._terms.append(term)
+            self._values.append(_value(term))
+            self._ids[term] = found
+        return found
+
+    def intern_all(self, terms: Iterable[Const]) -> tuple[int, ...]:
+        return tuple(self.intern(t) for t in terms)
+
+    def lookup(self, term: Const) -> int | None:
+        """The id of ``term`` if it was interned, else None (never assigns)."""
+        found = self._ids.get(term)
+        return found if found is not None else self._ids.get(canonical(term))
+
+    def term(self, term_id: int) -> Const:
+        return self._terms[term_id]
+
+    def value(self, term_id: int) -> object:
+        return self._values[term_id]
+
+    def __len__(self) -> int:
+        return len(self._terms)
+
+    def __contains__(self, term: Const) -> bool:
+        return self.lookup(term) is not None
+
+    def snapshot(self) -> list[Const]:
+        """The terms in id order: ``TermDictionary.restore(d.snapshot())`` gives the same ids."""
+        return list(self._terms)
+
+    @classmethod
+    def restore(cls, terms: Iterable[Const]) -> "TermDictionary":
+        d = cls()
+        for term in terms:
+            d.intern(term)
+        return d
+
+
+__all__ = ["TermDictionary", "canonical", "Iri", "Literal", "Name", "Num", "XSD"]

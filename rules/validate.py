@@ -1,0 +1,344 @@
+"""Validation: every problem of a program as a diagnostic with a stable code (see ``CODES``).
+
+>>> from rules.parser import parse
+>>> _, diags = validate(parse("h(X, Y) :- p(X), not q(Z).", "r.dotr"))
+>>> [(d.code, str(d.span)) for d in diags]
+[('E101', 'r.dotr:1:6'), ('E102', 'r.dotr:1:24')]
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterator
+
+from rdflib import URIRef, Variable as RdfVariable
+
+from . import ir
+from .analysis import Analysis, analyse, body_atoms, pred_key
+from .errors import Diagnostic
+from .sparql import parse_select, parse_template
+
+PROFILES = ("rdfs", "owl2rl")
+TIME_UNITS = ("ticks", "ms")
+
+
+def expr_vars(expr) -> Iterator[ir.Var]:
+    """Variables of an expression, in order."""
+    if isinstance(expr, ir.Var):
+        yield expr
+    elif isinstance(expr, ir.BinOp):
+        yield from expr_vars(expr.left)
+        yield from expr_vars(expr.right)
+
+
+def _atom_vars(atom: ir.Atom) -> Iterator[ir.Var]:
+    return (a for a in atom.args if isinstance(a, ir.Var))
+
+
+def _literal_vars(lit) -> list[ir.Var]:
+    if isinstance(lit, ir.Comparison):
+        return [*expr_vars(lit.left), *expr_vars(lit.right)]
+    found = list(_atom_vars(lit.atom))
+    if isinstance(lit, ir.TemporalLiteral) and isinstance(lit.op, ir.At) and isinstance(lit.op.time, ir.Var):
+        found.append(lit.op.time)
+    return found
+
+
+def bound_variables(body: tuple[ir.BodyLiteral, ...]) -> set[str]:
+    """Names of the variables a body binds: positive atoms (``@T`` binds T), then assignments
+    ``X = expr`` whose other side is bound, until nothing changes."""
+    bound = {v.name for lit in body if not isinstance(lit, ir.Comparison) and not lit.negated
+             for v in _literal_vars(lit)}
+    changed = True
+    while changed:
+        changed = False
+        for lit in body:
+            if isinstance(lit, ir.Comparison) and lit.op == "=":
+                for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if (isinstance(side, ir.Var) and side.name not in bound
+                            and all(v.name in bound for v in expr_vars(other))):
+                        bound.add(side.name)
+                        changed = True
+    return bound
+
+
+class _Validator:
+    def __init__(self, program: ir.Program):
+        self.program = program
+        self.diags: list[Diagnostic] = []
+        self.ms = program.timeunit == "ms"
+
+    def error(self, code: str, message: str, span: ir.Span | None, hint: str | None = None) -> None:
+        self.diags.append(Diagnostic(code, message, span, hint))
+
+    # ------------------------------------------------------------------------------ rules
+    def body_safety(self, body, head_vars, head_what: str) -> None:
+        bound = bound_variables(body)
+        for var in head_vars:
+            if var.name not in bound:
+                self.error("E101" if head_what == "head" else "E402",
+                           f"variable {var.name} in the {head_what} is not bound by the body", var.span,
+                           f"bind {var.name} in a positive body atom or with {var.name} = <expression>")
+        for lit in body:
+            if isinstance(lit, ir.Comparison):
+                for var in _literal_vars(lit):
+                    if var.name not in bound:
+                        self.error("E103", f"variable {var.name} in a comparison is not bound", var.span,
+                                   f"bind {var.name} in a positive body atom first")
+                        break
+            elif lit.negated:
+                for var in _literal_vars(lit):
+                    if var.name not in bound:
+                        self.error("E102", f"variable {var.name} in a negated literal is not bound", var.span,
+                                   "variables under 'not' must also occur in a positive body atom")
+                        break
+            if isinstance(lit, (ir.AtomLiteral, ir.TemporalLiteral)):
+                self.atom_shape(lit.atom)
+            if isinstance(lit, ir.TemporalLiteral):
+                self.temporal(lit)
+
+    def atom_shape(self, atom: ir.Atom) -> None:
+        if isinstance(atom.pred, ir.Iri) and len(atom.args) != 2:
+            self.error("E307", f"IRI predicate <{atom.pred.value}> has {len(atom.args)} arguments", atom.span,
+                       "an IRI predicate is a property (2 arguments) or a class (1 argument)")
+
+    def temporal(self, lit: ir.TemporalLiteral) -> None:
+        window = lit.window
+        if window is not None and window.unit is not None and not self.ms:
+            self.error("E305", f"window [{window.size} {window.unit}] uses a time unit", window.span,
+                       "declare '@timeunit ms .' or give the window in ticks")
+        if window is not None and window.tuple and not float(window.size).is_integer():
+            self.error("E308", "a tuple window counts atoms: its size is a whole number", window.span)
+        if isinstance(lit.op, ir.At):
+            self.time_term(lit.op.time)
+
+    def time_term(self, term) -> None:
+        if not isinstance(term, ir.Var) and not (isinstance(term, ir.Num) and isinstance(term.value, int)):
+            self.error("E308", "a time point is a variable or a whole number", term.span)
+
+    def rule(self, rule: ir.Rule) -> None:
+        self.atom_shape(rule.head)
+        if rule.at is not None:
+            self.time_term(rule.at)
+            if isinstance(rule.at, ir.Var) and rule.at.name not in bound_variables(rule.body):
+                self.error("E104", f"the time {rule.at.name} of an @ head is not bound by the body",
+                           rule.at.span, f"bind {rule.at.name} with a body atom @{rule.at.name} p(...)")
+        self.body_safety(rule.body, list(_atom_vars(rule.head)), "head")
+
+    # ----------------------------------------------------------------------------- events
+    def event(self, event: ir.EventDecl, prefixes: dict[str, str]) -> None:
+        if event.query is not None:
+            query, diags = parse_select(event.query, prefixes)
+            self.diags.extend(diags)
+            if query is not None:
+                selected = {str(v) for v in query.algebra["PV"]}
+                for param in event.params:
+                    if param.key not in selected:
+                        self.error("E402", f"event parameter {param.name} is not selected by the query",
+                                   param.span, f"add ?{param.key} to the SELECT clause")
+        else:
+            for lit in event.body:
+                if isinstance(lit, ir.TemporalLiteral):
+                    self.error("E308", "an event body is evaluated at one time point: no windows or @",
+                               lit.span, "derive the predicate with a rule and use it in the event")
+            self.body_safety(event.body, list(event.params), "event parameters")
+
+    # --------------------------------------------------------------------------- patterns
+    def pattern(self, pattern: ir.PatternDecl, attrs: dict[str, tuple[str, ...]], prefixes) -> set:
+        """Checks a pattern; returns the predicate keys its construct template adds."""
+        labels: dict[str, str] = {}  # label -> event type, for events bound so far
+
+        def check_event(name: str, span) -> bool:
+            if name not in attrs:
+                self.error("E302", f"unknown event type {name}", span,
+                           "declare it with 'event Name(...) := ...' or emit it from a pattern")
+                return False
+            return True
+
+        def check_ref(label: str, span, scope_labels) -> None:
+            if label not in scope_labels:
+                self.error("E303", f"{label} is not an event bound earlier in this pattern", span,
+                           "refer to the terminator or to events listed before this one")
+
+        def check_expr(expr, scope_labels, span) -> None:
+            if isinstance(expr, ir.Var):
+                self.error("E403", f"variable {expr.name} in a pattern expression", expr.span or span,
+                           "use Event.attribute to refer to an event's values")
+            elif isinstance(expr, ir.BinOp):
+                check_expr(expr.left, scope_labels, span)
+                check_expr(expr.right, scope_labels, span)
+            elif isinstance(expr, ir.AttrRef):
+                check_ref(expr.event, expr.span, scope_labels)
+                event = scope_labels.get(expr.event)
+                if event in attrs and expr.attr not in attrs[event]:
+                    self.error("E302", f"event {event} has no attribute {expr.attr}", expr.span,
+                               f"its attributes are: {', '.join(attrs[event]) or 'none'}")
+            elif isinstance(expr, ir.Aggregate):
+                if check_event(expr.event, expr.span):
+                    if expr.attr is not None and expr.attr not in attrs[expr.event]:
+                        self.error("E302", f"event {expr.event} has no attribute {expr.attr}", expr.span)
+                    if expr.attr is None and expr.func != "count":
+                        self.error("E308", f"{expr.func} needs an attribute: {expr.func}({expr.event}.attr ...)",
+                                   expr.span)
+                    constraints(expr.event, expr.constraints, scope_labels)
+                scope(expr.scope, scope_labels)
+
+        def constraints(event: str, items, scope_labels) -> None:
+            for c in items:
+                if event in attrs and c.attr not in attrs[event]:
+                    self.error("E302", f"event {event} has no attribute {c.attr}", c.span,
+                               f"its attributes are: {', '.join(attrs[event]) or 'none'}")
+                check_expr(c.value, scope_labels, c.span)
+
+        def scope(s, scope_labels) -> None:
+            if isinstance(s, ir.Within):
+                check_ref(s.ref, s.span, scope_labels)
+                if s.unit is not None and not self.ms:
+                    self.error("E305", f"duration {s.duration} {s.unit} uses a time unit", s.span,
+                               "declare '@timeunit ms .' or give the duration in ticks")
+            elif isinstance(s, ir.Between):
+                check_ref(s.start, s.span, scope_labels)
+                check_ref(s.end, s.span, scope_labels)
+
+        for ref in pattern.refs:
+            known = check_event(ref.event, ref.span)
+            if known:
+                constraints(ref.event, ref.constraints, labels)
+            if ref.scope is not None:
+                scope(ref.scope, labels)
+            if ref.selection != "not":
+                if ref.label in labels:
+                    self.error("E309", f"{ref.label} is already bound in this pattern", ref.span,
+                               f"give this one an alias: {ref.event}(...) as Other")
+                labels[ref.label] = ref.event
+        for comparison in pattern.where:
+            check_expr(comparison.left, labels, comparison.span)
+            check_expr(comparison.right, labels, comparison.span)
+        for binding in pattern.bindings:
+            check_expr(binding.value, labels, binding.span)
+        if pattern.emit is not None:
+            for binding in pattern.emit.bindings:
+                check_expr(binding.value, labels, binding.span)
+        for label in pattern.consuming:
+            if label not in labels or label == pattern.terminator.label:
+                self.error("E405", f"consuming {label}: not an event this pattern selects", pattern.span,
+                           "name events selected with each/last/first (the terminator is never consumed)")
+        added: set = set()
+        if pattern.construct is not None:
+            triples, diags = parse_template(pattern.construct, prefixes)
+            self.diags.extend(diags)
+            defined = {b.name[1:] for b in pattern.bindings}
+            for triple in triples or ():
+                for term in triple:
+                    if isinstance(term, RdfVariable) and str(term) not in defined:
+                        self.error("E404", f"?{term} in the construct template is not defined", pattern.construct.span,
+                                   f"define it in the with clause: with ?{term} = Event.attribute")
+                pred, obj = triple[1], triple[2]
+                if isinstance(pred, RdfVariable):
+                    continue
+                atom = ir.Atom(ir.Iri(str(pred)), (ir.Var("?s"), ir.Iri(str(obj)) if isinstance(obj, URIRef) else ir.Var("?o")))
+                added.add(pred_key(atom))
+        return added
+
+    # ---------------------------------------------------------------------------- program
+    def run(self) -> Analysis:
+        program = self.program
+        prefixes: dict[str, str] = dict(ir.DEFAULT_PREFIXES)
+        names: dict[str, ir.Span | None] = {}
+        event_attrs: dict[str, tuple[str, ...]] = {}
+        for stmt in program.statements:
+            if isinstance(stmt, ir.EventDecl):
+                event_attrs[stmt.name] = stmt.attributes
+            elif isinstance(stmt, ir.PatternDecl) and stmt.emit is not None:
+                event_attrs.setdefault(stmt.emit.event, tuple(b.name for b in stmt.emit.bindings))
+        pattern_preds: set = set()
+        for stmt in program.statements:
+            if isinstance(stmt, ir.PrefixDecl):
+                prefixes[stmt.prefix] = stmt.iri
+            elif isinstance(stmt, ir.TimeUnitDecl) and stmt.unit not in TIME_UNITS:
+                self.error("E308", f"unknown time unit '{stmt.unit}'", stmt.span, "use '@timeunit ms .' or ticks")
+            elif isinstance(stmt, ir.ProfileDecl) and stmt.profile not in PROFILES:
+                self.error("E308", f"unknown profile '{stmt.profile}'", stmt.span,
+                           f"the profiles are: {', '.join(PROFILES)}")
+            elif isinstance(stmt, ir.Rule):
+                self.rule(stmt)
+            elif isinstance(stmt, (ir.EventDecl, ir.PatternDecl, ir.QueryDecl)):
+                if stmt.name in names:
+                    self.error("E309", f"{stmt.name} is already declared at {names[stmt.name]}", stmt.span)
+                names[stmt.name] = stmt.span
+                if isinstance(stmt, ir.EventDecl):
+                    self.event(stmt, prefixes)
+                elif isinstance(stmt, ir.PatternDecl):
+                    pattern_preds |= self.pattern(stmt, event_attrs, prefixes)
+        analysis = analyse(program, frozenset(pattern_preds))
+        self.arities()
+        self.stratification(analysis)
+        self.tuple_windows(analysis)
+        self.outputs(analysis)
+        return analysis
+
+    def arities(self) -> None:
+        seen: dict[object, dict[int, ir.Span | None]] = defaultdict(dict)
+        atoms = []
+        for stmt in self.program.statements:
+            if isinstance(stmt, ir.Rule):
+                atoms.append(stmt.head)
+                atoms.extend(a for a, _, _ in body_atoms(stmt.body))
+            elif isinstance(stmt, ir.EventDecl):
+                atoms.extend(a for a, _, _ in body_atoms(stmt.body))
+        for atom in atoms:
+            if isinstance(atom.pred, ir.Name):
+                by_arity = seen[atom.pred.value]
+                arity = len(atom.args)
+                if arity not in by_arity:
+                    if by_arity:
+                        first_arity, first_span = next(iter(by_arity.items()))
+                        self.error("E301", f"{atom.pred.value} has {arity} arguments here but {first_arity} at "
+                                   f"{first_span}", atom.span,
+                                   "a predicate has one arity; rename one of them")
+                    by_arity[arity] = atom.span
+
+    def stratification(self, analysis: Analysis) -> None:
+        rules_by_head: dict = defaultdict(list)
+        for rule in self.program.rules:
+            rules_by_head[pred_key(rule.head)].append(rule)
+        for edges in analysis.negative_cycles:
+            body_pred, head_pred = edges[0]
+            rule = next(r for r in rules_by_head[head_pred]
+                        if any(neg and pred_key(a) == body_pred for a, neg, _ in body_atoms(r.body)))
+            lit = next(l for a, neg, l in body_atoms(rule.body) if neg and pred_key(a) == body_pred)
+            self.error("E201", f"{_pred_text(head_pred)} depends negatively on {_pred_text(body_pred)}, "
+                       "which depends on it: negation through recursion", lit.span,
+                       "negation must be stratified: break the cycle or remove the 'not'")
+
+    def tuple_windows(self, analysis: Analysis) -> None:
+        for rule in self.program.rules:
+            for lit in rule.body:
+                if (isinstance(lit, ir.TemporalLiteral) and lit.window is not None and lit.window.tuple
+                        and pred_key(lit.atom) in analysis.derived):
+                    self.error("E202", f"tuple window over {_pred_text(pred_key(lit.atom))}, which rules derive",
+                               lit.span, "tuple windows count stream atoms: use a time window for derived predicates")
+
+    def outputs(self, analysis: Analysis) -> None:
+        derived = {key[0] for key in analysis.derived}
+        entailed = bool(self.program.profiles)  # profiles derive IRI predicates and classes too
+        for decl in self.program.statements:
+            if isinstance(decl, ir.OutputDecl):
+                for pred in decl.preds:
+                    if pred not in derived and not (entailed and isinstance(pred, ir.Iri)):
+                        self.error("E306", f"@output names {_pred_text((pred, None))}, which no rule or pattern derives",
+                                   pred.span, "output lists derived predicates")
+
+
+def _pred_text(key) -> str:
+    pred, arity = key
+    text = f"<{pred.value}>" if isinstance(pred, ir.Iri) else pred.value
+    return text if arity is None else f"{text}/{arity}"
+
+
+def validate(program: ir.Program) -> tuple[Analysis, list[Diagnostic]]:
+    """The program's analysis and every diagnostic, in source order."""
+    validator = _Validator(program)
+    analysis = validator.run()
+    diags = sorted(validator.diags, key=lambda d: (d.span.path, d.span.line, d.span.column) if d.span else ("", 0, 0))
+    return analysis, diags
