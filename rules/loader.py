@@ -73,7 +73,7 @@ def check_text(text: str, path: str = "<string>") -> CheckResult:
     """Parse and validate rule text that has no imports."""
     program, diagnostics = parse_with_diagnostics(text, path)
     analysis, more = validate(program)
-    return CheckResult(program, analysis, diagnostics + more, {path: text})
+    return CheckResult(program, analysis, _in_order(diagnostics + more), {path: text})
 
 
 def check(path: str | Path) -> CheckResult:
@@ -84,7 +84,11 @@ def check(path: str | Path) -> CheckResult:
     statements = _read(path, diagnostics, sources, (), set(), None)
     program = ir.Program(tuple(statements), path=str(path))
     analysis, more = validate(program)
-    return CheckResult(program, analysis, diagnostics + more, sources)
+    return CheckResult(program, analysis, _in_order(diagnostics + more), sources)
+
+
+def _in_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    return sorted(diagnostics, key=lambda d: (d.span.path, d.span.line, d.span.column) if d.span else ("", 0, 0))
 
 
 def load(path: str | Path) -> CheckResult:

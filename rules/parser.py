@@ -143,7 +143,7 @@ class _Builder(Transformer):
         return ir.AtomLiteral(c[0], span=c[0].span)
 
     def neg_atom_literal(self, c):
-        return ir.AtomLiteral(c[0], negated=True, span=c[0].span)
+        return ir.AtomLiteral(c[1], negated=True, span=self._span(c[0]))
 
     def temporal(self, c):
         window = c[0] if isinstance(c[0], ir.Window) else None
@@ -154,16 +154,16 @@ class _Builder(Transformer):
         return c[0]
 
     def neg_temporal_literal(self, c):
-        t = c[0]
-        return ir.TemporalLiteral(t.window, t.op, t.atom, negated=True, span=t.span)
+        t = c[1]
+        return ir.TemporalLiteral(t.window, t.op, t.atom, negated=True, span=self._span(c[0]))
 
     def time_window(self, c):
-        size = self.number([c[0]]).value
-        unit = str(c[1]) if len(c) > 1 else None
+        size = self.number([c[1]]).value
+        unit = str(c[2]) if len(c) > 2 else None
         return ir.Window(size, unit, span=self._span(c[0]))
 
     def tuple_window(self, c):
-        return ir.Window(self.number([c[0]]).value, None, True, span=self._span(c[0]))
+        return ir.Window(self.number([c[1]]).value, None, True, span=self._span(c[0]))
 
     def unit(self, c):
         return c[0]
@@ -244,11 +244,11 @@ class _Builder(Transformer):
         return (self.number([c[0]]).value, str(c[1]) if len(c) > 1 else None, self._span(c[0]))
 
     def within(self, c):
-        (size, unit, span), ref = c
-        return ir.Within(size, unit, str(ref), span=span)
+        keyword, (size, unit, _), ref = c
+        return ir.Within(size, unit, str(ref), span=self._span(keyword))
 
     def between(self, c):
-        return ir.Between(str(c[0]), str(c[1]), span=self._span(c[0]))
+        return ir.Between(str(c[1]), str(c[2]), span=self._span(c[0]))
 
     def _event_ref(self, c, selection):
         name, rest = c[0], c[1:]
@@ -269,7 +269,7 @@ class _Builder(Transformer):
         return self._event_ref(c[1:], c[0])
 
     def negated_item(self, c):
-        return self._event_ref(c, "not")
+        return self._event_ref(c[1:], "not")
 
     def attr_ref(self, c):
         event, _, attr = str(c[0]).partition(".")

@@ -303,10 +303,12 @@ class _Validator:
         for rule in self.program.rules:
             rules_by_head[pred_key(rule.head)].append(rule)
         for edges in analysis.negative_cycles:
-            body_pred, head_pred = edges[0]
-            rule = next(r for r in rules_by_head[head_pred]
-                        if any(neg and pred_key(a) == body_pred for a, neg, _ in body_atoms(r.body)))
-            lit = next(l for a, neg, l in body_atoms(rule.body) if neg and pred_key(a) == body_pred)
+            # report the cycle once, at its first negative literal in the source
+            found = [(lit.span.line if lit.span else 0, lit.span.column if lit.span else 0, lit, body_pred, head_pred)
+                     for body_pred, head_pred in edges
+                     for rule in rules_by_head[head_pred]
+                     for a, neg, lit in body_atoms(rule.body) if neg and pred_key(a) == body_pred]
+            *_, lit, body_pred, head_pred = min(found, key=lambda f: f[:2])
             self.error("E201", f"{_pred_text(head_pred)} depends negatively on {_pred_text(body_pred)}, "
                        "which depends on it: negation through recursion", lit.span,
                        "negation must be stratified: break the cycle or remove the 'not'")
@@ -340,5 +342,4 @@ def validate(program: ir.Program) -> tuple[Analysis, list[Diagnostic]]:
     """The program's analysis and every diagnostic, in source order."""
     validator = _Validator(program)
     analysis = validator.run()
-    diags = sorted(validator.diags, key=lambda d: (d.span.path, d.span.line, d.span.column) if d.span else ("", 0, 0))
-    return analysis, diags
+    return analysis, sorted(validator.diags, key=lambda d: (d.span.line, d.span.column) if d.span else (0, 0))
