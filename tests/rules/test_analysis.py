@@ -1,0 +1,77 @@
+"""Stage split, strata and the term dictionary."""
+
+from rules import check_text, ir
+from rules.terms import TermDictionary
+
+
+def heads(rules):
+    return [r.head.pred.value for r in rules]
+
+
+def test_stage_split_follows_dependencies():
+    result = check_text("""
+        @prefix : <http://ex.org/> .
+        :located(S, R) :- :attached(S, D), :inRoom(D, R).      % ontological
+        :Hot(R) :- :located(S, R), :reads(S, V), V > 60.        % ontological
+        warm(R) :- [10] <> :Hot(R).                             % temporal (window)
+        alert(R) :- warm(R), :Room(R).                          % temporal (depends on warm)
+        @T seen(R) :- [3] @T :Hot(R).                           % temporal (@ head)
+        quiet(R) :- :Room(R), not :Hot(R).                      % ontological, stratum 1
+    """)
+    assert result.ok, result.diagnostics
+    a = result.analysis
+    ex = "http://ex.org/"
+    assert heads(a.ontological) == [ex + "located", ir.RDF_TYPE, "quiet"]
+    assert heads(a.temporal) == ["warm", "alert", "seen"]
+    assert a.rule_strata == (0, 0, 0, 0, 0, 1)
+
+
+def test_classes_are_told_apart():
+    # a pattern adding :Alarm members does not make every class membership temporal
+    result = check_text("""
+        @prefix : <http://ex.org/> .
+        event E(?x) := select ?x where { ?x a :Reading } .
+        pattern P from E construct { ?x a :Alarm } with ?x = E.x .
+        :Monitored(X) :- :Sensor(X), :placed(X, Y).
+        :Critical(X) :- :Alarm(X), :Sensor(X).
+    """)
+    assert result.ok, result.diagnostics
+    assert len(result.analysis.ontological) == 1 and len(result.analysis.temporal) == 1
+
+
+def test_class_variable_reads_every_class():
+    result = check_text("""
+        @prefix : <http://ex.org/> .
+        rdf:type(X, C) :- :sub(D, C), rdf:type(X, D).
+        :Odd(X) :- :n(X), not :Even(X).
+        :Even(X) :- :n(X), not :Odd(X).
+    """)
+    assert [d.code for d in result.diagnostics] == ["E201"]
+
+
+def test_strata_stack_up():
+    result = check_text("a(X) :- b(X).\nc(X) :- b(X), not a(X).\nd(X) :- c(X), not a(X).\ne(X) :- b(X), not d(X).")
+    assert result.analysis.rule_strata == (0, 1, 1, 2)
+    assert result.analysis.stratum_count == 3
+
+
+def test_recursion_without_negation_is_fine():
+    result = check_text("path(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edge(Y, Z).\n"
+                        "unreachable(X, Y) :- node(X), node(Y), not path(X, Y).")
+    assert result.ok
+    assert result.analysis.rule_strata == (0, 0, 1)
+
+
+def test_term_dictionary_interns_and_keeps_values():
+    d = TermDictionary()
+    ids = d.intern_all([ir.Name("a"), ir.Num(3), ir.Iri("http://ex.org/x"), ir.Literal("hi"), ir.Name("a")])
+    assert ids == (0, 1, 2, 3, 0)
+    assert len(d) == 4
+    assert d.value(1) == 3 and d.value(2) is None and d.value(3) == "hi"
+    assert d.intern(ir.Literal("3", ir.XSD + "integer")) == 1
+    assert d.intern(ir.Literal("3.0", ir.XSD + "decimal")) == 1  # equal numbers, one term
+    assert d.intern(ir.Literal("hi", ir.XSD + "string")) == 3
+    assert d.value(d.intern(ir.Literal("true", ir.XSD + "boolean"))) is True
+    assert d.lookup(ir.Name("zzz")) is None and len(d) == 5
+    restored = TermDictionary.restore(d.snapshot())
+    assert [restored.term(i) for i in range(len(d))] == [d.term(i) for i in range(len(d))]

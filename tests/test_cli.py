@@ -1,0 +1,30 @@
+"""The installed `dotr` command."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _dotr() -> list[str]:
+    exe = shutil.which("dotr")
+    return [exe] if exe else [sys.executable, "-m", "pipeline.cli"]
+
+
+def test_check_examples_exit_zero_with_summary():
+    examples = sorted(str(p) for p in (ROOT / "examples").glob("*/rules.dotr"))
+    assert len(examples) >= 3
+    proc = subprocess.run([*_dotr(), "check", *examples], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count(": ok") == len(examples)
+    assert "ontological" in proc.stdout and "strat" in proc.stdout
+
+
+def test_check_invalid_exits_two(tmp_path):
+    bad = tmp_path / "bad.dotr"
+    bad.write_text("h(X) :- p(Y).\n")
+    proc = subprocess.run([*_dotr(), "check", str(bad)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert f"{bad}:1:3: error[E101]" in proc.stderr
