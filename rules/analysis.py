@@ -104,21 +104,20 @@ def analyse(program: ir.Program, pattern_preds: frozenset = frozenset()) -> Anal
     strata = {pred: comp_stratum[comp] for pred, comp in members.items()}
     rule_strata = tuple(strata[pred_key(r.head)] for r in rules)
 
-    # stage split: temporal predicates are heads of temporal rules and pattern outputs, closed
-    # under "a Datalog rule with a temporal body predicate is temporal"
-    temporal_preds = set(pattern_preds)
-    temporal_preds.update(pred_key(r.head) for r in rules if r.is_temporal)
-    temporal_rules: set[int] = {i for i, r in enumerate(rules) if r.is_temporal}
-    changed = True
-    while changed:
-        changed = False
-        for i, rule in enumerate(rules):
-            if i in temporal_rules:
-                continue
-            if any(pred_key(a) in temporal_preds for a, _, _ in body_atoms(rule.body)):
-                temporal_rules.add(i)
-                temporal_preds.add(pred_key(rule.head))
-                changed = True
+    # stage split: temporal predicates are the heads of temporal rules and pattern outputs, and
+    # everything that depends on them (a Datalog rule with a temporal body predicate is temporal)
+    seeds = set(pattern_preds) | {pred_key(r.head) for r in rules if r.is_temporal}
+    temporal_preds = set(seeds)
+    frontier = [p for p in seeds if p in graph]
+    while frontier:
+        for succ in graph.successors(frontier.pop()):
+            if succ not in temporal_preds:
+                temporal_preds.add(succ)
+                frontier.append(succ)
+    temporal_rules = {
+        i for i, r in enumerate(rules)
+        if r.is_temporal or any(pred_key(a) in temporal_preds for a, _, _ in body_atoms(r.body))
+    }
     return Analysis(
         graph=graph,
         strata=strata,
