@@ -404,7 +404,8 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> tuple[Diag
                           hint="every statement ends with ' .'"), len(text)
     if isinstance(err, UnexpectedToken):
         tok = err.token
-        msg = f"unexpected '{tok!s:.40}'; expected {_describe_expected(set(err.expected))}"
+        expected = getattr(err, "accepts", None) or err.expected  # accepts: exact, expected: LALR lookaheads
+        msg = f"unexpected '{tok!s:.40}'; expected {_describe_expected(set(expected))}"
         return Diagnostic("E001", msg, ir.Span(path, tok.line, tok.column)), tok.start_pos or 0
     assert isinstance(err, UnexpectedCharacters)
     ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else "?"

@@ -68,7 +68,7 @@ fire(R) :- [5 min] <> smoke(R), :p(R, R, R).
 """
 
 
-def test_check_prints_all_five_errors(tmp_path, capsys):
+def test_check_prints_every_error_of_a_file(tmp_path, capsys):
     path = tmp_path / "five.dotr"
     path.write_text(FIVE_ERRORS)
     assert main(["check", str(path)]) == 2
@@ -77,9 +77,8 @@ def test_check_prints_all_five_errors(tmp_path, capsys):
     codes = [line.split("error[")[1][:4] for line in err.splitlines() if ": error[" in line]
     assert list(zip(heads, codes)) == [
         ("2:10", "E101"), ("3:27", "E001"), ("4:38", "E102"), ("5:2", "E104"), ("6:12", "E305"), ("6:33", "E307"),
-    ][: len(heads)]
-    assert len(heads) >= 5
-    assert f"{path}: {len(heads)} errors" in err
+    ]
+    assert f"{path}: 6 errors" in err
     assert "    hot(R) :- temp(R, V), V > ." in err
 
 
