@@ -80,11 +80,10 @@ def dependency_graph(rules: tuple[ir.Rule, ...]) -> nx.DiGraph:
     return graph
 
 
-def analyse(program: ir.Program, pattern_preds: frozenset = frozenset()) -> Analysis:
-    """Strata and stage split of ``program.rules``; ``pattern_preds`` are predicates that pattern
-    outputs (construct templates) add to the stream, which makes them temporal."""
-    rules = program.rules
-    graph = dependency_graph(rules)
+def stratify(graph: nx.DiGraph) -> tuple[dict, list[tuple]]:
+    """The stratum of every predicate of a dependency graph (a negative edge into a component
+    raises its stratum by one), and the negative edges inside components (cycles through
+    negation, as one tuple of edges per component)."""
     condensed = nx.condensation(graph)
     members = condensed.graph["mapping"]  # pred -> component
     crossing: dict[tuple[int, int], bool] = {}
@@ -95,13 +94,20 @@ def analyse(program: ir.Program, pattern_preds: frozenset = frozenset()) -> Anal
             crossing[cu, cv] = crossing.get((cu, cv), False) or negative
         elif negative:
             cyclic.setdefault(cu, []).append((u, v))
-    negative_cycles = [tuple(edges) for edges in cyclic.values()]
     comp_stratum: dict[int, int] = {}
     for comp in nx.topological_sort(condensed):
         comp_stratum[comp] = max(
             (comp_stratum[p] + crossing[p, comp] for p in condensed.predecessors(comp)), default=0
         )
-    strata = {pred: comp_stratum[comp] for pred, comp in members.items()}
+    return {pred: comp_stratum[comp] for pred, comp in members.items()}, [tuple(e) for e in cyclic.values()]
+
+
+def analyse(program: ir.Program, pattern_preds: frozenset = frozenset()) -> Analysis:
+    """Strata and stage split of ``program.rules``; ``pattern_preds`` are predicates that pattern
+    outputs (construct templates) add to the stream, which makes them temporal."""
+    rules = program.rules
+    graph = dependency_graph(rules)
+    strata, negative_cycles = stratify(graph)
     rule_strata = tuple(strata[pred_key(r.head)] for r in rules)
 
     # stage split: temporal predicates are the heads of temporal rules and pattern outputs, and

@@ -82,6 +82,12 @@ class TermDictionary:
             self._ids[term] = found
         return found
 
+    def number(self, value: object) -> int | None:
+        """The id of the number ``value`` (None stays None: an undefined result)."""
+        if value is None:
+            return None
+        return self.intern(Num(value))
+
     def intern_all(self, terms: Iterable[Const]) -> tuple[int, ...]:
         return tuple(self.intern(t) for t in terms)
 

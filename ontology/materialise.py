@@ -1,0 +1,206 @@
+"""Semi-naive materialisation with expiry tags (IMaRS), and DRed for background retraction.
+
+Every fact carries an expiry: the last time point at which it holds. A derivation's expiry is the
+minimum of its premises'; a fact derived several ways keeps the maximum; when a fact's expiry
+rises, the rise is propagated (its consequences may rise too); facts past their expiry are dropped
+without re-derivation. The result is, at every time point, the closure of the live facts under the
+rules (tests/ontology check this against recomputation from scratch).
+
+Rules downstream of a negation are not maintained across time points: they are re-evaluated at
+each time point, stratum by stratum, over the live facts, and their conclusions hold at that time
+point only.
+
+>>> from rules import parse
+>>> from rules.terms import TermDictionary
+>>> from rules.ir import Name
+>>> d = TermDictionary()
+>>> m = Materialiser(parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules, d)
+>>> edge, path = m.relation("edge", 2), m.relation("path", 2)
+>>> a, b, c = (d.intern(Name(n)) for n in "abc")
+>>> _ = m.add([(edge, (a, b), INF), (edge, (b, c), 10)])
+>>> sorted(m.store.relation(path).facts.values())
+[10, 10, 4611686018427387904]
+>>> _ = m.advance(11)
+>>> len(m.store.relation(path).facts)
+1
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable
+
+import networkx as nx
+
+from rules import ir
+from rules.analysis import dependency_graph, pred_key, stratify
+from rules.terms import TermDictionary
+
+from .plan import CompiledRule, compile_rule
+from .store import INF, RelKey, Store
+
+FactItem = tuple  # (relation, fact tuple, expiry)
+
+
+class Materialiser:
+    """Maintains ``store`` = the closure of the explicit facts under ``rules`` (Datalog rules
+    without windows). ``add`` inserts explicit facts with an expiry, ``advance(t)`` drops what
+    expired before t, ``retract`` removes explicit facts (DRed), ``evaluate_local(t)`` evaluates
+    the rules that sit downstream of a negation, for time point t only."""
+
+    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None):
+        self.dictionary = dictionary
+        self.store = store if store is not None else Store()
+        rules = [r for r in rules if not r.is_fact]
+        graph = dependency_graph(tuple(rules))
+        negated = {pred_key(lit.atom) for r in rules for lit in r.body
+                   if isinstance(lit, ir.AtomLiteral) and lit.negated}
+        downstream = set()
+        for key in negated:
+            if key in graph:
+                downstream |= nx.descendants(graph, key)
+        self.incremental: list[CompiledRule] = []
+        self.local: list[tuple[int, CompiledRule]] = []  # (stratum, rule)
+        strata, _ = stratify(graph)
+        for rule in rules:
+            compiled = compile_rule(rule.head, rule.body, dictionary)
+            if pred_key(rule.head) in downstream:
+                self.local.append((strata.get(pred_key(rule.head), 0), compiled))
+            else:
+                self.incremental.append(compiled)
+        self.local.sort(key=lambda sr: sr[0])
+        self._seeds: dict[RelKey, list] = defaultdict(list)
+        for compiled in self.incremental:
+            for rel, plan in zip(compiled.body_relations, compiled.seeded):
+                self._seeds[rel].append(plan)
+        self.explicit: dict[tuple[RelKey, tuple], int] = {}  # explicit facts -> expiry
+        self._local_facts: list[tuple[RelKey, tuple]] = []
+        # rules without positive atoms derive their heads once, for ever
+        self._propagate([item for c in self.incremental if not c.body_relations
+                         for item in _run(c.seeded[0], [((), INF)], self.store)])
+
+    def relation(self, pred: str | ir.Name | ir.Iri, arity: int) -> RelKey:
+        if isinstance(pred, str):
+            pred = ir.Name(pred)
+        return (self.dictionary.intern(pred), arity)
+
+    # ------------------------------------------------------------------------ maintenance
+    def add(self, facts: Iterable[FactItem]) -> int:
+        """Add explicit facts (or raise their expiry) and propagate; returns how many facts of the
+        store were added or raised."""
+        explicit = self.explicit
+        changed = []
+        for rel, fact, expiry in facts:
+            key = (rel, fact)
+            if explicit.get(key, -1) < expiry:
+                explicit[key] = expiry
+            changed.append((rel, fact, expiry))
+        return self._propagate(changed)
+
+    def _propagate(self, items: list[FactItem]) -> int:
+        store, seeds = self.store, self._seeds
+        delta: dict[RelKey, dict[tuple, int]] = defaultdict(dict)
+        count = 0
+        for rel, fact, expiry in items:
+            if store.add(rel, fact, expiry):
+                delta[rel][fact] = store.relation(rel).facts[fact]
+        while delta:
+            count += sum(len(v) for v in delta.values())
+            pending: list[FactItem] = []
+            emit = pending.append
+            for rel, changed in delta.items():
+                plans = seeds.get(rel)
+                if plans:
+                    items_ = list(changed.items())
+                    for plan in plans:
+                        plan(items_, store, emit)
+            delta = defaultdict(dict)
+            for rel, fact, expiry in pending:
+                if store.add(rel, fact, expiry):
+                    delta[rel][fact] = expiry
+        return count
+
+    def advance(self, now: int) -> list[tuple[RelKey, tuple]]:
+        """Drop every fact that expired before ``now``."""
+        dropped = self.store.expire(now)
+        explicit = self.explicit
+        for rel, fact in dropped:
+            key = (rel, fact)
+            if explicit.get(key, INF) < now:
+                del explicit[key]
+        return dropped
+
+    def retract(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
+        """Remove explicit facts before their expiry (background updates): DRed. Everything
+        derived from them is deleted, then what still has another derivation is re-derived."""
+        store = self.store
+        removed = [(rel, fact) for rel, fact in facts if self.explicit.pop((rel, fact), None) is not None]
+        overdeleted: set[tuple[RelKey, tuple]] = set()
+        frontier = [(rel, fact, store.expiry(rel, fact)) for rel, fact in removed if store.expiry(rel, fact) is not None]
+        overdeleted.update((rel, fact) for rel, fact, _ in frontier)
+        while frontier:
+            by_rel: dict[RelKey, list] = defaultdict(list)
+            for rel, fact, expiry in frontier:
+                by_rel[rel].append((fact, expiry))
+            pending: list[FactItem] = []
+            for rel, items in by_rel.items():
+                for plan in self._seeds.get(rel, ()):
+                    plan(items, store, pending.append)
+            frontier = []
+            for rel, fact, _ in pending:
+                if (rel, fact) not in overdeleted and store.expiry(rel, fact) is not None:
+                    overdeleted.add((rel, fact))
+                    frontier.append((rel, fact, store.expiry(rel, fact)))
+        for rel, fact in overdeleted:
+            store.remove(rel, fact)
+        # rederive: explicit facts among the overdeleted, and one full evaluation of the rules
+        # that derive overdeleted relations, keeping what is overdeleted
+        again = [(rel, fact, self.explicit[(rel, fact)]) for rel, fact in overdeleted if (rel, fact) in self.explicit]
+        heads = {rel for rel, _ in overdeleted}
+        for compiled in self.incremental:
+            if compiled.head in heads:
+                again.extend(item for item in self._full(compiled) if (item[0], item[1]) in overdeleted)
+        self._propagate(again)
+
+    def _full(self, compiled: CompiledRule) -> list[FactItem]:
+        if not compiled.body_relations:
+            return _run(compiled.seeded[0], [((), INF)], self.store)
+        seed_rel = compiled.body_relations[0]
+        return _run(compiled.seeded[0], list(self.store.relation(seed_rel).facts.items()), self.store)
+
+    # ----------------------------------------------------------------- per-time-point rules
+    def evaluate_local(self, now: int) -> list[tuple[RelKey, tuple]]:
+        """Evaluate the rules downstream of a negation at ``now`` from scratch; their facts are
+        added with expiry ``now`` (replacing those of an earlier call). Returns them."""
+        store = self.store
+        for rel, fact in self._local_facts:
+            if store.expiry(rel, fact) == now:
+                store.remove(rel, fact)
+        self._local_facts = []
+        if not self.local:
+            return []
+        i = 0
+        while i < len(self.local):
+            stratum = self.local[i][0]
+            group = []
+            while i < len(self.local) and self.local[i][0] == stratum:
+                group.append(self.local[i][1])
+                i += 1
+            # naive iteration to the fixpoint of this stratum (its rules may be recursive)
+            while True:
+                added = []
+                for compiled in group:
+                    for rel, fact, expiry in self._full(compiled):
+                        if store.expiry(rel, fact) is None:
+                            store.add(rel, fact, min(expiry, now))
+                            added.append((rel, fact))
+                if not added:
+                    break
+                self._local_facts.extend(added)
+        return list(self._local_facts)
+
+
+def _run(plan, delta, store) -> list[FactItem]:
+    out: list[FactItem] = []
+    plan(delta, store, out.append)
+    return out

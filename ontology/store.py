@@ -1,0 +1,129 @@
+"""Facts as int tuples, with expiry tags, lazily built indexes and expiry buckets.
+
+A relation is ``(predicate id, arity)``. Each fact maps to its expiry: the last time point at which
+it holds (``INF`` for background facts and their consequences). Expired facts are dropped bucket by
+bucket, without re-derivation (DESIGN 4).
+
+>>> s = Store()
+>>> s.add((7, 2), (1, 2), 10), s.add((7, 2), (1, 3), INF), s.add((7, 2), (1, 2), 5)
+(True, True, False)
+>>> sorted(s.index((7, 2), (0,))[1])
+[(1, 2), (1, 3)]
+>>> s.expire(11)
+[((7, 2), (1, 2))]
+>>> sorted(s.relation((7, 2)).facts)
+[(1, 3)]
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterator
+
+INF = 1 << 62  # expiry of facts that never expire
+
+RelKey = tuple  # (predicate term id, arity)
+
+
+class Relation:
+    """The facts of one predicate: ``facts`` maps fact -> expiry; ``indexes`` maps a tuple of
+    bound positions to {key -> set of facts} (key: the value itself for one position)."""
+
+    __slots__ = ("facts", "indexes")
+
+    def __init__(self) -> None:
+        self.facts: dict[tuple, int] = {}
+        self.indexes: dict[tuple[int, ...], dict] = {}
+
+    def index(self, positions: tuple[int, ...]) -> dict:
+        idx = self.indexes.get(positions)
+        if idx is None:
+            idx = defaultdict(set)
+            if len(positions) == 1:
+                p = positions[0]
+                for fact in self.facts:
+                    idx[fact[p]].add(fact)
+            else:
+                for fact in self.facts:
+                    idx[tuple(fact[p] for p in positions)].add(fact)
+            self.indexes[positions] = idx
+        return idx
+
+    def _insert(self, fact: tuple) -> None:
+        for positions, idx in self.indexes.items():
+            if len(positions) == 1:
+                idx[fact[positions[0]]].add(fact)
+            else:
+                idx[tuple(fact[p] for p in positions)].add(fact)
+
+    def _delete(self, fact: tuple) -> None:
+        for positions, idx in self.indexes.items():
+            key = fact[positions[0]] if len(positions) == 1 else tuple(fact[p] for p in positions)
+            bucket = idx.get(key)
+            if bucket is not None:
+                bucket.discard(fact)
+                if not bucket:
+                    del idx[key]
+
+
+class Store:
+    """All relations; ``buckets`` lists the facts per expiry time (lazily: a fact whose expiry
+    rose stays listed under its old expiry and is skipped there)."""
+
+    def __init__(self) -> None:
+        self.relations: dict[RelKey, Relation] = {}
+        self.buckets: dict[int, list[tuple[RelKey, tuple]]] = defaultdict(list)
+
+    def relation(self, rel: RelKey) -> Relation:
+        r = self.relations.get(rel)
+        if r is None:
+            r = self.relations[rel] = Relation()
+        return r
+
+    def index(self, rel: RelKey, positions: tuple[int, ...]) -> dict:
+        return self.relation(rel).index(positions)
+
+    def expiry(self, rel: RelKey, fact: tuple) -> int | None:
+        r = self.relations.get(rel)
+        return None if r is None else r.facts.get(fact)
+
+    def add(self, rel: RelKey, fact: tuple, expiry: int) -> bool:
+        """Insert ``fact`` or raise its expiry; True when it is new or its expiry rose."""
+        r = self.relation(rel)
+        old = r.facts.get(fact)
+        if old is not None and old >= expiry:
+            return False
+        r.facts[fact] = expiry
+        if old is None:
+            r._insert(fact)
+        if expiry != INF:
+            self.buckets[expiry].append((rel, fact))
+        return True
+
+    def remove(self, rel: RelKey, fact: tuple) -> bool:
+        r = self.relations.get(rel)
+        if r is None or fact not in r.facts:
+            return False
+        del r.facts[fact]
+        r._delete(fact)
+        return True
+
+    def expire(self, now: int) -> list[tuple[RelKey, tuple]]:
+        """Drop every fact whose expiry is before ``now``; return what was dropped."""
+        dropped = []
+        for when in sorted(t for t in self.buckets if t < now):
+            for rel, fact in self.buckets.pop(when):
+                r = self.relations[rel]
+                if r.facts.get(fact) == when:
+                    del r.facts[fact]
+                    r._delete(fact)
+                    dropped.append((rel, fact))
+        return dropped
+
+    def __iter__(self) -> Iterator[tuple[RelKey, tuple, int]]:
+        for rel, r in self.relations.items():
+            for fact, expiry in r.facts.items():
+                yield rel, fact, expiry
+
+    def __len__(self) -> int:
+        return sum(len(r.facts) for r in self.relations.values())
