@@ -50,7 +50,7 @@ class Materialiser:
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None):
         self.dictionary = dictionary
-        self.store = store if store is not None else Store()
+        self.store = store if store is not None else Store(lambda pid: isinstance(dictionary.term(pid), ir.Iri))
         rules = [r for r in rules if not r.is_fact]
         graph = dependency_graph(tuple(rules))
         negated = {pred_key(lit.atom) for r in rules for lit in r.body
@@ -70,9 +70,13 @@ class Materialiser:
                 self.incremental.append(compiled)
         self.local.sort(key=lambda sr: sr[0])
         self._seeds: dict[RelKey, list] = defaultdict(list)
+        self._triple_seeds: list = []  # plans seeded at a variable-predicate atom
         for compiled in self.incremental:
             for rel, plan in zip(compiled.body_relations, compiled.seeded):
-                self._seeds[rel].append(plan)
+                if rel is None:
+                    self._triple_seeds.append(plan)
+                else:
+                    self._seeds[rel].append(plan)
         self.explicit: dict[tuple[RelKey, tuple], int] = {}  # explicit facts -> expiry
         self._local_facts: list[tuple[RelKey, tuple]] = []
         # rules without positive atoms derive their heads once, for ever
@@ -109,16 +113,21 @@ class Materialiser:
             pending: list[FactItem] = []
             emit = pending.append
             for rel, changed in delta.items():
-                plans = seeds.get(rel)
-                if plans:
-                    items_ = list(changed.items())
-                    for plan in plans:
-                        plan(items_, store, emit)
+                self._run_seeds(rel, list(changed.items()), emit)
             delta = defaultdict(dict)
             for rel, fact, expiry in pending:
                 if store.add(rel, fact, expiry):
                     delta[rel][fact] = expiry
         return count
+
+    def _run_seeds(self, rel: RelKey, items: list, emit) -> None:
+        """Run every plan seeded at ``rel`` on ``items`` ((fact, expiry) pairs)."""
+        store = self.store
+        for plan in self._seeds.get(rel, ()):
+            plan(items, store, emit)
+        if self._triple_seeds and store.is_triple(rel):
+            for plan in self._triple_seeds:
+                plan(items, store, emit, rel[0])
 
     def advance(self, now: int) -> list[tuple[RelKey, tuple]]:
         """Drop every fact that expired before ``now``."""
@@ -144,8 +153,7 @@ class Materialiser:
                 by_rel[rel].append((fact, expiry))
             pending: list[FactItem] = []
             for rel, items in by_rel.items():
-                for plan in self._seeds.get(rel, ()):
-                    plan(items, store, pending.append)
+                self._run_seeds(rel, items, pending.append)
             frontier = []
             for rel, fact, _ in pending:
                 if (rel, fact) not in overdeleted and store.expiry(rel, fact) is not None:
@@ -158,15 +166,22 @@ class Materialiser:
         again = [(rel, fact, self.explicit[(rel, fact)]) for rel, fact in overdeleted if (rel, fact) in self.explicit]
         heads = {rel for rel, _ in overdeleted}
         for compiled in self.incremental:
-            if compiled.head in heads:
+            if compiled.head in heads or compiled.head is None:
                 again.extend(item for item in self._full(compiled) if (item[0], item[1]) in overdeleted)
         self._propagate(again)
 
     def _full(self, compiled: CompiledRule) -> list[FactItem]:
+        """Every derivation of a rule over the whole store."""
+        store = self.store
         if not compiled.body_relations:
-            return _run(compiled.seeded[0], [((), INF)], self.store)
+            return _run(compiled.seeded[0], [((), INF)], store)
         seed_rel = compiled.body_relations[0]
-        return _run(compiled.seeded[0], list(self.store.relation(seed_rel).facts.items()), self.store)
+        if seed_rel is not None:
+            return _run(compiled.seeded[0], list(store.relation(seed_rel).facts.items()), store)
+        out: list[FactItem] = []
+        for pid in list(store.triple_predicates):
+            compiled.seeded[0](list(store.relation((pid, 2)).facts.items()), store, out.append, pid)
+        return out
 
     # ----------------------------------------------------------------- per-time-point rules
     def evaluate_local(self, now: int) -> list[tuple[RelKey, tuple]]:

@@ -34,17 +34,28 @@ from rules.ir import Name  # noqa: F401  (used by the doctest)
 from rules.terms import TermDictionary
 from rules.validate import expr_vars
 
-Plan = Callable  # (delta: iterable of (fact, expiry), store, emit) -> None
+Plan = Callable  # (delta: iterable of (fact, expiry), store, emit, PRED=None) -> None
 
 
-def relation_of(atom: ir.Atom, dictionary: TermDictionary) -> tuple[int, int]:
+class _Empty:
+    facts: dict = {}
+
+
+_EMPTY = _Empty()
+
+
+def relation_of(atom: ir.Atom, dictionary: TermDictionary) -> tuple[int, int] | None:
+    """The relation of an atom; None for a variable predicate (the relation is bound at run time)."""
+    if isinstance(atom.pred, ir.Var):
+        return None
     return (dictionary.intern(atom.pred), len(atom.args))
 
 
 @dataclass
 class CompiledRule:
-    head: tuple[int, int]
-    body_relations: tuple[tuple[int, int], ...]  # of the positive atoms, in body order
+    head: tuple[int, int] | None  # None: a variable predicate
+    body_relations: tuple[tuple[int, int] | None, ...]  # of the positive atoms, in body order
+    # (None: a variable-predicate atom, whose plan takes the delta predicate as PRED)
     seeded: tuple[Plan, ...]  # one per positive atom: plan seeded with that atom's delta (if
     # there is no positive atom, one plan to run once with the delta [((), INF)])
     negated_relations: tuple[tuple[int, int], ...]
@@ -98,16 +109,17 @@ def compile_rule(head: ir.Atom | tuple, body: tuple, dictionary: TermDictionary,
         raise ValueError("a window or @ atom cannot be evaluated at one time point")
     plans, sources = [], []
     for seed in range(len(positives)) or [None]:  # no positive atom: one plan, run with [((), INF)]
-        fn, src = _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_rel, dictionary)
+        fn, src = _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_rel, dictionary,
+                                  head.pred if isinstance(head, ir.Atom) else None)
         plans.append(fn)
         sources.append(src)
     return CompiledRule(head_rel, tuple(relation_of(a, dictionary) for a in positives), tuple(plans),
                         tuple(relation_of(a, dictionary) for a in negatives), "\n\n".join(sources))
 
 
-def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_rel, d):
+def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_rel, d, head_pred=None):
     g = _Gen(d)
-    g.emit(0, "def plan(delta, store, emit):")
+    g.emit(0, "def plan(delta, store, emit, PRED=None):")
     rels = [relation_of(a, d) for a in positives]
     prelude_at = len(g.lines)
     pending_cmp = list(comparisons)
@@ -172,13 +184,21 @@ def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_re
                             g.emit(depth, f"if {local} is None: continue")
                         g.slots[target.name] = local
             for atom in list(pending_neg):
-                if all(not isinstance(t, ir.Var) or t.name in g.slots for t in atom.args):
+                if all(not isinstance(t, ir.Var) or t.name in g.slots for t in (atom.pred, *atom.args)):
                     pending_neg.remove(atom)
                     key = "(" + "".join(g.term_code(t) + ", " for t in atom.args) + ")"
-                    g.emit(depth, f"if {key} in {g.const(relation_of(atom, d))}_facts: continue")
+                    if isinstance(atom.pred, ir.Var):
+                        g.emit(depth, f"if {key} in store.relations.get(({g.slots[atom.pred.name]}, "
+                                      f"{len(atom.args)}), EMPTY).facts: continue")
+                    else:
+                        g.emit(depth, f"if {key} in {g.const(relation_of(atom, d))}_facts: continue")
 
-    # the seed
+    # the seed (a variable predicate is bound to the delta's predicate, passed as PRED)
     depth = 1
+    seed_pred = positives[seed].pred
+    if isinstance(seed_pred, ir.Var):
+        g.slots[seed_pred.name] = "vP"
+        g.emit(depth, "vP = PRED")
     g.emit(depth, "for f0, m0 in delta:")
     depth += 1
     checks(seed, "f0", depth, set())
@@ -187,38 +207,54 @@ def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_re
     level = 0
     while remaining:
         def score(i):
-            args = positives[i].args
-            bound = sum(1 for t in args if not isinstance(t, ir.Var) or t.name in g.slots)
-            return (bound == len(args), bound, -i)
+            atom = positives[i]
+            terms = (atom.pred, *atom.args)
+            bound = sum(1 for t in terms if not isinstance(t, ir.Var) or t.name in g.slots)
+            return (bound == len(terms), bound, -i)
         i = max(remaining, key=score)
         remaining.remove(i)
         level += 1
         args = positives[i].args
-        rel = g.const(rels[i])
         positions = tuple(p for p, t in enumerate(args) if not isinstance(t, ir.Var) or t.name in g.slots)
         fact, exp, m_prev, m = f"f{level}", f"e{level}", f"m{level - 1}", f"m{level}"
-        if len(positions) == len(args) and len(set(positions)) == len(args):
+        pred = positives[i].pred
+        if isinstance(pred, ir.Var):  # the relation is found at run time
+            if pred.name not in g.slots:
+                local = f"v{len(g.slots)}"
+                g.slots[pred.name] = local
+                g.emit(depth, f"for {local} in store.triple_predicates:")
+                depth += 1
+            g.emit(depth, f"R{level} = store.relations.get(({g.slots[pred.name]}, {len(args)}))")
+            g.emit(depth, f"if R{level} is None: continue")
+            facts_expr, index_expr = f"R{level}.facts", lambda pos: f"R{level}.index({pos!r})"
+        else:
+            rel = g.const(rels[i])
+            facts_expr = f"{rel}_facts"
+            index_expr = lambda pos: g.const((rels[i], pos)) + "_idx"  # noqa: E731
+        if len(positions) == len(args):
             key = "(" + "".join(g.term_code(t) + ", " for t in args) + ")"
-            g.emit(depth, f"{exp} = {rel}_facts.get({key})")
+            g.emit(depth, f"{exp} = {facts_expr}.get({key})")
             g.emit(depth, f"if {exp} is None: continue")
         else:
             if positions:
                 key = g.term_code(args[positions[0]]) if len(positions) == 1 else \
                     "(" + "".join(g.term_code(args[p]) + ", " for p in positions) + ")"
-                idx = g.const((rels[i], positions))
-                g.emit(depth, f"for {fact} in {idx}_idx.get({key}, ()):")
+                g.emit(depth, f"for {fact} in {index_expr(positions)}.get({key}, ()):")
             else:
-                g.emit(depth, f"for {fact} in {rel}_facts:")
+                g.emit(depth, f"for {fact} in {facts_expr}:")
             depth += 1
             checks(i, fact, depth, set(positions))
-            g.emit(depth, f"{exp} = {rel}_facts[{fact}]")
+            g.emit(depth, f"{exp} = {facts_expr}[{fact}]")
             bind_atom(i, fact, depth)
         g.emit(depth, f"{m} = {m_prev} if {m_prev} < {exp} else {exp}")
         place_filters(depth)
     if pending_cmp or pending_neg:
         raise ValueError("unsafe rule: a comparison or negation has unbound variables")
     head = "(" + "".join(g.term_code(t) + ", " for t in head_terms) + ")"
-    g.emit(depth, f"emit((HEAD, {head}, m{level}))")
+    head_code = "HEAD" if head_rel is not None else f"({g.slots[head_pred.name]}, {len(head_terms)})"
+    if head_rel is None:  # a variable predicate derives triples: only of IRI predicates
+        g.emit(depth, f"if not store.is_triple({head_code}): continue")
+    g.emit(depth, f"emit(({head_code}, {head}, m{level}))")
 
     # prelude: fetch relations and indexes once per call
     prelude = []
@@ -229,7 +265,8 @@ def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_re
             prelude.append(f"    {name}_facts = store.relation({name}).facts")
     g.lines[prelude_at:prelude_at] = prelude
     source = "\n".join(g.lines)
-    namespace = {"VAL": d._values, "CMP": compare, "ARITH": arith, "NUM": d.number, "HEAD": head_rel}
+    namespace = {"VAL": d._values, "CMP": compare, "ARITH": arith, "NUM": d.number, "HEAD": head_rel,
+                 "EMPTY": _EMPTY}
     # an index constant is passed as its relation (store.index takes the relation)
     namespace.update({k: (v[0] if isinstance(v[0], tuple) else v) for k, v in g.consts.items()})
     exec(compile(source, f"<plan {head_rel}>", "exec"), namespace)

@@ -18,7 +18,7 @@ bucket, without re-derivation (DESIGN 4).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterator
+from typing import Callable, Iterator
 
 INF = 1 << 62  # expiry of facts that never expire
 
@@ -70,15 +70,24 @@ class Store:
     """All relations; ``buckets`` lists the facts per expiry time (lazily: a fact whose expiry
     rose stays listed under its old expiry and is skipped there)."""
 
-    def __init__(self) -> None:
+    def __init__(self, is_triple: Callable[[int], bool] | None = None) -> None:
         self.relations: dict[RelKey, Relation] = {}
         self.buckets: dict[int, list[tuple[RelKey, tuple]]] = defaultdict(list)
+        self._is_triple = is_triple
+        #: predicate ids of the binary relations that are RDF triples (IRI predicates), which
+        #: variable-predicate atoms range over
+        self.triple_predicates: list[int] = []
 
     def relation(self, rel: RelKey) -> Relation:
         r = self.relations.get(rel)
         if r is None:
             r = self.relations[rel] = Relation()
+            if rel[1] == 2 and self._is_triple is not None and self._is_triple(rel[0]):
+                self.triple_predicates.append(rel[0])
         return r
+
+    def is_triple(self, rel: RelKey) -> bool:
+        return rel[1] == 2 and self._is_triple is not None and self._is_triple(rel[0])
 
     def index(self, rel: RelKey, positions: tuple[int, ...]) -> dict:
         return self.relation(rel).index(positions)

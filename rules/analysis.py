@@ -27,6 +27,8 @@ from . import ir
 PredKey = tuple  # (Name | Iri, arity)
 _TYPE = ir.Iri(ir.RDF_TYPE)
 _ANY_CLASS: PredKey = (_TYPE, 2)
+#: the key of a variable-predicate atom P(X, Y): every triple
+ANY_TRIPLE: PredKey = (ir.Var("?predicate"), 2)
 
 
 def pred_key(atom: ir.Atom) -> PredKey:
@@ -34,6 +36,8 @@ def pred_key(atom: ir.Atom) -> PredKey:
     keyed by its class, ``(C, 1)``, so that classes are told apart like predicates."""
     if atom.pred == _TYPE and len(atom.args) == 2 and isinstance(atom.args[1], ir.Iri):
         return (atom.args[1], 1)
+    if isinstance(atom.pred, ir.Var):
+        return ANY_TRIPLE
     return (atom.pred, len(atom.args))
 
 
@@ -72,11 +76,15 @@ def dependency_graph(rules: tuple[ir.Rule, ...]) -> nx.DiGraph:
                 graph[body][head]["negative"] |= negated
             else:
                 graph.add_edge(body, head, negative=negated)
-    if _ANY_CLASS in graph:  # rdf:type(X, C) with C a variable: derives or reads every class
-        for node in list(graph.nodes):
-            if node[1] == 1 and isinstance(node[0], ir.Iri):
-                graph.add_edge(_ANY_CLASS, node, negative=False)
-                graph.add_edge(node, _ANY_CLASS, negative=False)
+    if ANY_TRIPLE in graph:  # P(X, Y): derives or reads every triple, rdf:type ones included
+        graph.add_node(_ANY_CLASS)
+    for wildcard, covers in ((ANY_TRIPLE, lambda n: n[1] == 2 and isinstance(n[0], ir.Iri) or n == _ANY_CLASS),
+                             (_ANY_CLASS, lambda n: n[1] == 1 and isinstance(n[0], ir.Iri))):
+        if wildcard in graph:  # (rdf:type(X, C) with C a variable: every class)
+            for node in list(graph.nodes):
+                if node != wildcard and covers(node):
+                    graph.add_edge(wildcard, node, negative=False)
+                    graph.add_edge(node, wildcard, negative=False)
     return graph
 
 

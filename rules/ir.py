@@ -141,16 +141,18 @@ Expr = Union[Term, BinOp, AttrRef, Aggregate]
 
 @dataclass(frozen=True, slots=True)
 class Atom:
-    """``pred(args)``; a unary IRI predicate is stored as the ``rdf:type`` triple it stands for."""
+    """``pred(args)``; a unary IRI predicate is stored as the ``rdf:type`` triple it stands for.
+    A variable predicate (``P(X, Y)``, ``?p(?s, ?o)``) ranges over the triples of every IRI
+    predicate."""
 
-    pred: Name | Iri
+    pred: Name | Iri | Var
     args: tuple[Term, ...]
     span: Span | None = _span()
 
     @property
     def predicate_key(self) -> tuple[str, int]:
-        """``(name or IRI, arity)``: how the analysis tells predicates apart."""
-        return (self.pred.value, len(self.args))
+        """``(name, IRI or variable name, arity)``."""
+        return (self.pred.name if isinstance(self.pred, Var) else self.pred.value, len(self.args))
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,8 +87,11 @@ class _Builder(Transformer):
             return ir.Var(str(tok), span=span)
         return ir.Name(str(tok), span=span)
 
-    def name(self, c):
-        return ir.Name(str(c[0]), span=self._span(c[0]))
+    def name(self, c):  # a predicate: upper-case names are variables (triples of any predicate)
+        tok = c[0]
+        if tok[0].isupper():
+            return ir.Var(str(tok), span=self._span(tok))
+        return ir.Name(str(tok), span=self._span(tok))
 
     def pname(self, c):
         tok = c[0]

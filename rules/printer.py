@@ -70,7 +70,8 @@ class Printer:
 
     # ------------------------------------------------------------------------------ rules
     def atom(self, a: ir.Atom) -> str:
-        pred = a.pred.value if isinstance(a.pred, ir.Name) else self.iri(a.pred.value)
+        pred = a.pred.value if isinstance(a.pred, ir.Name) else a.pred.name if isinstance(a.pred, ir.Var) \
+            else self.iri(a.pred.value)
         if not a.args:
             return pred
         return f"{pred}({', '.join(self.term(t) for t in a.args)})"

@@ -18,7 +18,7 @@ from .analysis import Analysis, analyse, body_atoms, pred_key
 from .errors import Diagnostic
 from .sparql import parse_select, parse_template
 
-PROFILES = ("rdfs", "owl2rl")
+PROFILES = ("rdfs", "rdfs_full", "owl2rl")
 TIME_UNITS = ("ticks", "ms")
 
 
@@ -32,7 +32,9 @@ def expr_vars(expr) -> Iterator[ir.Var]:
 
 
 def _atom_vars(atom: ir.Atom) -> Iterator[ir.Var]:
-    return (a for a in atom.args if isinstance(a, ir.Var))
+    if isinstance(atom.pred, ir.Var):
+        yield atom.pred
+    yield from (a for a in atom.args if isinstance(a, ir.Var))
 
 
 def _literal_vars(lit) -> list[ir.Var]:
@@ -98,6 +100,9 @@ class _Validator:
                 self.temporal(lit)
 
     def atom_shape(self, atom: ir.Atom) -> None:
+        if isinstance(atom.pred, ir.Var) and len(atom.args) != 2:
+            self.error("E307", f"variable predicate {atom.pred.name} has {len(atom.args)} arguments", atom.span,
+                       "a variable predicate stands for a triple: 2 arguments")
         if isinstance(atom.pred, ir.Iri) and len(atom.args) != 2:
             self.error("E307", f"IRI predicate <{atom.pred.value}> has {len(atom.args)} arguments", atom.span,
                        "an IRI predicate is a property (2 arguments) or a class (1 argument)")

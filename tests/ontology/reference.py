@@ -52,13 +52,13 @@ def _solutions(body, facts: dict, d: TermDictionary):
         out = []
         for theta in thetas:
             if isinstance(lit, ir.AtomLiteral) and not lit.negated:
-                rel = (d.intern(lit.atom.pred), len(lit.atom.args))
-                for fact in facts.get(rel, ()):
-                    t2 = _match(lit.atom, fact, theta, d)
-                    if t2 is not None:
-                        out.append(t2)
+                for rel, theta1 in _relations(lit.atom, theta, facts, d):
+                    for fact in facts.get(rel, ()):
+                        t2 = _match(lit.atom, fact, theta1, d)
+                        if t2 is not None:
+                            out.append(t2)
             elif isinstance(lit, ir.AtomLiteral):
-                rel = (d.intern(lit.atom.pred), len(lit.atom.args))
+                rel = _head_relation(lit.atom, theta, d)
                 ground = tuple(_ident(t, theta, d) for t in lit.atom.args)
                 if None in ground:
                     todo.append(lit)  # not yet bound: later
@@ -89,6 +89,21 @@ def _solutions(body, facts: dict, d: TermDictionary):
     return thetas
 
 
+def _relations(atom, theta, facts, d):
+    """The relations an atom ranges over, with the binding of a variable predicate."""
+    if not isinstance(atom.pred, ir.Var):
+        return [((d.intern(atom.pred), len(atom.args)), theta)]
+    if atom.pred.name in theta:
+        return [((theta[atom.pred.name], len(atom.args)), theta)]
+    return [(rel, {**theta, atom.pred.name: rel[0]}) for rel in list(facts)
+            if rel[1] == len(atom.args) == 2 and isinstance(d.term(rel[0]), ir.Iri)]
+
+
+def _head_relation(atom, theta, d):
+    pred = theta.get(atom.pred.name) if isinstance(atom.pred, ir.Var) else d.intern(atom.pred)
+    return (pred, len(atom.args))
+
+
 def _vars(expr):
     if isinstance(expr, ir.Var):
         yield expr
@@ -109,9 +124,11 @@ def closure(rules: list[ir.Rule], facts: set[tuple], d: TermDictionary) -> set[t
         while changed:
             changed = False
             for rule in group:
-                rel = (d.intern(rule.head.pred), len(rule.head.args))
                 for theta in _solutions(rule.body, model, d):
+                    rel = _head_relation(rule.head, theta, d)
                     fact = tuple(_ident(t, theta, d) for t in rule.head.args)
+                    if (rel[0] is None or not isinstance(d.term(rel[0]), ir.Iri)) and isinstance(rule.head.pred, ir.Var):
+                        continue  # a variable predicate bound to a non-IRI derives nothing
                     if fact not in model.setdefault(rel, set()):
                         model[rel].add(fact)
                         changed = True

@@ -1,0 +1,67 @@
+"""Background knowledge from files: RDF through rdflib, OWL through owlready2.
+
+>>> import tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "bg.ttl")
+>>> _ = open(path, "w").write("@prefix : <http://ex.org/> . :a :p :b .")
+>>> [tuple(str(x) for x in t) for t in load_triples(path)]
+[('http://ex.org/a', 'http://ex.org/p', 'http://ex.org/b')]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import rdflib
+from rdflib.util import guess_format
+
+from rules.errors import DotrError
+
+_FORMATS = {".ttl": "turtle", ".nt": "nt", ".nq": "nquads", ".trig": "trig", ".rdf": "xml", ".xml": "xml",
+            ".jsonld": "json-ld", ".json": "json-ld", ".n3": "n3", ".owx": "owl"}
+
+
+class BackgroundError(DotrError):
+    """A background file could not be read."""
+
+
+def load_triples(path: str | Path, classify: bool = False) -> Iterator[tuple]:
+    """The triples of an RDF or OWL file. ``.owl`` and ``.owx`` files are read with owlready2;
+    ``classify`` runs its bundled reasoner (HermiT, needs Java) on the TBox first and keeps the
+    inferred subsumptions."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".owl", ".owx") or classify:
+        yield from _owlready_triples(path, classify)
+        return
+    fmt = _FORMATS.get(suffix) or guess_format(str(path))
+    if fmt is None:
+        raise BackgroundError(f"{path}: unknown RDF format (use .ttl, .nt, .nq, .trig, .rdf, .jsonld or .owl)")
+    try:
+        if fmt in ("nquads", "trig"):
+            dataset = rdflib.Dataset()
+            dataset.parse(str(path), format=fmt)
+            for s, p, o, _ in dataset.quads((None, None, None, None)):
+                yield s, p, o
+        else:
+            graph = rdflib.Graph()
+            graph.parse(str(path), format=fmt)
+            yield from graph
+    except Exception as err:  # rdflib raises many kinds; name the file and keep the message
+        raise BackgroundError(f"{path}: {err}") from err
+
+
+def _owlready_triples(path: Path, classify: bool) -> Iterator[tuple]:
+    import owlready2  # only this module imports owlready2
+
+    world = owlready2.World()
+    try:
+        world.get_ontology(path.resolve().as_uri()).load()
+        if classify:
+            with world.get_ontology("http://dotr.invalid/inferred#"):
+                owlready2.sync_reasoner_hermit(world, infer_property_values=False, debug=0)
+    except Exception as err:
+        raise BackgroundError(f"{path}: {err}") from err
+    graph = world.as_rdflib_graph()
+    for s, p, o in graph:
+        yield s, p, o

@@ -1,0 +1,446 @@
+"""Event queries: SPARQL SELECT (parsed by rdflib) and rule bodies, compiled onto the store.
+
+rdflib parses the query and builds its algebra; the algebra is then compiled into operators that
+run on int ids: each basic graph pattern becomes join plans (``ontology.plan``) with its simple
+filters pushed in, started at run time from its most selective triple pattern; OPTIONAL, UNION,
+BIND, VALUES, FILTER, DISTINCT and joins work on solutions (dicts variable -> id). rdflib's own
+evaluator is never used.
+
+>>> from rules import parse
+>>> from rules.terms import TermDictionary
+>>> from ontology.materialise import Materialiser
+>>> from ontology.convert import triple_fact
+>>> from rdflib import URIRef, Literal
+>>> program = parse('''@prefix : <http://ex.org/> .
+... event Hot(?s, ?v) := select ?s ?v where { ?s :value ?v filter(?v > 60) } .''')
+>>> d = TermDictionary(); m = Materialiser((), d)
+>>> q = compile_event(program.events[0], program.prefixes, d)
+>>> ex = "http://ex.org/"
+>>> m.add([(*triple_fact(URIRef(ex + "a"), URIRef(ex + "value"), Literal(70), d), 5),
+...        (*triple_fact(URIRef(ex + "b"), URIRef(ex + "value"), Literal(50), d), 5)])
+2
+>>> [tuple(d.term(i) for i in row) for row in q.run(m.store)]
+[(Iri(value='http://ex.org/a'), Num(value=70))]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
+from rdflib.plugins.sparql.parserutils import CompValue
+
+from rules import ir
+from rules.builtins import arith, compare
+from rules.errors import Diagnostic, RuleError
+from rules.sparql import parse_select
+from rules.terms import TermDictionary
+
+from .convert import from_rdflib
+from .plan import compile_rule
+from .store import Store
+
+Solution = dict  # variable name -> term id
+
+
+class UnsupportedQuery(RuleError):
+    """The query uses SPARQL the compiler does not support."""
+
+
+def _unsupported(what: str, span) -> UnsupportedQuery:
+    return UnsupportedQuery([Diagnostic("E401", f"unsupported in event queries: {what}", span,
+                                        "supported: BGP, FILTER, OPTIONAL, UNION, BIND, VALUES, DISTINCT")])
+
+
+# ------------------------------------------------------------------------------- expressions
+
+class _Undefined(Exception):
+    """A SPARQL expression error (unbound variable, type error): the filter is false."""
+
+
+@dataclass(frozen=True)
+class _IriValue:
+    id: int
+
+
+def _compile_expr(expr, d: TermDictionary, span) -> Callable[[Solution], object]:
+    """A function from a solution to the expression's value (numbers, strings, bools, IRIs)."""
+    if isinstance(expr, Variable):
+        name = str(expr)
+
+        def var(sol):
+            if name not in sol:
+                raise _Undefined(name)
+            term_id = sol[name]
+            value = d.value(term_id)
+            return _IriValue(term_id) if value is None else value
+        return var
+    if isinstance(expr, (URIRef, RdfLiteral, BNode)):
+        term_id = d.intern(from_rdflib(expr))
+        value = d.value(term_id)
+        constant = _IriValue(term_id) if value is None else value
+        return lambda sol: constant
+    if not isinstance(expr, CompValue):
+        raise _unsupported(f"expression {expr!r}", span)
+    name = expr.name
+    if name == "RelationalExpression":
+        left, right, op = _compile_expr(expr.expr, d, span), _compile_expr(expr.other, d, span), expr.op
+        if op in ("IN", "NOT IN"):
+            raise _unsupported("IN", span)
+        return lambda sol: compare(op, left(sol), right(sol))
+    if name in ("ConditionalAndExpression", "ConditionalOrExpression"):
+        parts = [_compile_expr(expr.expr, d, span)] + [_compile_expr(e, d, span) for e in expr.other or []]
+        if name == "ConditionalAndExpression":
+            return lambda sol: all(_ebv(p(sol)) for p in parts)
+        return lambda sol: any(_safe_ebv(p, sol) for p in parts) or _raise_if_all_error(parts, sol)
+    if name in ("AdditiveExpression", "MultiplicativeExpression"):
+        first = _compile_expr(expr.expr, d, span)
+        rest = [(op, _compile_expr(e, d, span)) for op, e in zip(expr.op, expr.other)]
+
+        def arithmetic(sol):
+            value = first(sol)
+            for op, f in rest:
+                value = arith(op, value, f(sol))
+                if value is None:
+                    raise _Undefined(op)
+            return value
+        return arithmetic
+    if name == "UnaryNot":
+        inner = _compile_expr(expr.expr, d, span)
+        return lambda sol: not _ebv(inner(sol))
+    if name == "UnaryMinus":
+        inner = _compile_expr(expr.expr, d, span)
+        return lambda sol: -inner(sol)
+    if name == "Builtin_BOUND":
+        var_name = str(expr.arg)
+        return lambda sol: var_name in sol
+    if name == "Builtin_STR":
+        inner = _compile_expr(expr.arg, d, span)
+        return lambda sol: _str(inner(sol), d)
+    raise _unsupported(name, span)
+
+
+def _str(value, d: TermDictionary) -> str:
+    if isinstance(value, _IriValue):
+        term = d.term(value.id)
+        return term.value if isinstance(term, ir.Iri) else str(term)
+    return str(value)
+
+
+def _ebv(value) -> bool:
+    if isinstance(value, _IriValue):
+        raise _Undefined("effective boolean value of an IRI")
+    return bool(value)
+
+
+def _safe_ebv(part, sol) -> bool:
+    try:
+        return _ebv(part(sol))
+    except _Undefined:
+        return False
+
+
+def _raise_if_all_error(parts, sol) -> bool:
+    for part in parts:
+        try:
+            _ebv(part(sol))
+            return False
+        except _Undefined:
+            continue
+    raise _Undefined("||")
+
+
+def _holds(test, sol) -> bool:
+    try:
+        return _ebv(test(sol))
+    except (_Undefined, TypeError):
+        return False
+
+
+# --------------------------------------------------------------------------------- operators
+
+class _Plans:
+    """A conjunction of atoms (plus comparisons and negations) compiled into join plans, one per
+    seed atom; the seed is chosen at run time as the atom with the fewest candidate facts."""
+
+    def __init__(self, atoms: list[ir.Atom], extra: tuple, head: tuple[str, ...], d: TermDictionary):
+        self.atoms, self.vars = atoms, head
+        body = tuple(ir.AtomLiteral(a) for a in atoms) + tuple(extra)
+        self.compiled = compile_rule(tuple(ir.Var(n) for n in head), body, d, head_relation=(-2, len(head)))
+        self.seeds = []  # per atom: its relation (None: a variable predicate), its constants
+        for atom, rel in zip(atoms, self.compiled.body_relations):
+            consts = tuple((pos, d.intern(t)) for pos, t in enumerate(atom.args) if not isinstance(t, ir.Var))
+            self.seeds.append((rel, consts))
+
+    def rows(self, store: Store) -> list[tuple]:
+        if not self.atoms:
+            out: list = []
+            self.compiled.seeded[0]([((), 0)], store, out.append)
+            return [row for _, row, _ in out]
+        best, best_delta, best_size = 0, None, None
+        for i, (rel, consts) in enumerate(self.seeds):
+            if rel is None:
+                continue
+            relation = store.relations.get(rel)
+            if relation is None:
+                return []
+            if consts:
+                positions = tuple(p for p, _ in consts)
+                key = consts[0][1] if len(consts) == 1 else tuple(v for _, v in consts)
+                candidates = relation.index(positions).get(key, ())
+            else:
+                candidates = relation.facts
+            if best_size is None or len(candidates) < best_size:
+                best, best_delta, best_size = i, (candidates, relation.facts), len(candidates)
+        out = []
+        plan = self.compiled.seeded[best]
+        if best_delta is None:  # only variable-predicate patterns: scan every triple relation
+            for pid in list(store.triple_predicates):
+                plan(list(store.relations[(pid, 2)].facts.items()), store, out.append, pid)
+        else:
+            candidates, facts = best_delta
+            plan([(f, facts[f]) for f in candidates], store, out.append)
+        return [row for _, row, _ in out]
+
+
+class _BGP:
+    """A basic graph pattern (with the filters pushed into it) as join plans."""
+
+    def __init__(self, triples, pushed: list[ir.Comparison], d: TermDictionary, span):
+        atoms = [ir.Atom(self._pred(p, span), (self._term(s), self._term(o))) for s, p, o in triples]
+        names: dict[str, None] = {}
+        for atom in atoms:
+            for t in (atom.pred, *atom.args):
+                if isinstance(t, ir.Var):
+                    names.setdefault(t.name)
+        self.plans = _Plans(atoms, tuple(pushed), tuple(names), d)
+
+    @staticmethod
+    def _pred(p, span):
+        if isinstance(p, Variable):
+            return ir.Var(str(p))
+        if isinstance(p, URIRef):
+            return ir.Iri(str(p))
+        raise _unsupported(f"predicate {p!r}", span)
+
+    @staticmethod
+    def _term(node):
+        if isinstance(node, Variable):
+            return ir.Var(str(node))
+        if isinstance(node, BNode):  # a blank node in a pattern is a variable
+            return ir.Var("_:" + str(node))
+        return from_rdflib(node)
+
+    def run(self, store: Store) -> list[Solution]:
+        names = self.plans.vars
+        return [dict(zip(names, row)) for row in self.plans.rows(store)]
+
+
+class _Join:
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+    def run(self, store):
+        return _join(self.left.run(store), self.right.run(store))
+
+
+def _compatible(a: Solution, b: Solution) -> bool:
+    return all(b[k] == v for k, v in a.items() if k in b)
+
+
+def _join(left: list[Solution], right: list[Solution]) -> list[Solution]:
+    if not left or not right:
+        return []
+    return [{**a, **b} for a in left for b in right if _compatible(a, b)]
+
+
+class _LeftJoin:
+    def __init__(self, left, right, test):
+        self.left, self.right, self.test = left, right, test
+
+    def run(self, store):
+        right = self.right.run(store)
+        out = []
+        for a in self.left.run(store):
+            matched = False
+            for b in right:
+                if _compatible(a, b):
+                    merged = {**a, **b}
+                    if self.test is None or _holds(self.test, merged):
+                        out.append(merged)
+                        matched = True
+            if not matched:
+                out.append(a)
+        return out
+
+
+class _Union:
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+    def run(self, store):
+        return self.left.run(store) + self.right.run(store)
+
+
+class _Filter:
+    def __init__(self, inner, test):
+        self.inner, self.test = inner, test
+
+    def run(self, store):
+        return [s for s in self.inner.run(store) if _holds(self.test, s)]
+
+
+class _Extend:
+    def __init__(self, inner, var: str, value, d: TermDictionary):
+        self.inner, self.var, self.value, self.d = inner, var, value, d
+
+    def run(self, store):
+        out = []
+        for sol in self.inner.run(store):
+            try:
+                value = self.value(sol)
+                term_id = value.id if isinstance(value, _IriValue) else self.d.intern(_const_term(value))
+                out.append({**sol, self.var: term_id})
+            except (_Undefined, TypeError):
+                out.append(sol)
+        return out
+
+
+def _const_term(value):
+    if isinstance(value, bool):
+        return ir.Literal("true" if value else "false", ir.XSD + "boolean")
+    if isinstance(value, (int, float)):
+        return ir.Num(value)
+    return ir.Literal(str(value))
+
+
+class _Values:
+    def __init__(self, rows: list[Solution]):
+        self.rows = rows
+
+    def run(self, store):
+        return [dict(r) for r in self.rows]
+
+
+class _Distinct:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def run(self, store):
+        seen, out = set(), []
+        for sol in self.inner.run(store):
+            key = tuple(sorted(sol.items()))
+            if key not in seen:
+                seen.add(key)
+                out.append(sol)
+        return out
+
+
+def _to_comparisons(expr, d) -> list[ir.Comparison] | None:
+    """A filter as rule-language comparisons (to push into a BGP's plan), or None."""
+    if isinstance(expr, CompValue) and expr.name == "ConditionalAndExpression":
+        parts = [expr.expr] + list(expr.other or [])
+        out = []
+        for p in parts:
+            sub = _to_comparisons(p, d)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    if isinstance(expr, CompValue) and expr.name == "RelationalExpression" and expr.op in ("=", "!=", "<", "<=", ">", ">="):
+        left, right = _simple(expr.expr), _simple(expr.other)
+        if left is not None and right is not None:
+            if expr.op in ("=", "!=") and not (isinstance(left, ir.Num) or isinstance(right, ir.Num)):
+                return None  # term equality of non-numbers: SPARQL's value equality differs
+            return [ir.Comparison(expr.op, left, right)]
+    return None
+
+
+def _simple(node):
+    if isinstance(node, Variable):
+        return ir.Var(str(node))
+    if isinstance(node, RdfLiteral):
+        term = from_rdflib(node)
+        return term if isinstance(term, ir.Num) else None
+    return None
+
+
+class _Compiler:
+    def __init__(self, d: TermDictionary, span):
+        self.d, self.span = d, span
+
+    def op(self, node):
+        name = node.name
+        if name == "BGP":
+            return _BGP(node.triples, [], self.d, self.span)
+        if name == "Filter":
+            inner = node.p
+            pushed = _to_comparisons(node.expr, self.d)
+            if inner.name == "BGP" and pushed is not None and all(
+                    v.name in {str(x) for t in inner.triples for x in t if isinstance(x, Variable)}
+                    for c in pushed for v in _vars(c)):
+                return _BGP(inner.triples, pushed, self.d, self.span)
+            return _Filter(self.op(inner), _compile_expr(node.expr, self.d, self.span))
+        if name == "Join":
+            return _Join(self.op(node.p1), self.op(node.p2))
+        if name == "LeftJoin":
+            test = None if node.expr is None or getattr(node.expr, "name", "") == "TrueFilter" \
+                else _compile_expr(node.expr, self.d, self.span)
+            return _LeftJoin(self.op(node.p1), self.op(node.p2), test)
+        if name == "Union":
+            return _Union(self.op(node.p1), self.op(node.p2))
+        if name == "Extend":
+            return _Extend(self.op(node.p), str(node.var), _compile_expr(node.expr, self.d, self.span), self.d)
+        if name == "ToMultiSet":
+            return self.op(node.p)
+        if name == "values":
+            return _Values([{str(k): self.d.intern(from_rdflib(v)) for k, v in row.items() if v is not None}
+                            for row in node.res])
+        if name in ("Project", "Slice", "OrderBy"):
+            if name == "Slice":
+                raise _unsupported("LIMIT / OFFSET", self.span)
+            return self.op(node.p)
+        if name in ("Distinct", "Reduced"):
+            return _Distinct(self.op(node.p))
+        raise _unsupported(name, self.span)
+
+
+def _vars(comparison: ir.Comparison):
+    from rules.validate import expr_vars
+    return [*expr_vars(comparison.left), *expr_vars(comparison.right)]
+
+
+@dataclass
+class CompiledEvent:
+    """An event type: ``run(store)`` gives its solutions now, as tuples of term ids in the order
+    of ``attributes``."""
+
+    name: str
+    attributes: tuple[str, ...]
+    _run: Callable[[Store], list[tuple]]
+
+    def run(self, store: Store) -> list[tuple]:
+        return self._run(store)
+
+
+def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictionary) -> CompiledEvent:
+    """Compile an ``event`` declaration (SPARQL or rule body) onto the store."""
+    params = event.attributes
+    if event.query is None:
+        atoms = [lit.atom for lit in event.body if isinstance(lit, ir.AtomLiteral) and not lit.negated]
+        extra = tuple(lit for lit in event.body if not (isinstance(lit, ir.AtomLiteral) and not lit.negated))
+        plans = _Plans(atoms, extra, tuple(p.name for p in event.params), d)
+        return CompiledEvent(event.name, params, plans.rows)
+    query, diags = parse_select(event.query, prefixes)
+    if query is None:
+        raise RuleError(diags)
+    root = _Compiler(d, event.query.span).op(query.algebra["p"])
+
+    def run_query(store: Store) -> list[tuple]:
+        rows = []
+        for sol in root.run(store):
+            if all(p in sol for p in params):
+                rows.append(tuple(sol[p] for p in params))
+        return rows
+    return CompiledEvent(event.name, params, run_query)

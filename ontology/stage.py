@@ -1,0 +1,189 @@
+"""The ontological stage as a user embeds it: rules + ontology in, ``(t, facts)`` in, enriched
+knowledge and events out.
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "rules.dotr").write_text('''@prefix : <http://ex.org/> .
+... :inRoom(?s, ?r) :- :at(?s, ?l), :inRoom(?l, ?r) .
+... event Smoke(?s, ?r) := select ?s ?r where { ?s a :Smoke ; :inRoom ?r } .''')
+>>> _ = (d / "bg.ttl").write_text("@prefix : <http://ex.org/> . :locA :inRoom :roomA .")
+>>> stage = OntologicalStage.from_files(d / "rules.dotr", [d / "bg.ttl"])
+>>> from rdflib import URIRef, RDF
+>>> ex = lambda n: URIRef("http://ex.org/" + n)
+>>> out = stage.process(10, [(ex("s1"), RDF.type, ex("Smoke")), (ex("s1"), ex("at"), ex("locA"))])
+>>> stage.decode(out.events["Smoke"])
+[(Iri(value='http://ex.org/s1'), Iri(value='http://ex.org/roomA'))]
+>>> [stage.format_fact(rel, f) for rel, f in stage.conclusions(10)]
+['<http://ex.org/inRoom>(<http://ex.org/s1>,<http://ex.org/roomA>)']
+>>> stage.process(11).events["Smoke"]
+[]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from rdflib.term import Node
+
+from rules import check, ir
+from rules.loader import CheckResult
+from rules.terms import TermDictionary
+
+from .background import load_triples
+from .convert import atom_fact, triple_fact
+from .events import CompiledEvent, compile_event
+from .materialise import Materialiser
+from .store import INF
+
+PROFILE_DIR = Path(__file__).with_name("profiles")
+
+Fact = ir.Atom | tuple  # a ground atom, or an RDF triple of rdflib terms
+
+
+@dataclass
+class TimePoint:
+    """What the stage produced at ``t``: per event type, the solutions as tuples of term ids."""
+
+    t: int
+    events: dict[str, list[tuple[int, ...]]] = field(default_factory=dict)
+
+
+def profile_rules(name: str) -> tuple[ir.Rule, ...]:
+    """The rules of a built-in profile (``rdfs``, ``rdfs_full``, ``owl2rl``)."""
+    result = check(PROFILE_DIR / f"{name}.dotr")
+    result.raise_for_errors()
+    return tuple(s for s in result.program.statements if isinstance(s, ir.Rule))
+
+
+class OntologicalStage:
+    """Materialisation with expiry tags plus event extraction, per time point."""
+
+    def __init__(self, checked: CheckResult, background: Iterable[Fact] = (),
+                 dictionary: TermDictionary | None = None, load: bool = True):
+        checked.raise_for_errors()
+        self.program = checked.program
+        self.dictionary = dictionary if dictionary is not None else TermDictionary()
+        rules = list(checked.analysis.ontological)
+        profile_facts: list[ir.Atom] = []
+        for profile in dict.fromkeys(self.program.profiles):
+            for rule in profile_rules(profile):
+                (profile_facts.append(rule.head) if rule.is_fact else rules.append(rule))
+        self.materialiser = Materialiser(rules, self.dictionary)
+        self.store = self.materialiser.store
+        self.events: list[CompiledEvent] = [compile_event(e, self.program.prefixes, self.dictionary)
+                                            for e in self.program.events]
+        if load:
+            self.add_background([*self.program.facts, *profile_facts])
+            self.add_background(background)
+
+    @classmethod
+    def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), classify: bool = False
+                   ) -> "OntologicalStage":
+        """Build the stage from a rule file and ontology files (any RDF format, or OWL)."""
+        background = [t for path in ontologies for t in load_triples(path, classify)]
+        return cls(check(rules), background)
+
+    # ------------------------------------------------------------------------------ input
+    def _intern(self, fact: Fact) -> tuple:
+        if isinstance(fact, ir.Atom):
+            atom = fact
+            if isinstance(atom.pred, ir.Iri) and len(atom.args) == 1:
+                atom = ir.Atom(ir.Iri(ir.RDF_TYPE), (atom.args[0], atom.pred))
+            return atom_fact(atom, self.dictionary)
+        if len(fact) == 3 and all(isinstance(x, Node) for x in fact):
+            return triple_fact(*fact, self.dictionary)
+        return fact  # already (relation, int tuple)
+
+    def add_background(self, facts: Iterable[Fact]) -> None:
+        """Add facts that hold at every time point (also while streaming)."""
+        self.materialiser.add([(*self._intern(f), INF) for f in facts])
+
+    def remove_background(self, facts: Iterable[Fact]) -> None:
+        """Remove background facts; what only they supported goes too (DRed)."""
+        self.materialiser.retract([self._intern(f) for f in facts])
+
+    def process(self, t: int, facts: Iterable[Fact] = (), until: int | None = None) -> TimePoint:
+        """Evaluate time point ``t`` with the stream facts given for it; they hold until ``until``
+        (default ``t``: DOTR semantics; ``t + r`` for a window of range r)."""
+        m = self.materialiser
+        m.advance(t)
+        expiry = t if until is None else until
+        m.add([(*self._intern(f), expiry) for f in facts])
+        m.evaluate_local(t)
+        return TimePoint(t, {e.name: e.run(self.store) for e in self.events})
+
+    # ----------------------------------------------------------------------------- output
+    def conclusions(self, t: int) -> list[tuple]:
+        """Facts derived at ``t`` that are neither input facts nor consequences of the background
+        alone (those hold at every time point), as ``(relation, int tuple)``, sorted."""
+        explicit = self.materialiser.explicit
+        out = set()
+        for when, items in self.store.buckets.items():
+            if when < t:
+                continue
+            for rel, fact in items:
+                if self.store.expiry(rel, fact) is not None and (rel, fact) not in explicit \
+                        and not _internal(self.dictionary.term(rel[0])):
+                    out.add((rel, fact))
+        return sorted(out)
+
+    def live_facts(self, t: int | None = None) -> Iterable[tuple]:
+        """Every fact that holds (at ``t``): ``(relation, int tuple, expiry)``."""
+        for rel, fact, expiry in self.store:
+            if t is None or expiry >= t:
+                yield rel, fact, expiry
+
+    def decode(self, rows: Iterable[tuple[int, ...]]) -> list[tuple]:
+        term = self.dictionary.term
+        return [tuple(term(i) for i in row) for row in rows]
+
+    def format_fact(self, rel: tuple, fact: tuple) -> str:
+        """The canonical text of a fact: ``pred(arg,...)``, IRIs as ``<...>``, no spaces."""
+        return format_fact(self.dictionary, rel, fact)
+
+    # ----------------------------------------------------------------------------- state
+    def snapshot(self) -> dict:
+        """The stage's state as plain data (picklable); see :meth:`restore`."""
+        return {
+            "terms": self.dictionary.snapshot(),
+            "facts": list(self.store),
+            "explicit": list(self.materialiser.explicit.items()),
+            "local": list(self.materialiser._local_facts),
+        }
+
+    @classmethod
+    def restore(cls, checked: CheckResult, state: dict) -> "OntologicalStage":
+        """A stage for the same rules, in the state ``snapshot()`` returned."""
+        stage = cls(checked, dictionary=TermDictionary.restore(state["terms"]), load=False)
+        for rel, fact, expiry in state["facts"]:
+            stage.store.add(rel, fact, expiry)
+        stage.materialiser.explicit = dict(state["explicit"])
+        stage.materialiser._local_facts = list(state["local"])
+        return stage
+
+
+def _internal(pred) -> bool:
+    """Predicates named ``_...`` are helpers (the profiles' list rules): never output."""
+    return isinstance(pred, ir.Name) and pred.value.startswith("_")
+
+
+def format_term(term) -> str:
+    if isinstance(term, ir.Iri):
+        return f"<{term.value}>"
+    if isinstance(term, ir.Name):
+        return term.value
+    if isinstance(term, ir.Num):
+        return str(term.value)
+    from rdflib import Literal as RdfLiteral, URIRef
+    return RdfLiteral(term.lexical, lang=term.lang,
+                      datatype=URIRef(term.datatype) if term.datatype else None).n3()
+
+
+def format_fact(d: TermDictionary, rel: tuple, fact: tuple) -> str:
+    pred = d.term(rel[0])
+    name = pred.value if isinstance(pred, ir.Name) else f"<{pred.value}>"
+    if not fact:
+        return name
+    return f"{name}({','.join(format_term(d.term(i)) for i in fact)})"
