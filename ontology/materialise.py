@@ -102,23 +102,46 @@ class Materialiser:
         return self._propagate(changed)
 
     def _propagate(self, items: list[FactItem]) -> int:
-        store, seeds = self.store, self._seeds
-        delta: dict[RelKey, dict[tuple, int]] = defaultdict(dict)
+        delta = self._apply(items)
         count = 0
-        for rel, fact, expiry in items:
-            if store.add(rel, fact, expiry):
-                delta[rel][fact] = store.relation(rel).facts[fact]
         while delta:
             count += sum(len(v) for v in delta.values())
             pending: list[FactItem] = []
             emit = pending.append
             for rel, changed in delta.items():
                 self._run_seeds(rel, list(changed.items()), emit)
-            delta = defaultdict(dict)
-            for rel, fact, expiry in pending:
-                if store.add(rel, fact, expiry):
-                    delta[rel][fact] = expiry
+            delta = self._apply(pending)
         return count
+
+    def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
+        """Store each item (``Store.add``, inlined for speed); the delta is what is new or rose."""
+        store = self.store
+        relations, buckets = store.relations, store.buckets
+        delta: dict[RelKey, dict[tuple, int]] = {}
+        last = r = facts = changed = None
+        for rel, fact, expiry in items:
+            if rel is not last:  # items come in runs of one relation (one plan's head)
+                r = relations.get(rel)
+                if r is None:
+                    r = store.relation(rel)
+                facts = r.facts
+                changed = delta.get(rel)
+                if changed is None:
+                    changed = delta[rel] = {}
+                last = rel
+            old = facts.get(fact)
+            if old is None:
+                facts[fact] = expiry
+                if r.indexes:
+                    r._insert(fact)
+            elif old >= expiry:
+                continue
+            else:
+                facts[fact] = expiry
+            if expiry != INF:
+                buckets[expiry].append((rel, fact))
+            changed[fact] = expiry
+        return {rel: changed for rel, changed in delta.items() if changed}
 
     def _run_seeds(self, rel: RelKey, items: list, emit) -> None:
         """Run every plan seeded at ``rel`` on ``items`` ((fact, expiry) pairs)."""

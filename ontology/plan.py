@@ -125,6 +125,7 @@ def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_re
     pending_cmp = list(comparisons)
     pending_neg = list(negatives)
     remaining = [i for i in range(len(positives)) if i != seed]
+    head_check = [True] if head_rel is None else []
     if seed is None:
         positives = [ir.Atom(ir.Name("_"), ())]
         rels = [(-1, 0)]
@@ -156,6 +157,9 @@ def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_re
                 g.emit(depth, f"if {fact}[{pos}] != {g.term_code(term)}: continue")
 
     def place_filters(depth: int) -> None:
+        if head_check and head_pred.name in g.slots:  # a variable head predicate must be an IRI
+            head_check.clear()
+            g.emit(depth, f"if not store.is_triple(({g.slots[head_pred.name]}, {len(head_terms)})): continue")
         progress = True
         while progress:
             progress = False
@@ -193,30 +197,16 @@ def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_re
                     else:
                         g.emit(depth, f"if {key} in {g.const(relation_of(atom, d))}_facts: continue")
 
-    # the seed (a variable predicate is bound to the delta's predicate, passed as PRED)
-    depth = 1
-    seed_pred = positives[seed].pred
-    if isinstance(seed_pred, ir.Var):
-        g.slots[seed_pred.name] = "vP"
-        g.emit(depth, "vP = PRED")
-    g.emit(depth, "for f0, m0 in delta:")
-    depth += 1
-    checks(seed, "f0", depth, set())
-    bind_atom(seed, "f0", depth)
-    place_filters(depth)
     level = 0
-    while remaining:
-        def score(i):
-            atom = positives[i]
-            terms = (atom.pred, *atom.args)
-            bound = sum(1 for t in terms if not isinstance(t, ir.Var) or t.name in g.slots)
-            return (bound == len(terms), bound, -i)
-        i = max(remaining, key=score)
-        remaining.remove(i)
+    mvar: list[str | None] = [None]  # the variable holding the minimum expiry so far (None: INF)
+
+    def place_atom(i: int, depth: int) -> int:
+        """Emit the lookup of positive atom i; returns the depth inside it."""
+        nonlocal level
         level += 1
         args = positives[i].args
         positions = tuple(p for p, t in enumerate(args) if not isinstance(t, ir.Var) or t.name in g.slots)
-        fact, exp, m_prev, m = f"f{level}", f"e{level}", f"m{level - 1}", f"m{level}"
+        fact, exp, m = f"f{level}", f"e{level}", f"m{level}"
         pred = positives[i].pred
         if isinstance(pred, ir.Var):  # the relation is found at run time
             if pred.name not in g.slots:
@@ -246,15 +236,54 @@ def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_re
             checks(i, fact, depth, set(positions))
             g.emit(depth, f"{exp} = {facts_expr}[{fact}]")
             bind_atom(i, fact, depth)
-        g.emit(depth, f"{m} = {m_prev} if {m_prev} < {exp} else {exp}")
+        prev = mvar[0]
+        g.emit(depth, f"{m} = {exp}" if prev is None else f"{m} = {prev} if {prev} < {exp} else {exp}")
+        mvar[0] = m
         place_filters(depth)
+        return depth
+
+    def score(i):
+        atom = positives[i]
+        terms = (atom.pred, *atom.args)
+        bound = sum(1 for t in terms if not isinstance(t, ir.Var) or t.name in g.slots)
+        return (bound == len(terms), bound, -i)
+
+    depth = 1
+    seed_pred = positives[seed].pred
+    if isinstance(seed_pred, ir.Var):
+        # the seed's predicate is the delta's (PRED): the atoms it binds are joined once, before
+        # the loop over the delta (often they have no match, and the delta is not looked at)
+        g.slots[seed_pred.name] = "vP"
+        g.emit(depth, "vP = PRED")
+        g.emit(depth, "for _ in (0,):  # a loop, so that 'continue' leaves the joins below")
+        depth += 1
+        seed_vars = {t.name for t in positives[seed].args if isinstance(t, ir.Var)}
+        while remaining:
+            i = max(remaining, key=score)
+            names = {t.name for t in (positives[i].pred, *positives[i].args) if isinstance(t, ir.Var)}
+            if not names & set(g.slots) or names & seed_vars:
+                break
+            remaining.remove(i)
+            depth = place_atom(i, depth)
+    g.emit(depth, "for f0, m0 in delta:")
+    depth += 1
+    checks(seed, "f0", depth, set())
+    bind_atom(seed, "f0", depth)
+    if mvar[0] is None:
+        mvar[0] = "m0"
+    else:
+        g.emit(depth, f"m0 = m0 if m0 < {mvar[0]} else {mvar[0]}")
+        mvar[0] = "m0"
+    place_filters(depth)
+    while remaining:
+        i = max(remaining, key=score)
+        remaining.remove(i)
+        depth = place_atom(i, depth)
     if pending_cmp or pending_neg:
         raise ValueError("unsafe rule: a comparison or negation has unbound variables")
     head = "(" + "".join(g.term_code(t) + ", " for t in head_terms) + ")"
     head_code = "HEAD" if head_rel is not None else f"({g.slots[head_pred.name]}, {len(head_terms)})"
-    if head_rel is None:  # a variable predicate derives triples: only of IRI predicates
-        g.emit(depth, f"if not store.is_triple({head_code}): continue")
-    g.emit(depth, f"emit(({head_code}, {head}, m{level}))")
+    g.emit(depth, f"emit(({head_code}, {head}, {mvar[0]}))")
 
     # prelude: fetch relations and indexes once per call
     prelude = []

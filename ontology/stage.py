@@ -21,6 +21,7 @@ knowledge and events out.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -32,7 +33,7 @@ from rules.loader import CheckResult
 from rules.terms import TermDictionary
 
 from .background import load_triples
-from .convert import atom_fact, triple_fact
+from .convert import atom_fact, from_rdflib
 from .events import CompiledEvent, compile_event
 from .materialise import Materialiser
 from .store import INF
@@ -61,7 +62,7 @@ class OntologicalStage:
     """Materialisation with expiry tags plus event extraction, per time point."""
 
     def __init__(self, checked: CheckResult, background: Iterable[Fact] = (),
-                 dictionary: TermDictionary | None = None, load: bool = True):
+                 dictionary: TermDictionary | None = None, load: bool = True, freeze_gc: bool = True):
         checked.raise_for_errors()
         self.program = checked.program
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
@@ -71,12 +72,17 @@ class OntologicalStage:
             for rule in profile_rules(profile):
                 (profile_facts.append(rule.head) if rule.is_fact else rules.append(rule))
         self.materialiser = Materialiser(rules, self.dictionary)
+        self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
         self.store = self.materialiser.store
         self.events: list[CompiledEvent] = [compile_event(e, self.program.prefixes, self.dictionary)
                                             for e in self.program.events]
         if load:
             self.add_background([*self.program.facts, *profile_facts])
             self.add_background(background)
+        if freeze_gc:
+            # the materialised background is millions of acyclic objects that Python's cyclic
+            # garbage collector would otherwise rescan at every full collection (tens of ms)
+            gc.freeze()
 
     @classmethod
     def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), classify: bool = False
@@ -92,8 +98,16 @@ class OntologicalStage:
             if isinstance(atom.pred, ir.Iri) and len(atom.args) == 1:
                 atom = ir.Atom(ir.Iri(ir.RDF_TYPE), (atom.args[0], atom.pred))
             return atom_fact(atom, self.dictionary)
-        if len(fact) == 3 and all(isinstance(x, Node) for x in fact):
-            return triple_fact(*fact, self.dictionary)
+        if len(fact) == 3 and isinstance(fact[1], Node):
+            ids = self._node_ids
+            try:
+                s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]
+            except KeyError:
+                for node in fact:
+                    if node not in ids:
+                        ids[node] = self.dictionary.intern(from_rdflib(node))
+                s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]
+            return (p, 2), (s, o)
         return fact  # already (relation, int tuple)
 
     def add_background(self, facts: Iterable[Fact]) -> None:
