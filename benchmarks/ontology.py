@@ -32,7 +32,7 @@ from rdflib import Literal, URIRef  # noqa: E402
 from benchmarks.lubm_like import EX, triples  # noqa: E402
 from ontology.materialise import Materialiser  # noqa: E402
 from ontology.stage import OntologicalStage, profile_rules  # noqa: E402
-from ontology.store import INF  # noqa: E402
+from rules.store import INF  # noqa: E402
 from rules import check_text  # noqa: E402
 from rules.ir import Iri  # noqa: E402
 from rules.terms import TermDictionary  # noqa: E402

@@ -21,6 +21,9 @@ _FORMATS = {".ttl": "turtle", ".nt": "nt", ".nq": "nquads", ".trig": "trig", ".r
             ".jsonld": "json-ld", ".json": "json-ld", ".n3": "n3", ".owx": "owl"}
 
 
+_INFERRED = "http://dotr.invalid/inferred"
+
+
 class BackgroundError(DotrError):
     """A background file could not be read."""
 
@@ -58,10 +61,11 @@ def _owlready_triples(path: Path, classify: bool) -> Iterator[tuple]:
     try:
         world.get_ontology(path.resolve().as_uri()).load()
         if classify:
-            with world.get_ontology("http://dotr.invalid/inferred#"):
+            with world.get_ontology(_INFERRED + "#"):
                 owlready2.sync_reasoner_hermit(world, infer_property_values=False, debug=0)
     except Exception as err:
         raise BackgroundError(f"{path}: {err}") from err
     graph = world.as_rdflib_graph()
     for s, p, o in graph:
-        yield s, p, o
+        if str(s) != _INFERRED:  # the ontology holding the inferences is not part of the data
+            yield s, p, o

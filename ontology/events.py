@@ -1,7 +1,7 @@
 """Event queries: SPARQL SELECT (parsed by rdflib) and rule bodies, compiled onto the store.
 
 rdflib parses the query and builds its algebra; the algebra is then compiled into operators that
-run on int ids: each basic graph pattern becomes join plans (``ontology.plan``) with its simple
+run on int ids: each basic graph pattern becomes join plans (``rules.plan``) with its simple
 filters pushed in, started at run time from its most selective triple pattern; OPTIONAL, UNION,
 BIND, VALUES, FILTER, DISTINCT and joins work on solutions (dicts variable -> id). rdflib's own
 evaluator is never used.
@@ -38,8 +38,8 @@ from rules.sparql import parse_select
 from rules.terms import TermDictionary
 
 from .convert import from_rdflib
-from .plan import compile_rule
-from .store import Store
+from rules.plan import compile_rule
+from rules.store import Store
 
 Solution = dict  # variable name -> term id
 

@@ -36,8 +36,8 @@ from rules import ir
 from rules.analysis import dependency_graph, pred_key, stratify
 from rules.terms import TermDictionary
 
-from .plan import CompiledRule, compile_rule
-from .store import INF, RelKey, Store
+from rules.plan import CompiledRule, compile_rule
+from rules.store import INF, RelKey, Store
 
 FactItem = tuple  # (relation, fact tuple, expiry)
 

@@ -36,7 +36,7 @@ from .background import load_triples
 from .convert import atom_fact, from_rdflib
 from .events import CompiledEvent, compile_event
 from .materialise import Materialiser
-from .store import INF
+from rules.store import INF
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 

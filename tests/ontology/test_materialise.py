@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ontology.materialise import Materialiser
-from ontology.store import INF
+from rules.store import INF
 from rules import ir, parse
 from rules.terms import TermDictionary
 from tests.ontology.reference import closure

@@ -10,7 +10,7 @@ code works on int tuples and local variables only; no IR object is touched per f
 
 >>> from rules import parse
 >>> from rules.terms import TermDictionary
->>> from ontology.store import Store, INF
+>>> from rules.store import Store, INF
 >>> d, store = TermDictionary(), Store()
 >>> rule = parse("path(X, Z) :- edge(X, Y), path(Y, Z).").rules[0]
 >>> plans = compile_rule(rule.head, rule.body, d)
