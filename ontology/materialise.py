@@ -154,7 +154,7 @@ class Materialiser:
 
     def advance(self, now: int) -> list[tuple[RelKey, tuple]]:
         """Drop every fact that expired before ``now``."""
-        dropped = self.store.expire(now)
+        dropped = [(rel, fact) for rel, fact, _ in self.store.expire(now)]
         explicit = self.explicit
         for rel, fact in dropped:
             key = (rel, fact)

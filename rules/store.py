@@ -10,7 +10,7 @@ bucket, without re-derivation (DESIGN 4).
 >>> sorted(s.index((7, 2), (0,))[1])
 [(1, 2), (1, 3)]
 >>> s.expire(11)
-[((7, 2), (1, 2))]
+[((7, 2), (1, 2), 10)]
 >>> sorted(s.relation((7, 2)).facts)
 [(1, 3)]
 """
@@ -117,8 +117,9 @@ class Store:
         r._delete(fact)
         return True
 
-    def expire(self, now: int) -> list[tuple[RelKey, tuple]]:
-        """Drop every fact whose expiry is before ``now``; return what was dropped."""
+    def expire(self, now: int) -> list[tuple[RelKey, tuple, int]]:
+        """Drop every fact whose expiry is before ``now``; return what was dropped, with the
+        expiry each had."""
         dropped = []
         for when in sorted(t for t in self.buckets if t < now):
             for rel, fact in self.buckets.pop(when):
@@ -126,7 +127,7 @@ class Store:
                 if r.facts.get(fact) == when:
                     del r.facts[fact]
                     r._delete(fact)
-                    dropped.append((rel, fact))
+                    dropped.append((rel, fact, when))
         return dropped
 
     def __iter__(self) -> Iterator[tuple[RelKey, tuple, int]]:

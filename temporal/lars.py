@@ -1,0 +1,392 @@
+"""The LARS engine: Plain LARS rules (DESIGN 3.2) evaluated along a stream, incrementally.
+
+Laser's idea, in the store's terms: every fact carries a *horizon* (its expiry: the last time
+point at which it is guaranteed to hold). A window atom is rewritten into an auxiliary relation
+whose facts carry the window's guarantee:
+
+* ``[n] <> p(X)``: ``p(X)`` held at some u in [t-n, t], so the window atom holds until the last
+  time p(X) holds plus n (``<> p`` without a window: for ever);
+* ``[n] @T p(X)``: one fact ``(X, T)`` per time point T at which p(X) held, until T + n;
+* ``[n] [] p(X)``, tuple windows ``[n #] ...``: recomputed at every time point (a box cannot be
+  guaranteed beyond now; a tuple window moves with every arriving atom), horizon t.
+
+A derivation's horizon is the minimum of its premises' (the body holds that long); a fact keeps
+the maximum over its derivations; a conclusion is not derived again while its horizon lasts, and
+a rule only fires on a body grounding that is new (semi-naive: only deltas seed the join plans,
+which is sSNE). Negation is stratified: rules with ``not`` are evaluated in full at each time
+point after the strata below, and what they derive holds at that time point only. ``@T`` heads
+place conclusions at T: now, in the history (which feeds the windows) or in the future.
+
+>>> from rules import parse
+>>> engine = LarsEngine(parse("alarm(R) :- [2] <> smoke(R).").rules)
+>>> smoke = engine.relation("smoke", 1)
+>>> r1 = engine.dictionary.intern(ir.Name("r1"))
+>>> [engine.format(out) for out in (engine.step(0, [(smoke, (r1,))]), engine.step(1), engine.step(3))]
+[['alarm(r1)'], ['alarm(r1)'], []]
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import networkx as nx
+
+from rules import ir
+from rules.analysis import stratify
+from rules.plan import CompiledRule, compile_rule
+from rules.store import INF, RelKey, Store
+from rules.terms import TermDictionary
+
+FactItem = tuple  # (relation, fact tuple, expiry)
+
+
+@dataclass
+class Output:
+    """The result of evaluating time point ``t``: the derived atoms that hold at t (not the input
+    atoms), and the atoms that ``@T`` heads placed at other time points, as ``(T, rel, fact)``."""
+
+    t: int
+    facts: list[tuple[RelKey, tuple]] = field(default_factory=list)
+    at: list[tuple[int, RelKey, tuple]] = field(default_factory=list)
+
+
+@dataclass
+class _Aux:
+    """An auxiliary relation standing for one window atom ``[window] op base``."""
+
+    rel: RelKey
+    base: RelKey
+    kind: str  # "dia" (time window diamond), "at", "box", "tdia", "tbox", "tat"
+    size: int  # window length in time points or atoms; INF for the whole stream
+
+
+def _add(e: int, n: int) -> int:
+    return INF if e >= INF or n >= INF else min(e + n, INF)
+
+
+class LarsEngine:
+    """Evaluates LARS rules time point by time point; see the module docstring."""
+
+    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary | None = None,
+                 background: Iterable[tuple[RelKey, tuple]] = (), start: int = 0):
+        self.dictionary = d = dictionary if dictionary is not None else TermDictionary()
+        self.store = Store(lambda pid: isinstance(d.term(pid), ir.Iri))
+        self.start = start
+        self.t: int | None = None
+        self._aux: dict[tuple, _Aux] = {}
+        self._dia_of: dict[RelKey, list[_Aux]] = defaultdict(list)  # base -> diamond aux
+        self._pertime: list[_Aux] = []  # aux recomputed at every time point
+        rules = list(rules)
+        facts = [r.head for r in rules if r.is_fact]
+        rules = [r for r in rules if not r.is_fact]
+        self.intensional: set[RelKey] = set()
+        self._at_heads: dict[RelKey, RelKey] = {}  # pseudo head relation -> placed relation
+        compiled: list[tuple[ir.Rule, CompiledRule, bool]] = []
+        graph = nx.DiGraph()
+        for rule in rules:
+            head_rel = (d.intern(rule.head.pred), len(rule.head.args))
+            self.intensional.add(head_rel)
+            body = tuple(self._rewrite(lit, graph, head_rel) for lit in rule.body)
+            head = rule.head
+            if rule.at is not None:  # the time is an extra argument of a pseudo relation
+                pseudo = ir.Atom(ir.Name(f"_lars:place:{head_rel[0]}:{head_rel[1]}"), (*head.args, rule.at))
+                self._at_heads[(d.intern(pseudo.pred), len(pseudo.args))] = head_rel
+                head = pseudo
+            for lit in body:
+                if isinstance(lit, ir.AtomLiteral):
+                    rel = (d.intern(lit.atom.pred), len(lit.atom.args))
+                    strict = lit.negated
+                    if graph.has_edge(rel, head_rel):
+                        graph[rel][head_rel]["negative"] |= strict
+                    else:
+                        graph.add_edge(rel, head_rel, negative=strict)
+            graph.add_node(head_rel)
+            negated = any(isinstance(l, ir.AtomLiteral) and l.negated for l in body)
+            compiled.append((rule, compile_rule(head, body, d), negated))
+        strata, cycles = stratify(graph)
+        if cycles:
+            raise ValueError("negation through recursion (or a box, @ or tuple window over a predicate "
+                             "in its own recursion)")
+        self._strata = strata
+        self.stratum_count = max(strata.values(), default=-1) + 1
+        self._seeds: dict[RelKey, list] = defaultdict(list)
+        self._full: dict[int, list[CompiledRule]] = defaultdict(list)  # stratum -> rules with negation
+        for rule, c, negated in compiled:
+            stratum = strata.get((d.intern(rule.head.pred), len(rule.head.args)), 0)
+            if negated or not c.body_relations:
+                self._full[stratum].append(c)
+            else:
+                for rel, plan in zip(c.body_relations, c.seeded):
+                    self._seeds[rel].append(plan)
+        self._aux_stratum = {aux.rel: strata.get(aux.base, 0) for aux in self._pertime}
+        self.tuple_size = max((a.size for a in self._pertime if a.kind.startswith("t")), default=0)
+        self._recent: deque = deque(maxlen=self.tuple_size or 1)  # (time, rel, fact) stream atoms
+        self._seen_atoms = 0
+        self._future: dict[int, list[tuple[RelKey, tuple]]] = defaultdict(list)
+        self._occ: dict[RelKey, dict[tuple, list[list[int]]]] = defaultdict(dict)  # box: intervals
+        self._placed: set[tuple[int, RelKey, tuple]] = set()
+        self._inputs: set[tuple[RelKey, tuple]] = set()
+        self._prev_t: int | None = None
+        self._placed_now: list = []
+        self._propagate([(*self._fact(a), INF) for a in facts] + [(rel, fact, INF) for rel, fact in background])
+
+    # ------------------------------------------------------------------ compilation
+    def relation(self, pred: str | ir.Name | ir.Iri, arity: int) -> RelKey:
+        if isinstance(pred, str):
+            pred = ir.Name(pred)
+        return (self.dictionary.intern(pred), arity)
+
+    def _fact(self, atom: ir.Atom) -> tuple[RelKey, tuple]:
+        d = self.dictionary
+        return (d.intern(atom.pred), len(atom.args)), tuple(d.intern(a) for a in atom.args)
+
+    def _rewrite(self, lit, graph: nx.DiGraph, head_rel: RelKey):
+        """A body literal over stored relations: window atoms become auxiliary atoms."""
+        if not isinstance(lit, ir.TemporalLiteral):
+            return lit
+        d = self.dictionary
+        atom = lit.atom
+        if isinstance(atom.pred, ir.Var):
+            raise ValueError("a variable predicate cannot be used inside a window")
+        base = (d.intern(atom.pred), len(atom.args))
+        window, op = lit.window, lit.op
+        size = INF if window is None else window.length()
+        tuple_window = window is not None and window.tuple
+        kind = {ir.Diamond: "dia", ir.Box: "box", ir.At: "at"}[type(op)]
+        if tuple_window:
+            kind = "t" + kind
+        with_time = kind in ("at", "tat")
+        key = (kind, size, base)
+        aux = self._aux.get(key)
+        if aux is None:
+            name = ir.Name(f"_lars:{kind}:{size}:{base[0]}:{base[1]}")
+            aux = _Aux((d.intern(name), base[1] + with_time), base, kind, size)
+            self._aux[key] = aux
+            if kind == "dia":
+                self._dia_of[base].append(aux)
+            else:
+                self._pertime.append(aux)
+        # the auxiliary relation depends on its base: a diamond like a positive atom; the others
+        # are computed once the base is complete at t (like a negation: a strict edge)
+        strict = kind != "dia"
+        if graph.has_edge(base, aux.rel):
+            graph[base][aux.rel]["negative"] |= strict
+        else:
+            graph.add_edge(base, aux.rel, negative=strict)
+        args = (*atom.args, op.time) if with_time else atom.args
+        return ir.AtomLiteral(ir.Atom(ir.Name(f"_lars:{kind}:{size}:{base[0]}:{base[1]}"), args), lit.negated)
+
+    # ------------------------------------------------------------------ evaluation
+    def step(self, t: int, facts: Iterable[tuple[RelKey, tuple]] = ()) -> Output:
+        """Evaluate time point ``t`` (after every earlier one) with its stream atoms."""
+        if self.t is not None and t <= self.t:
+            raise ValueError(f"time point {t} is not after {self.t}")
+        self.t = t
+        self._advance(t)
+        facts = list(facts)
+        self._inputs = {(rel, fact) for rel, fact in facts}
+        for rel, fact in facts:
+            self._seen_atoms += 1
+            if self.tuple_size:
+                self._recent.append((t, rel, fact))
+        items = [(rel, fact, t) for rel, fact in facts]
+        items += [(rel, fact, t) for rel, fact in self._future.pop(t, ())]
+        placed_now: list[tuple[int, RelKey, tuple]] = []
+        self._placed_now = placed_now
+        done: set[RelKey] = set()
+        for stratum in range(max(self.stratum_count, 1)):
+            for aux in self._pertime:
+                if aux.rel not in done and self._aux_stratum[aux.rel] < stratum:
+                    done.add(aux.rel)
+                    items += self._pertime_facts(aux, t)
+            self._propagate(items)
+            items = []
+            for _ in range(1000):  # rules with negation: in full, to the stratum's fixpoint
+                fresh = []
+                for c in self._full.get(stratum, ()):
+                    fresh += self._run_full(c, t)
+                if not self._propagate(fresh):
+                    break
+        for aux in self._pertime:  # auxiliaries whose base is in the top stratum feed no rule
+            if aux.rel not in done:
+                self._pertime_facts(aux, t)
+        self._prev_t = t
+        return Output(t, self._output(t), sorted(placed_now))
+
+    def _advance(self, t: int) -> None:
+        """Drop what expired; a fact that stays held through the time points not evaluated since
+        the previous one (box windows need to know)."""
+        for rel, fact, expiry in self.store.expire(t):
+            runs = self._occ.get(rel)
+            if runs is not None and fact in runs and runs[fact][-1][1] >= (self._prev_t or 0):
+                runs[fact][-1][1] = max(runs[fact][-1][1], expiry)
+        prev = self._prev_t
+        if prev is not None and prev < t - 1:
+            for rel, runs in self._occ.items():
+                facts = self.store.relations[rel].facts
+                for fact, fact_runs in runs.items():
+                    if fact_runs[-1][1] == prev and fact in facts:
+                        fact_runs[-1][1] = t - 1
+
+    def _run_full(self, c: CompiledRule, t: int) -> list[FactItem]:
+        out: list[FactItem] = []
+        store = self.store
+        if not c.body_relations:
+            c.seeded[0]([((), INF)], store, out.append)
+        else:
+            c.seeded[0](list(store.relation(c.body_relations[0]).facts.items()), store, out.append)
+        return [(rel, fact, e if e < t else t) for rel, fact, e in out]  # holds now only
+
+    def _propagate(self, items: list[FactItem]) -> int:
+        delta = self._apply(items)
+        count = 0
+        while delta:
+            count += sum(len(v) for v in delta.values())
+            pending: list[FactItem] = []
+            emit = pending.append
+            store = self.store
+            for rel, changed in delta.items():
+                plans = self._seeds.get(rel)
+                if plans:
+                    batch = list(changed.items())
+                    for plan in plans:
+                        plan(batch, store, emit)
+            delta = self._apply(pending)
+        return count
+
+    def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
+        """Store items (placing ``@`` heads, deriving diamond auxiliaries); returns the delta."""
+        store, delta = self.store, defaultdict(dict)
+        t = self.t if self.t is not None else self.start
+        queue = list(items)
+        while queue:
+            rel, fact, expiry = queue.pop()
+            target = self._at_heads.get(rel)
+            if target is not None:  # @T head: the last argument is the time
+                when = self.dictionary.value(fact[-1])
+                if not isinstance(when, int):
+                    continue
+                queue.extend(self._place(target, fact[:-1], when, t))
+                continue
+            if store.add(rel, fact, expiry):
+                expiry = store.relation(rel).facts[fact]
+                delta[rel][fact] = expiry
+                for aux in self._dia_of.get(rel, ()):
+                    queue.append((aux.rel, fact, _add(expiry, aux.size)))
+        return {rel: changed for rel, changed in delta.items() if changed}
+
+    def _place(self, rel: RelKey, fact: tuple, when: int, now: int) -> list[FactItem]:
+        """``@when fact``: now, in the past (its windows learn of it) or in the future."""
+        key = (when, rel, fact)
+        if when == now:
+            self._placed.add(key)
+            return [(rel, fact, now)]
+        if key in self._placed:
+            return []
+        self._placed.add(key)
+        self._placed_now.append(key)
+        if when > now:
+            self._future[when].append((rel, fact))
+            return []
+        if when < self.start:  # before the timeline: no window sees it
+            return []
+        out = [(aux.rel, fact, _add(when, aux.size)) for aux in self._dia_of.get(rel, ())
+               if _add(when, aux.size) >= now]
+        for aux in self._pertime:
+            if aux.base == rel and aux.kind == "at" and _add(when, aux.size) >= now:
+                out.append((aux.rel, (*fact, self.dictionary.number(when)), _add(when, aux.size)))
+            if aux.base == rel and aux.kind == "box":
+                self._record(rel, fact, when, when)
+        return out
+
+    # ------------------------------------------------------------ per-time-point windows
+    def _record(self, rel: RelKey, fact: tuple, start: int, end: int) -> None:
+        """Note that ``fact`` held throughout [start, end] (for box windows)."""
+        runs = self._occ[rel].setdefault(fact, [])
+        i = bisect.bisect_left(runs, [start, start])
+        runs.insert(i, [start, end])
+        merged: list[list[int]] = []
+        for run in runs:
+            if merged and run[0] <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], run[1])
+            else:
+                merged.append(run)
+        runs[:] = merged
+
+    def _covered(self, rel: RelKey, fact: tuple, first: int, last: int) -> bool:
+        for start, end in self._occ[rel].get(fact, ()):
+            if start <= first and end >= last:
+                return True
+        return False
+
+    def _pertime_facts(self, aux: _Aux, t: int) -> list[FactItem]:
+        """The auxiliary facts of a box, @ or tuple window at t (its base is complete)."""
+        base_facts = self.store.relation(aux.base).facts
+        number = self.dictionary.number
+        out: list[FactItem] = []
+        if aux.kind == "at":
+            stamp = number(t)
+            return [(aux.rel, (*f, stamp), _add(t, aux.size)) for f in base_facts]
+        if aux.kind == "box":
+            first = self.start if aux.size >= INF else max(self.start, t - aux.size)
+            for f in base_facts:
+                runs = self._occ[aux.base].get(f)
+                if not runs or runs[-1][1] < t:
+                    self._record(aux.base, f, t, t)
+                if self._covered(aux.base, f, first, t):
+                    out.append((aux.rel, f, t))
+            return out
+        # tuple windows: the last n stream atoms (background facts hold throughout)
+        n = int(aux.size)
+        recent = list(self._recent)[-n:]
+        first = self.start if self._seen_atoms <= n else recent[0][0]
+        background = [f for f, e in base_facts.items() if e >= INF]
+        times: dict[tuple, set[int]] = defaultdict(set)
+        for when, rel, f in recent:
+            if rel == aux.base:
+                times[f].add(when)
+        if aux.kind == "tdia":
+            out = [(aux.rel, f, t) for f in times] + [(aux.rel, f, t) for f in background]
+        elif aux.kind == "tbox":
+            span = set(range(first, t + 1))
+            out = [(aux.rel, f, t) for f, ts in times.items() if ts >= span] + [(aux.rel, f, t) for f in background]
+        else:  # tat
+            out = [(aux.rel, (*f, number(u)), t) for f, ts in times.items() for u in ts]
+            out += [(aux.rel, (*f, number(u)), t) for f in background for u in range(first, t + 1)]
+        return out
+
+    # ------------------------------------------------------------------------- output
+    def _output(self, t: int) -> list[tuple[RelKey, tuple]]:
+        store, inputs = self.store, self._inputs
+        out = []
+        for rel in self.intensional:
+            r = store.relations.get(rel)
+            if r is None:
+                continue
+            out.extend((rel, f) for f, e in r.facts.items() if e >= t and (rel, f) not in inputs)
+        return sorted(out)
+
+    def format(self, output: Output) -> list[str]:
+        """The output facts as canonical text, sorted."""
+        return sorted(format_fact(self.dictionary, rel, f) for rel, f in output.facts)
+
+
+def format_fact(d: TermDictionary, rel: RelKey, fact: tuple) -> str:
+    from rdflib import Literal as RdfLiteral, URIRef
+
+    pred = d.term(rel[0])
+    name = pred.value if isinstance(pred, ir.Name) else f"<{pred.value}>"
+
+    def term(i):
+        x = d.term(i)
+        if isinstance(x, ir.Iri):
+            return f"<{x.value}>"
+        if isinstance(x, ir.Name):
+            return x.value
+        if isinstance(x, ir.Num):
+            return str(x.value)
+        return RdfLiteral(x.lexical, lang=x.lang, datatype=URIRef(x.datatype) if x.datatype else None).n3()
+    return name if not fact else f"{name}({','.join(term(i) for i in fact)})"

@@ -1,0 +1,148 @@
+"""The LARS engine agrees with the literal reading of the LARS definitions (tests/temporal/
+reference.py) on generated programs and streams: every operator, negation, tuple windows, @ heads."""
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from rules import check_text, ir, parse
+from temporal.lars import LarsEngine, format_fact
+from tests.temporal.reference import Reference
+
+STREAM_PREDS = {"a": 1, "b": 1, "c": 2}
+CONSTS = ["x", "y", "z"]
+
+
+def _args(draw, arity, vars_):
+    return [draw(st.sampled_from(vars_ + CONSTS[:1])) for _ in range(arity)]
+
+
+@st.composite
+def literal(draw, derived: list[str], allow_negation: bool):
+    """A body literal over stream predicates and earlier derived predicates (all unary/binary)."""
+    preds = list(STREAM_PREDS) + derived
+    pred = draw(st.sampled_from(preds))
+    arity = STREAM_PREDS.get(pred, 1)
+    args = ", ".join(draw(st.sampled_from(["X", "Y"] if arity == 2 else ["X"])) for _ in range(arity))
+    if arity == 2:
+        args = "X, Y"
+    atom = f"{pred}({args})"
+    kind = draw(st.sampled_from(["plain", "time", "time", "whole", "tuple"]))
+    if kind == "tuple" and pred not in STREAM_PREDS:
+        kind = "time"
+    op = draw(st.sampled_from(["<>", "[]", "@T"]))
+    if kind == "plain":
+        text = atom
+    elif kind == "whole":
+        text = f"{op} {atom}"
+    elif kind == "time":
+        text = f"[{draw(st.integers(0, 3))}] {op} {atom}"
+    else:
+        text = f"[{draw(st.integers(1, 4))} #] {op} {atom}"
+    return text
+
+
+@st.composite
+def programs(draw):
+    rules = []
+    derived = []
+    for i in range(draw(st.integers(1, 4))):
+        head = f"h{i}"
+        body = [draw(literal(derived, True))]
+        if draw(st.booleans()):
+            body.append(draw(literal(derived, True)))
+        text_body = ", ".join(body)
+        if draw(st.integers(0, 3)) == 0:  # negation of a stream predicate or an earlier head
+            neg_pred = draw(st.sampled_from(["a", "b"] + derived))
+            window = draw(st.sampled_from(["", "[1] <> ", "[2] [] ", "[2 #] <> "]))
+            if neg_pred not in STREAM_PREDS and "#" in window:
+                window = "[1] <> "
+            text_body += f", not {window}{neg_pred}(X)"
+        at_head = "@T" in text_body and draw(st.booleans())
+        head_text = f"@T {head}(X)" if at_head else f"{head}(X)"
+        if at_head and draw(st.booleans()):
+            head_text = f"@U {head}(X)"
+            text_body += f", U = T + {draw(st.integers(-2, 2))}"
+        rules.append(f"{head_text} :- {text_body} .")
+        derived.append(head)
+    if draw(st.booleans()):  # positive recursion through a diamond
+        rules.append(f"h0(X) :- [1] <> h0(X), b(X) .")
+    background = draw(st.lists(st.sampled_from(["a(z) .", "c(z, x) ."]), max_size=1))
+    return "\n".join(rules + background)
+
+
+@st.composite
+def streams(draw):
+    out = []
+    for _ in range(draw(st.integers(1, 7))):
+        facts = []
+        for _ in range(draw(st.integers(0, 3))):
+            pred = draw(st.sampled_from(list(STREAM_PREDS)))
+            args = ", ".join(draw(st.sampled_from(CONSTS)) for _ in range(STREAM_PREDS[pred]))
+            facts.append(f"{pred}({args})")
+        out.append(facts)
+    return out
+
+
+def _ref_text(fact) -> str:
+    (pred, _), args = fact
+    name = pred.value
+    if not args:
+        return name
+    return f"{name}({','.join(str(a.value) for a in args)})"
+
+
+def run(program_text: str, stream: list[list[str]]):
+    result = check_text(program_text)
+    assume(result.ok)
+    program = result.program
+    rules = list(program.statements)
+    rules = [s for s in rules if isinstance(s, ir.Rule)]
+    try:
+        engine = LarsEngine(rules)
+    except ValueError:
+        assume(False)
+    reference = Reference(rules)
+    for t, facts in enumerate(stream + [[]] * 4):
+        atoms = [parse(f + ".").facts[0] for f in facts]
+        ref_facts = [((a.pred, len(a.args)), a.args) for a in atoms]
+        expected, placed = reference.step(t, ref_facts)
+        out = engine.step(t, [engine._fact(a) for a in atoms])
+        assert engine.format(out) == sorted(_ref_text(f) for f in expected), (t, program_text)
+        assert sorted((w, format_fact(engine.dictionary, rel, f)) for w, rel, f in out.at) == \
+            sorted((w, _ref_text(f)) for w, f in placed), (t, program_text)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(programs(), streams())
+def test_engine_agrees_with_the_lars_definitions(program_text, stream):
+    run(program_text, stream)
+
+
+def test_cooling_example():
+    from pathlib import Path
+    import json
+    root = Path(__file__).resolve().parents[2] / "examples" / "cooling"
+    rules = [r for r in check_text((root / "rules.dotr").read_text()).analysis.temporal]
+    stream = [json.loads(line)["facts"] for line in (root / "stream.jsonl").read_text().splitlines()]
+    program = "\n".join(line for line in (root / "rules.dotr").read_text().splitlines() if "overLimit" not in line and ":monitors" not in line)
+    run(program, stream)
+
+
+@st.composite
+def tuple_programs(draw):
+    rules = []
+    for i in range(draw(st.integers(2, 3))):
+        pred = draw(st.sampled_from(["a", "b"]))
+        op = draw(st.sampled_from(["<>", "[]", "@T"]))
+        neg = draw(st.sampled_from(["", "", "not "]))
+        guard = "b(X), " if neg else ""
+        rules.append(f"h{i}(X) :- {guard}{neg}[{draw(st.integers(1, 5))} #] {op} {pred}(X) ."
+                     .replace("@T a(X) .", "@T a(X), T >= 0 .") if op != "@T" or not neg else
+                     f"h{i}(X) :- b(X), not [{draw(st.integers(1, 5))} #] <> {pred}(X) .")
+    return "\n".join(rules)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(tuple_programs(), streams())
+def test_tuple_windows_agree_with_the_definitions(program_text, stream):
+    run(program_text, stream)
