@@ -342,7 +342,7 @@ class LarsEngine:
         # tuple windows: the last n stream atoms (background facts hold throughout)
         n = int(aux.size)
         recent = list(self._recent)[-n:]
-        first = self.start if self._seen_atoms <= n else recent[0][0]
+        first = self.start if self._seen_atoms < n else recent[0][0]
         background = [f for f, e in base_facts.items() if e >= INF]
         times: dict[tuple, set[int]] = defaultdict(set)
         for when, rel, f in recent:

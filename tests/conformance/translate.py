@@ -213,6 +213,7 @@ def _lpp_stream(stream_string: str) -> tuple[list[tuple[int, list[str]]], tuple[
     for i, line in enumerate(lines):
         left, _, facts = line.partition(":")
         t = t0 if i == 0 else int(left)
+        facts = re.sub(r"\)\s+(?=[A-Za-z_])", "), ", facts)  # some streams separate atoms by spaces
         atoms = [_normal(a) for a in _split_facts(facts)]
         merged.setdefault(t, []).extend(atoms)
     return sorted(merged.items()), (start, end)

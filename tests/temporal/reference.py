@@ -47,7 +47,7 @@ class Reference:
             return points, {u: self.history[u] | self.background for u in points}
         atoms = [(u, a) for u, a in self.stream if u <= t]
         n = int(window.size)
-        if len(atoms) <= n:
+        if len(atoms) < n:
             points = range(self.start, t + 1)
             kept = atoms
         else:
