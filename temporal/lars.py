@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict, deque
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -71,7 +72,7 @@ class LarsEngine:
     """Evaluates LARS rules time point by time point; see the module docstring."""
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary | None = None,
-                 background: Iterable[tuple[RelKey, tuple]] = (), start: int = 0):
+                 background: Iterable[tuple[RelKey, tuple]] = (), start: int = 0, semi_naive: bool = True):
         self.dictionary = d = dictionary if dictionary is not None else TermDictionary()
         self.store = Store(lambda pid: isinstance(d.term(pid), ir.Iri))
         self.start = start
@@ -116,7 +117,7 @@ class LarsEngine:
         self._full: dict[int, list[CompiledRule]] = defaultdict(list)  # stratum -> rules with negation
         for rule, c, negated in compiled:
             stratum = strata.get((d.intern(rule.head.pred), len(rule.head.args)), 0)
-            if negated or not c.body_relations:
+            if negated or not c.body_relations or not semi_naive:  # naive mode: all rules in full
                 self._full[stratum].append(c)
             else:
                 for rel, plan in zip(c.body_relations, c.seeded):
@@ -214,7 +215,25 @@ class LarsEngine:
             if aux.rel not in done:
                 self._pertime_facts(aux, t)
         self._prev_t = t
+        if t % 256 == 0:
+            self._prune(t)
         return Output(t, self._output(t), sorted(placed_now))
+
+    def _prune(self, t: int) -> None:
+        """Forget what no window can see any more, so that memory stays flat on long streams:
+        placements (kept to report each once) and box intervals older than the largest window."""
+        finite = [a.size for a in self._aux.values() if a.size < INF]
+        horizon = max(finite, default=0) + 1
+        self._placed = {key for key in self._placed if key[0] >= t - horizon}
+        whole = {a.base for a in self._pertime if a.kind == "box" and a.size >= INF}
+        for rel, runs in self._occ.items():
+            for fact in list(runs):
+                kept = [run for run in runs[fact] if run[1] >= t - horizon or
+                        (rel in whole and run[0] <= self.start)]
+                if kept:
+                    runs[fact] = kept
+                else:
+                    del runs[fact]
 
     def _advance(self, t: int) -> None:
         """Drop what expired; a fact that stays held through the time points not evaluated since
@@ -260,23 +279,36 @@ class LarsEngine:
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
         """Store items (placing ``@`` heads, deriving diamond auxiliaries); returns the delta."""
         store, delta = self.store, defaultdict(dict)
+        relations, buckets = store.relations, store.buckets
+        at_heads, dia_of = self._at_heads, self._dia_of
         t = self.t if self.t is not None else self.start
         queue = list(items)
         while queue:
             rel, fact, expiry = queue.pop()
-            target = self._at_heads.get(rel)
-            if target is not None:  # @T head: the last argument is the time
+            if rel in at_heads:  # @T head: the last argument is the time
                 when = self.dictionary.value(fact[-1])
-                if not isinstance(when, int):
-                    continue
-                queue.extend(self._place(target, fact[:-1], when, t))
+                if isinstance(when, int):
+                    queue.extend(self._place(at_heads[rel], fact[:-1], when, t))
                 continue
-            if store.add(rel, fact, expiry):
-                expiry = store.relation(rel).facts[fact]
-                delta[rel][fact] = expiry
-                for aux in self._dia_of.get(rel, ()):
-                    queue.append((aux.rel, fact, _add(expiry, aux.size)))
-        return {rel: changed for rel, changed in delta.items() if changed}
+            r = relations.get(rel)
+            if r is None:
+                r = store.relation(rel)
+            facts = r.facts
+            old = facts.get(fact)
+            if old is None:
+                facts[fact] = expiry
+                if r.indexes:
+                    r._insert(fact)
+            elif old >= expiry:
+                continue
+            else:
+                facts[fact] = expiry
+            if expiry != INF:
+                buckets[expiry].append((rel, fact))
+            delta[rel][fact] = expiry
+            for aux in dia_of.get(rel, ()):
+                queue.append((aux.rel, fact, _add(expiry, aux.size)))
+        return delta
 
     def _place(self, rel: RelKey, fact: tuple, when: int, now: int) -> list[FactItem]:
         """``@when fact``: now, in the past (its windows learn of it) or in the future."""
@@ -360,14 +392,17 @@ class LarsEngine:
 
     # ------------------------------------------------------------------------- output
     def _output(self, t: int) -> list[tuple[RelKey, tuple]]:
+        """The intensional facts in the store (all hold at t: the store was just expired), less
+        the input facts of t. Unsorted: formatting sorts."""
         store, inputs = self.store, self._inputs
-        out = []
+        out: list[tuple[RelKey, tuple]] = []
         for rel in self.intensional:
             r = store.relations.get(rel)
-            if r is None:
-                continue
-            out.extend((rel, f) for f, e in r.facts.items() if e >= t and (rel, f) not in inputs)
-        return sorted(out)
+            if r is not None and r.facts:
+                out.extend(zip(repeat(rel), r.facts))
+        if inputs and any(rel in self.intensional for rel, _ in inputs):
+            out = [item for item in out if item not in inputs]
+        return out
 
     def format(self, output: Output) -> list[str]:
         """The output facts as canonical text, sorted."""
