@@ -46,7 +46,19 @@ WORKLOADS = {
 }
 
 
-def stream(kind: str, rate: int, points: int, seed: int = 5):
+LASER2 = {
+    # Laser2 (impossible derivations), section 6: a box that fails every n time points (best
+    # case), a box over a predicate that never arrives with tiny windows (worst case), and a
+    # cascade of w rules over a failing box
+    "l2best": ("m(X, Y) :- [{n}] <> p(X, Y), [{n}] [] q(X, Y) .", "l2best"),
+    "l2worst": ("m(X, Y) :- [10] <> p(X, Y), [{n}] [] q(X, Y) .", "l2worst"),
+    "l2chain": ("r0(X, Y) :- [{n}] <> p(X, Y), [{n}] [] q(X, Y) .\n" +
+                "\n".join(f"r{i}(X, Y) :- r{i - 1}(X, Y), [{{n}}] [] q(X, Y) ." for i in range(1, 20)),
+                "l2best"),
+}
+
+
+def stream(kind: str, rate: int, points: int, seed: int = 5, n: int = 10):
     rnd = random.Random(seed)
     counter = 0
     out = []
@@ -61,6 +73,11 @@ def stream(kind: str, rate: int, points: int, seed: int = 5):
                 facts.append(("p", (f"a{k}", f"b{k}")))
             elif kind == "join":
                 facts.append(("p", (f"n{rnd.randrange(rate * 4)}", f"n{rnd.randrange(rate * 4)}")))
+            elif kind in ("l2best", "l2worst"):
+                k = counter % rate
+                facts.append(("p", (f"a{k}", f"a{k}")))
+                if kind == "l2best" and t % n != 0:
+                    facts.append(("q", (f"a{k}", f"a{k}")))
             elif kind == "join10":
                 facts.append((f"p{counter % 10}", (f"n{rnd.randrange(rate)}", f"n{rnd.randrange(rate)}")))
             else:
@@ -125,6 +142,15 @@ def main(argv=None):
                     naive = f"{row['naive_us_per_atom']:>14.2f} {row['naive_us_per_atom'] / us:>5.1f}x"
                 rows.append(row)
                 print(f"{name:<9} {n:>6} {rate:>5} {us:>9.2f} {naive}", flush=True)
+    print("\nLaser2 workloads (window n, m atoms of each predicate per time point):")
+    for name, (template, kind) in LASER2.items():
+        for n in ([1, 2, 3] if name == "l2worst" else [10, 50, 100]):
+            for m in (100, 500):
+                program = template.format(n=n)
+                data = stream(kind, m, 150, n=n)
+                us = run_engine(program, data) * 1e6
+                rows.append({"workload": name, "window": n, "rate": m, "us_per_atom": us})
+                print(f"{name:<9} {n:>6} {m:>5} {us:>9.2f}", flush=True)
     # the reference evaluator only copes with tiny inputs: one small configuration each
     print("\nagainst the reference evaluator (window 2, 10 atoms per time point, 8 time points):")
     for name, (template, kind) in WORKLOADS.items():
