@@ -9,27 +9,16 @@ rdflib.term.URIRef('http://ex.org/a')
 
 from __future__ import annotations
 
-from rdflib import BNode, Literal as RdfLiteral, URIRef
+from rdflib import Literal as RdfLiteral, URIRef
 from rdflib.term import Node
 
-from rules.ir import RDF_TYPE, XSD, Atom, Iri, Literal, Name, Num
-from rules.terms import TermDictionary, canonical
-
-_TYPE = Iri(RDF_TYPE)
-#: blank nodes become IRIs in this namespace (skolemised), so that they can be joined and printed
-BNODE_PREFIX = "urn:dotr:bnode:"
+from rules.ir import XSD, Atom, Iri, Literal, Name, Num
+from rules.sparql import BNODE_PREFIX, rdf_term
+from rules.terms import TermDictionary
 
 
-def from_rdflib(node: Node):
-    """The dotr term for an rdflib term; blank nodes are skolemised to ``urn:dotr:bnode:...``."""
-    if isinstance(node, URIRef):
-        return Iri(str(node))
-    if isinstance(node, BNode):
-        return Iri(BNODE_PREFIX + str(node))
-    if isinstance(node, RdfLiteral):
-        datatype = str(node.datatype) if node.datatype is not None else None
-        return canonical(Literal(str(node), datatype, node.language))
-    raise TypeError(f"not an RDF term: {node!r}")
+
+from_rdflib = rdf_term  # the dotr term for an rdflib term; blank nodes skolemised
 
 
 def to_rdflib(term) -> Node:

@@ -18,11 +18,16 @@ from __future__ import annotations
 from typing import Any
 
 from pyparsing import ParseException
+from rdflib import BNode, Literal as RdfLiteral, URIRef
 from rdflib.plugins.sparql.algebra import translateQuery
 from rdflib.plugins.sparql.parser import parseQuery
 
 from .errors import Diagnostic
-from .ir import SparqlText, Span
+from .ir import Iri, Literal, SparqlText, Span
+from .terms import canonical
+
+#: blank nodes of RDF data become IRIs in this namespace (skolemised) so that they can be joined
+BNODE_PREFIX = "urn:dotr:bnode:"
 
 _TEMPLATE_PREFIX = "CONSTRUCT "
 
@@ -66,3 +71,15 @@ def parse_template(text: SparqlText, prefixes: dict[str, str]) -> tuple[list | N
     if query is None:
         return None, diags
     return list(query.algebra["template"] or []), diags
+
+
+def rdf_term(node):
+    """The dotr term of an rdflib term (blank nodes skolemised, numeric literals as numbers)."""
+    if isinstance(node, URIRef):
+        return Iri(str(node))
+    if isinstance(node, BNode):
+        return Iri(BNODE_PREFIX + str(node))
+    if isinstance(node, RdfLiteral):
+        datatype = str(node.datatype) if node.datatype is not None else None
+        return canonical(Literal(str(node), datatype, node.language))
+    raise TypeError(f"not an RDF term: {node!r}")
