@@ -1,0 +1,95 @@
+"""The pattern engine agrees with the literal TESLA definitions on generated patterns and event
+streams; the T-Rex and DOTR examples run from examples/ through the ontological stage."""
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from rules import check_text, ir
+from temporal.patterns import PatternEngine
+from tests.temporal.pattern_reference import PatternReference
+
+TYPES = ["A", "B", "C"]
+DECLS = "\n".join(f"event {t}(?k, ?v) := {t.lower()}(?k, ?v) ." for t in TYPES)
+
+
+@st.composite
+def pattern(draw, name: str, terminator_types=TYPES):
+    term = draw(st.sampled_from(terminator_types))
+    labels = [term]
+    bound = [term]  # labels that constraints and scopes may use
+    text = f"pattern {name}\n  from {term}"
+    if draw(st.integers(0, 3)) == 0:
+        text += f"(v > {draw(st.integers(0, 4))})"
+    for i in range(draw(st.integers(1, 3))):
+        selection = draw(st.sampled_from(["each", "last", "first", "not"]))
+        etype = draw(st.sampled_from(TYPES))
+        cons = []
+        if draw(st.booleans()):
+            cons.append(f"k = {draw(st.sampled_from(bound))}.k")
+        if draw(st.integers(0, 2)) == 0:
+            cons.append(f"v {draw(st.sampled_from(['>', '<=', '!=']))} {draw(st.integers(0, 5))}")
+        if len(bound) >= 2 and draw(st.integers(0, 2)) == 0:
+            a, b = sorted(draw(st.lists(st.sampled_from(bound), min_size=2, max_size=2, unique=True)),
+                          key=bound.index)
+            scope = f"between {a} and {b}" if draw(st.booleans()) else f"between {b} and {a}"
+        else:
+            scope = f"within {draw(st.integers(1, 4))} from {draw(st.sampled_from(bound))}"
+        label = f"L{i}"
+        args = f"({', '.join(cons)})" if cons else ""
+        if selection == "not":
+            text += f"\n   and not {etype}{args} {scope}"
+        else:
+            text += f"\n   and {selection} {etype}{args} as {label} {scope}"
+            bound.append(label)
+            labels.append(label)
+    if draw(st.integers(0, 2)) == 0:
+        agg = draw(st.sampled_from(["count", "sum", "avg", "max"]))
+        target = draw(st.sampled_from(TYPES)) + ("" if agg == "count" else ".v")
+        text += f"\n  where {agg}({target} within {draw(st.integers(1, 4))} from {term}) >= {draw(st.integers(0, 4))}"
+    emit_from = bound[-1]
+    text += f"\n  emit E{name}(k = {term}.k, v = {emit_from}.v)"
+    if len(bound) > 1 and draw(st.integers(0, 3)) == 0:
+        text += f"\n  consuming {draw(st.sampled_from(bound[1:]))}"
+    return text + " ."
+
+
+@st.composite
+def programs(draw):
+    first = draw(pattern("P"))
+    text = DECLS + "\n" + first
+    if draw(st.booleans()):
+        text += "\n" + draw(pattern("Q", terminator_types=["EP"]))
+    return text
+
+
+@st.composite
+def streams(draw):
+    return [[(draw(st.sampled_from(TYPES)), draw(st.sampled_from(["x", "y"])), draw(st.integers(0, 5)))
+             for _ in range(draw(st.integers(0, 3)))] for _ in range(draw(st.integers(1, 9)))]
+
+
+def _show(d, values):
+    return tuple(d.term(v) for v in values)
+
+
+def run(text, stream):
+    result = check_text(text)
+    assume(result.ok)
+    engine = PatternEngine(result.program)
+    reference = PatternReference(result.program)
+    d = engine.dictionary
+    for t, events in enumerate(stream):
+        by_type: dict[str, list] = {}
+        for etype, k, v in events:
+            by_type.setdefault(etype, []).append((ir.Name(k), ir.Num(v)))
+        out = engine.step(t, {n: [tuple(d.intern(x) for x in row) for row in rows] for n, rows in by_type.items()})
+        ours = sorted(repr((m.pattern, sorted((lab, (e.type, e.time, _show(d, e.values))) for lab, e in m.bindings.items()),
+                            _show(d, m.emitted.values) if m.emitted else None)) for m in out.matches)
+        theirs = sorted(repr((p, sorted(b.items()), e)) for p, b, e in reference.step(t, by_type))
+        assert ours == theirs, (t, text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(programs(), streams())
+def test_engine_agrees_with_the_tesla_definitions(text, stream):
+    run(text, stream)
