@@ -43,6 +43,83 @@ def cmd_check(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """``dotr run``: evaluate a stream with the embedded pipeline (or Spark, see docs/cli.md)."""
+    import json
+    import os
+    import tempfile
+    import time
+
+    from rules import DotrError, RuleError
+
+    from .embedded import InputError, Reasoner
+    from .io import in_order, read_jsonl, write_result
+
+    started = time.perf_counter()
+    try:
+        reasoner = Reasoner.from_files(args.rules, args.ontology, include_background=args.include_background)
+    except RuleError as err:
+        print(err.render(), file=sys.stderr)
+        return 2
+    except DotrError as err:
+        print(f"dotr: {err}", file=sys.stderr)
+        return 2
+    rejects = []
+
+    def reject(record, reason: str) -> None:
+        rejects.append({"line": record.line, "reason": reason, "record": record.raw})
+
+    def records(stream):
+        for item in read_jsonl(stream):
+            if isinstance(item, InputError):
+                if args.on_error == "stop":
+                    raise item
+                rejects.append({"line": item.line, "reason": str(item).split(": ", 1)[-1],
+                                "record": getattr(item, "raw", None)})
+                continue
+            yield item
+
+    source = open(args.input, encoding="utf-8") if args.input != "-" else sys.stdin
+    target_dir = os.path.dirname(os.path.abspath(args.output)) if args.output != "-" else None
+    tmp = tempfile.NamedTemporaryFile("w", delete=False, encoding="utf-8", dir=target_dir, suffix=".part")
+    counts = {"records": 0, "time points": 0, "outputs": 0}
+    try:
+        with source, tmp:
+            def elements():
+                for record in in_order(records(source), args.reorder_within,
+                                       reject if args.on_error == "skip" else None):
+                    counts["records"] += 1
+                    yield record.t, record.facts
+            for result in reasoner.run(elements()):
+                counts["time points"] += 1
+                if result.is_empty() and not args.all_time_points:
+                    continue
+                counts["outputs"] += 1
+                write_result(tmp, result, args.format)
+    except InputError as err:
+        os.unlink(tmp.name)
+        print(f"{args.input}:{err}", file=sys.stderr)
+        print("dotr: stopped; nothing was written (use --on-error skip to skip bad records)", file=sys.stderr)
+        return 3
+    if args.output == "-":
+        with open(tmp.name, encoding="utf-8") as f:
+            sys.stdout.write(f.read())
+        os.unlink(tmp.name)
+    else:
+        os.replace(tmp.name, args.output)
+    if rejects:
+        path = args.rejects or ((args.output if args.output != "-" else "dotr") + ".rejects.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            for r in rejects:
+                f.write(json.dumps(r) + "\n")
+        print(f"dotr: {len(rejects)} record(s) rejected, see {path}", file=sys.stderr)
+    elapsed = time.perf_counter() - started
+    if not args.quiet:
+        print(f"dotr: {counts['records']} records, {counts['time points']} time points, {counts['outputs']} "
+              f"outputs in {elapsed:.2f} s", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dotr", description="dotr: a stream reasoner (docs/cli.md).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -50,6 +127,22 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("files", nargs="+", metavar="FILE", help="rule files (.dotr)")
     p_check.add_argument("-q", "--quiet", action="store_true", help="print nothing for valid files")
     p_check.set_defaults(func=cmd_check)
+    p_run = sub.add_parser("run", help="evaluate a stream with the rules; print what is derived at each time point")
+    p_run.add_argument("--rules", required=True, help="the rule file (.dotr)")
+    p_run.add_argument("--ontology", action="append", default=[], help="a background file (repeatable)")
+    p_run.add_argument("--input", default="-", help="JSON Lines stream (default: standard input)")
+    p_run.add_argument("--output", default="-", help="where to write (default: standard output)")
+    p_run.add_argument("--format", default="jsonl", choices=["jsonl", "trig", "nquads"])
+    p_run.add_argument("--on-error", default="stop", choices=["stop", "skip"],
+                       help="stop (exit 3, nothing written) or skip bad records into a rejects file")
+    p_run.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
+    p_run.add_argument("--reorder-within", type=int, default=0, metavar="N",
+                       help="sort records arriving up to N time units late (later ones are rejected)")
+    p_run.add_argument("--all-time-points", action="store_true", help="print time points with nothing derived too")
+    p_run.add_argument("--include-background", action="store_true",
+                       help="print conclusions that follow from the background alone too")
+    p_run.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
+    p_run.set_defaults(func=cmd_run)
     return parser
 
 

@@ -181,8 +181,10 @@ class LarsEngine:
         return ir.AtomLiteral(ir.Atom(ir.Name(f"_lars:{kind}:{size}:{base[0]}:{base[1]}"), args), lit.negated)
 
     # ------------------------------------------------------------------ evaluation
-    def step(self, t: int, facts: Iterable[tuple[RelKey, tuple]] = ()) -> Output:
-        """Evaluate time point ``t`` (after every earlier one) with its stream atoms."""
+    def step(self, t: int, facts: Iterable[tuple[RelKey, tuple]] = (),
+             derived: Iterable[tuple[RelKey, tuple]] = ()) -> Output:
+        """Evaluate time point ``t`` (after every earlier one) with its stream atoms, and atoms
+        other stages concluded for t (``derived``: they hold at t but are no stream atoms)."""
         if self.t is not None and t <= self.t:
             raise ValueError(f"time point {t} is not after {self.t}")
         self.t = t
@@ -195,6 +197,7 @@ class LarsEngine:
                 self._recent.append((t, rel, fact))
         items = [(rel, fact, t) for rel, fact in facts]
         items += [(rel, fact, t) for rel, fact in self._future.pop(t, ())]
+        items += [(rel, fact, t) for rel, fact in derived]
         placed_now: list[tuple[int, RelKey, tuple]] = []
         self._placed_now = placed_now
         done: set[RelKey] = set()

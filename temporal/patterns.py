@@ -227,6 +227,16 @@ class PatternEngine:
         if self._t is not None and t <= self._t:
             raise ValueError(f"time point {t} is not after {self._t}")
         self._t = t
+        return self._step(t, events)
+
+    def step_again(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
+        """More events for the time point just evaluated (graphs fed back through the
+        ontological stage): they join the buffers and fire the patterns they terminate."""
+        if t != self._t:
+            raise ValueError(f"time point {t} is not the current one ({self._t})")
+        return self._step(t, events)
+
+    def _step(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
         arrived: dict[str, list[Event]] = defaultdict(list)
         for name, rows in events.items():
             if name not in self.buffers:

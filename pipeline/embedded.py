@@ -1,0 +1,202 @@
+"""The embedded pipeline: source -> ontological stage -> patterns -> LARS -> sink, per time point.
+
+At each time point the stream facts go through the ontological stage (materialisation and event
+extraction); the patterns match the events; the graphs they construct re-enter the ontological
+stage at the same time point (new events may fire more patterns, up to ``max_rounds``); then the
+LARS engine evaluates the temporal rules over the stream facts and everything the other stages
+concluded at that time point. In tick mode every tick between inputs is evaluated.
+
+>>> from pipeline.embedded import Reasoner
+>>> r = Reasoner.from_files("examples/trex/rules.dotr", ["examples/trex/ontology.ttl"])
+>>> out = r.step(4000, ["smoke(area_1)"])
+>>> out.graphs == []
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from rdflib import Graph, Literal as RdfLiteral, URIRef
+
+from ontology import OntologicalStage
+from ontology.background import load_triples
+from ontology.stage import format_fact
+from rules import DotrError, check, ir
+from rules.loader import CheckResult
+from rules.parser import parse
+from rules.store import INF
+from temporal.lars import LarsEngine
+from temporal.patterns import PatternEngine
+
+
+class InputError(DotrError):
+    """A stream record could not be read (``line`` is its line number)."""
+
+    def __init__(self, message: str, line: int | None = None):
+        self.line = line
+        super().__init__(f"line {line}: {message}" if line is not None else message)
+
+
+@dataclass
+class Result:
+    """What is output at ``t`` (DESIGN 6): derived facts, atoms placed at other times, graphs."""
+
+    t: int
+    facts: list[str] = field(default_factory=list)
+    at: dict[int, list[str]] = field(default_factory=dict)
+    graphs: list[str] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)  # composite events emitted by patterns
+
+    def is_empty(self) -> bool:
+        return not (self.facts or self.at or self.graphs)
+
+    def to_json(self) -> dict:
+        record: dict = {"t": self.t, "facts": self.facts}
+        if self.at:
+            record["at"] = {str(k): v for k, v in sorted(self.at.items())}
+        if self.graphs:
+            record["graphs"] = self.graphs
+        return record
+
+
+def parse_fact(text: str) -> ir.Atom:
+    """A ground atom in rule syntax, such as ``temp(r1,25)`` or ``:s1(:locA)``; identifiers are
+    constants whatever their case."""
+    try:
+        rule = parse(f"_fact :- {text} .", "<record>").rules[0]
+    except DotrError as err:
+        raise InputError(f"not a fact: {text!r}") from err
+    if len(rule.body) != 1 or not isinstance(rule.body[0], ir.AtomLiteral) or rule.body[0].negated:
+        raise InputError(f"not a fact: {text!r}")
+    atom = rule.body[0].atom
+    if isinstance(atom.pred, ir.Var):
+        atom = ir.Atom(ir.Name(atom.pred.name), atom.args)
+    return ir.Atom(atom.pred, tuple(ir.Name(a.name) if isinstance(a, ir.Var) else a for a in atom.args))
+
+
+class Reasoner:
+    """The stages composed; ``step(t, facts)`` evaluates one time point."""
+
+    def __init__(self, checked: CheckResult, background: Iterable = (), include_background: bool = False,
+                 max_rounds: int = 10, prefixes: dict[str, str] | None = None):
+        checked.raise_for_errors()
+        self.checked = checked
+        self.program = checked.program
+        self.ontology = OntologicalStage(checked, background)
+        self.dictionary = d = self.ontology.dictionary
+        temporal = list(checked.analysis.temporal)
+        self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
+        self.patterns = PatternEngine(self.program, d) if self.program.patterns else None
+        self.include_background = include_background
+        self.max_rounds = max_rounds
+        self.ticks = self.program.timeunit == "ticks"
+        outputs = self.program.outputs
+        self._outputs = {d.intern(p) for p in outputs} if outputs else None
+        self._last_t: int | None = None
+
+    @classmethod
+    def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), **options) -> "Reasoner":
+        background = [t for path in ontologies for t in load_triples(path)]
+        return cls(check(rules), background, **options)
+
+    # ------------------------------------------------------------------------- stepping
+    def run(self, elements: Iterable[tuple[int, list]]) -> Iterator[Result]:
+        """Evaluate a stream of ``(t, facts)`` (t non-decreasing; equal t are merged); in tick mode
+        the ticks between inputs are evaluated too."""
+        pending_t, pending = None, []
+        for t, facts in elements:
+            if pending_t is not None and t < pending_t:
+                raise InputError(f"time {t} is before {pending_t}")
+            if pending_t is not None and t != pending_t:
+                yield from self._advance_to(pending_t, pending)
+                pending = []
+            pending_t = t
+            pending.extend(facts)
+        if pending_t is not None:
+            yield from self._advance_to(pending_t, pending)
+
+    def _advance_to(self, t: int, facts: list) -> Iterator[Result]:
+        if self.ticks and self._last_t is not None and self.lars is not None:
+            for tick in range(self._last_t + 1, t):
+                yield self.step(tick, [])
+        yield self.step(t, facts)
+
+    def step(self, t: int, facts: Iterable) -> Result:
+        """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as
+        ``temp(r1,25)``, or RDF triples (rdflib terms)."""
+        facts = [parse_fact(f) if isinstance(f, str) else f for f in facts]
+        self._last_t = t
+        d = self.dictionary
+        result = Result(t)
+        point = self.ontology.process(t, facts)
+        graph_facts: list[tuple] = []
+        events = point.events
+        emitted: list[str] = []
+        for _ in range(self.max_rounds):
+            if self.patterns is None:
+                break
+            out = self.patterns.step_again(t, events) if emitted or graph_facts else self.patterns.step(t, events)
+            new_triples = []
+            for match in out.matches:
+                if match.graph:
+                    result.graphs.append(_ntriples(match.graph))
+                    new_triples.extend(match.graph)
+                if match.emitted is not None:
+                    emitted.append(self.patterns.describe(match))
+            if not out.matches and (emitted or graph_facts):
+                break
+            if not new_triples:
+                break
+            triples = [tuple(_to_rdf(x) for x in tr) for tr in new_triples]
+            graph_facts.extend(triples)
+            before = {k: set(v) for k, v in events.items()}
+            again = self.ontology.process(t, triples)
+            events = {k: [row for row in v if row not in before.get(k, set())] for k, v in again.events.items()}
+            if not any(events.values()):
+                break
+        conclusions = self.ontology.conclusions(t)
+        inputs = {self.ontology._intern(f) for f in facts}
+        derived = set(conclusions)
+        if self.lars is not None:
+            stream = [self.ontology._intern(f) for f in facts]
+            extra = [rf for rf in conclusions] + [self.ontology._intern(tr) for tr in graph_facts]
+            out = self.lars.step(t, stream, derived=extra)
+            for rel, fact in out.facts:
+                if self.include_background or self.lars.store.expiry(rel, fact) != INF:
+                    derived.add((rel, fact))
+            for when, rel, fact in out.at:
+                if self._printed(rel):
+                    result.at.setdefault(when, []).append(format_fact(d, rel, fact))
+        result.facts = sorted(format_fact(d, rel, f) for rel, f in derived - inputs if self._printed(rel))
+        result.graphs.sort()
+        result.events = emitted
+        for v in result.at.values():
+            v.sort()
+        return result
+
+    def _printed(self, rel) -> bool:
+        term = self.dictionary.term(rel[0])
+        if isinstance(term, ir.Name) and term.value.startswith("_"):
+            return False
+        return self._outputs is None or rel[0] in self._outputs
+
+
+def _to_rdf(term):
+    if isinstance(term, ir.Iri):
+        return URIRef(term.value)
+    if isinstance(term, ir.Num):
+        return RdfLiteral(term.value)
+    if isinstance(term, ir.Literal):
+        return RdfLiteral(term.lexical, lang=term.lang, datatype=URIRef(term.datatype) if term.datatype else None)
+    return RdfLiteral(term.value)
+
+
+def _ntriples(triples: list[tuple]) -> str:
+    g = Graph()
+    for tr in triples:
+        g.add(tuple(_to_rdf(x) for x in tr))
+    lines = sorted(line for line in g.serialize(format="nt").splitlines() if line.strip())
+    return "\n".join(lines) + "\n"

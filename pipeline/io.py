@@ -1,0 +1,125 @@
+"""Sources and sinks: JSON Lines streams in, JSON Lines / TriG / N-Quads out.
+
+>>> records = list(read_jsonl(['{"t": 1, "facts": ["temp(r1,25)"]}', '{"t": 2, "turtle": "<http://a> <http://b> 3 ."}']))
+>>> [(r.line, r.t, len(r.facts)) for r in records]
+[(1, 1, 1), (2, 2, 1)]
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from dataclasses import dataclass
+from typing import Iterable, Iterator, TextIO
+
+import rdflib
+
+from .embedded import InputError, Result, parse_fact
+
+
+@dataclass
+class Record:
+    line: int
+    t: int
+    facts: list
+    raw: str
+
+
+def read_jsonl(lines: Iterable[str]) -> Iterator[Record | InputError]:
+    """Records of a JSON Lines stream: ``{"t": 12, "facts": [...]}`` or ``{"t": 12, "turtle":
+    "..."}``. A malformed record is yielded as an :class:`InputError` naming its line."""
+    for number, raw in enumerate(lines, start=1):
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            record = json.loads(text)
+            if not isinstance(record, dict) or not isinstance(record.get("t"), int) or isinstance(record["t"], bool):
+                raise InputError('a record is an object with an integer "t"', number)
+            facts: list = []
+            for fact in record.get("facts", []):
+                if not isinstance(fact, str):
+                    raise InputError(f"a fact is a string, not {fact!r}", number)
+                facts.append(parse_fact(fact))
+            if "turtle" in record:
+                facts.extend(rdflib.Graph().parse(data=record["turtle"], format="turtle"))
+            if "facts" not in record and "turtle" not in record:
+                raise InputError('a record has "facts" or "turtle"', number)
+            yield Record(number, record["t"], facts, text)
+        except InputError as err:
+            message = str(err).split(": ", 1)[-1] if str(err).startswith("line ") else str(err)
+            yield _with_raw(InputError(message, number), text)
+        except Exception as err:  # json, rdflib: name the line, keep their message
+            yield _with_raw(InputError(f"{type(err).__name__}: {err}".splitlines()[0][:300], number), text)
+
+
+def _with_raw(err: InputError, raw: str) -> InputError:
+    err.raw = raw
+    return err
+
+
+def in_order(records: Iterable[Record], reorder_within: int = 0,
+             rejected=None) -> Iterator[Record]:
+    """Records in time order. Out-of-order records are an error, unless ``reorder_within`` > 0:
+    then records are buffered and sorted within that many time units, and records later than
+    that are rejected (passed to ``rejected(record, reason)``)."""
+    heap: list = []
+    emitted_t = None
+    newest = None
+    for seq, record in enumerate(records):
+        if emitted_t is not None and record.t < emitted_t:
+            reason = f"time {record.t} is before {emitted_t}, already evaluated"
+            if rejected is None or not reorder_within:
+                raise InputError(reason, record.line)
+            rejected(record, reason)
+            continue
+        if not reorder_within:
+            emitted_t = record.t
+            yield record
+            continue
+        heapq.heappush(heap, (record.t, seq, record))
+        newest = record.t if newest is None else max(newest, record.t)
+        while heap and heap[0][0] <= newest - reorder_within:
+            t, _, r = heapq.heappop(heap)
+            emitted_t = t
+            yield r
+    while heap:
+        t, _, r = heapq.heappop(heap)
+        yield r
+
+
+def write_result(out: TextIO, result: Result, fmt: str) -> None:
+    if fmt == "jsonl":
+        out.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+        return
+    dataset = rdflib.Dataset()
+    graph = dataset.graph(rdflib.URIRef(f"urn:dotr:t:{result.t}"))
+    for fact in result.facts:  # triples print as <p>(<s>,<o>); other facts have no RDF form
+        if fact.startswith("<") and fact.count(">(") == 1:
+            pred, rest = fact[1:].split(">(", 1)
+            try:
+                s, o = _split_args(rest[:-1])
+                graph.add((_node(s), rdflib.URIRef(pred), _node(o)))
+            except ValueError:
+                continue
+    for doc in result.graphs:
+        graph.parse(data=doc, format="nt")
+    text = dataset.serialize(format="trig" if fmt == "trig" else "nquads")
+    out.write(text.strip() + "\n")
+
+
+def _split_args(text: str) -> tuple[str, str]:
+    quote = False
+    for i, ch in enumerate(text):
+        if ch == '"' and (i == 0 or text[i - 1] != "\\"):
+            quote = not quote
+        elif ch == "," and not quote:
+            return text[:i], text[i + 1:]
+    raise ValueError(text)
+
+
+def _node(text: str):
+    if text.startswith("<"):
+        return rdflib.URIRef(text[1:-1])
+    graph = rdflib.Graph().parse(data=f"<urn:s> <urn:p> {text} .", format="turtle")
+    return next(iter(graph))[2]

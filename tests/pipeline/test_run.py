@@ -1,0 +1,106 @@
+"""End to end: every example through `dotr run` against its golden output; bad input handling."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.embedded import Reasoner
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted(p.name for p in (ROOT / "examples").iterdir() if (p / "rules.dotr").exists())
+
+
+def _run(example: str, tmp_path, *extra) -> tuple[int, str]:
+    out = tmp_path / "out.jsonl"
+    ex = ROOT / "examples" / example
+    code = main(["run", "-q", "--rules", str(ex / "rules.dotr"), "--ontology", str(ex / "ontology.ttl"),
+                 "--input", str(ex / "stream.jsonl"), "--output", str(out), *extra])
+    return code, out.read_text() if out.exists() else ""
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_example_matches_golden_output(example, tmp_path):
+    code, text = _run(example, tmp_path)
+    assert code == 0
+    assert text == (ROOT / "tests/pipeline/golden" / f"{example}.jsonl").read_text()
+
+
+def test_dotr_paper_rule_r_gives_exactly_the_fire_graph_at_12(tmp_path):
+    _, text = _run("fire", tmp_path)
+    records = [json.loads(line) for line in text.splitlines()]
+    graphs = [(r["t"], g) for r in records for g in r.get("graphs", [])]
+    assert len(graphs) == 1 and graphs[0][0] == 12
+    assert "<http://example.org/building#Fire>" in graphs[0][1]
+    assert "<http://example.org/building#at_room> <http://example.org/building#roomA>" in graphs[0][1]
+
+
+def test_trex_example_gives_exactly_one_fire_area_1_52():
+    ex = ROOT / "examples" / "trex"
+    reasoner = Reasoner.from_files(ex / "rules.dotr", [ex / "ontology.ttl"])
+    stream = [(r["t"], r["facts"]) for r in map(json.loads, (ex / "stream.jsonl").read_text().splitlines())]
+    emitted = [e for result in reasoner.run(stream) for e in result.events]
+    assert emitted == ["Fire(area=area_1, temperature=52) @4000"]
+
+
+def test_formats_trig_and_nquads(tmp_path):
+    for fmt in ("trig", "nquads"):
+        code, text = _run("fire", tmp_path, "--format", fmt)
+        assert code == 0 and "urn:dotr:t:12" in text and "Fire" in text
+
+
+def _stream(tmp_path, lines):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _cooling(tmp_path, path, *extra):
+    out = tmp_path / "o.jsonl"
+    code = main(["run", "-q", "--rules", str(ROOT / "examples/cooling/rules.dotr"), "--input", str(path),
+                 "--output", str(out), *extra])
+    return code, out
+
+
+def test_malformed_record_stops_with_exit_3_and_writes_nothing(tmp_path, capsys):
+    path = _stream(tmp_path, ['{"t": 0, "facts": ["temp(50)"]}', '{"t": 1, "facts": [42]}', '{"t": 2, "facts": ["temp(1)"]}'])
+    code, out = _cooling(tmp_path, path)
+    assert code == 3 and not out.exists()
+    assert f"{path}:line 2:" in capsys.readouterr().err
+
+
+def test_skip_mode_keeps_going_and_loses_nothing(tmp_path):
+    good = ['{"t": 0, "facts": ["temp(50)"]}', '{"t": 2, "facts": ["temp(120)"]}']
+    path = _stream(tmp_path, [good[0], "not json", '{"t": 1, "facts": ["temp("]}', good[1]])
+    code, out = _cooling(tmp_path, path, "--on-error", "skip")
+    assert code == 0
+    rejects = [json.loads(line) for line in Path(str(out) + ".rejects.jsonl").read_text().splitlines()]
+    assert [r["line"] for r in rejects] == [2, 3] and rejects[1]["record"] == '{"t": 1, "facts": ["temp("]}'
+    clean_code, clean = _cooling(tmp_path / "..", _stream(tmp_path, good))
+    assert out.read_text() == clean.read_text()
+
+
+def test_out_of_order_is_an_error_unless_reordered(tmp_path):
+    path = _stream(tmp_path, ['{"t": 0, "facts": ["temp(50)"]}', '{"t": 3, "facts": ["temp(60)"]}',
+                              '{"t": 2, "facts": ["temp(120)"]}', '{"t": 9, "facts": ["temp(1)"]}',
+                              '{"t": 1, "facts": ["temp(1)"]}'])
+    code, _ = _cooling(tmp_path, path)
+    assert code == 3
+    code, out = _cooling(tmp_path, path, "--reorder-within", "2", "--on-error", "skip")
+    assert code == 0
+    times = [json.loads(line)["t"] for line in out.read_text().splitlines()]
+    assert times == sorted(times) and 2 in times
+    rejects = Path(str(out) + ".rejects.jsonl").read_text()
+    assert '"line": 5' in rejects
+
+
+def test_readme_first_command_runs(tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    command = next(line for line in readme.splitlines() if line.startswith("pip install -e . && dotr run"))
+    dotr_part = command.split("&& ", 1)[1].split()
+    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", *dotr_part[1:]], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert '"graphs"' in proc.stdout
