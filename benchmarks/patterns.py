@@ -1,0 +1,139 @@
+"""DOTR's synthetic evaluation (ESWC 2018, section 5; defaults in shared/papers/README.md).
+
+500 sensors on objects placed in 5 rooms; a Datalog rule derives each sensor's room; every input
+graph is one triple ``:sensorK :read_valA v`` (20%, the terminators) or ``:sensorK :read_valB v``;
+50 pattern rules ``from A and last B(room = A.room) within 30 s from A`` with a SPARQL FILTER;
+10 extra Datalog rules and 10k extra background triples; 2,000 graphs 1 s apart. Reported: mean
+and p99 latency per input graph, split as the paper's Table 1 does (knowledge update and
+reasoning, event queries, pattern matching, output). Sweeps: sequence length 2-6 (last and
+each), number of rules, background size.
+
+    python benchmarks/patterns.py [--events 2000] [--sweeps]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rdflib import Literal, URIRef  # noqa: E402
+
+from ontology import OntologicalStage  # noqa: E402
+from rules import check_text  # noqa: E402
+from temporal.patterns import PatternEngine  # noqa: E402
+
+EX = "http://dotr.example.org/bench#"
+
+
+def program(rules: int = 50, length: int = 2, selection: str = "last", extra: int = 10) -> str:
+    lines = [f"@prefix : <{EX}> .", "@timeunit ms .",
+             ":is_in_room(?s, ?r) :- :equips(?s, ?o), :placed_in(?o, ?r) ."]
+    lines += [f":extra{i}(?s, ?n) :- :equips(?s, ?o), :attr{i % 5}(?o, ?n) ." for i in range(extra)]
+    names = ["A", "B", "C", "D", "E", "F"][:length]
+    for n in names:
+        pred = "read_valA" if n == "A" else f"read_val{n}"
+        lines.append(f"event {n}(?s, ?room, ?v) := select ?s ?room ?v where {{ ?s :{pred} ?v . "
+                     f"?s :is_in_room ?room filter(?v >= 0) }} .")
+    for r in range(rules):
+        items = "".join(f"\n   and {selection} {n}(room = A.room) within 30 s from {prev}"
+                        for prev, n in zip(names, names[1:]))
+        lines.append(f"pattern P{r}\n  from A{items}\n  construct {{ _:x a :Alert{r % 5} ; :room ?room }}"
+                     f"\n  with ?room = A.room .")
+    return "\n".join(lines)
+
+
+def background(extra_triples: int, sensors: int = 500, rooms: int = 5) -> list:
+    u = lambda n: URIRef(EX + n)  # noqa: E731
+    out = []
+    for s in range(sensors):
+        out.append((u(f"sensor{s}"), u("equips"), u(f"object{s % (rooms * 2)}")))
+    for o in range(rooms * 2):
+        out.append((u(f"object{o}"), u("placed_in"), u(f"room{o % rooms}")))
+    rnd = random.Random(3)
+    for i in range(extra_triples):
+        out.append((u(f"object{rnd.randrange(rooms * 2)}"), u(f"attr{i % 5}"), Literal(i)))
+    return out
+
+
+def stream(events: int, length: int = 2, sensors: int = 500, seed: int = 7) -> list:
+    rnd = random.Random(seed)
+    preds = ["read_valA"] + [f"read_val{n}" for n in "BCDEF"[:length - 1]]
+    out = []
+    for i in range(events):
+        pred = "read_valA" if rnd.random() < 0.2 else rnd.choice(preds[1:])
+        out.append((i * 1000, [(URIRef(f"{EX}sensor{rnd.randrange(sensors)}"), URIRef(EX + pred),
+                                Literal(rnd.randrange(100)))]))
+    return out
+
+
+def run(rules=50, length=2, selection="last", extra_bg=10_000, events=2_000) -> dict:
+    stage = OntologicalStage(check_text(program(rules, length, selection)), background(extra_bg))
+    patterns = PatternEngine(stage.program, stage.dictionary)
+    parts = {"update_reasoning": [], "event_queries": [], "pattern_matching": [], "output": []}
+    totals = []
+    graphs = 0
+    m = stage.materialiser
+    gc.collect()
+    for t, triples in stream(events, length):
+        t0 = time.perf_counter()
+        m.advance(t)
+        m.add([(*stage._intern(f), t) for f in triples])
+        m.evaluate_local(t)
+        t1 = time.perf_counter()
+        evs = {e.name: e.run(stage.store) for e in stage.events}
+        t2 = time.perf_counter()
+        out = patterns.step(t, evs)
+        t3 = time.perf_counter()
+        docs = sorted(" ".join(map(str, tr)) for match in out.matches for tr in match.graph)
+        graphs += len(out.matches)
+        t4 = time.perf_counter()
+        for key, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            parts[key].append(dt)
+        totals.append(t4 - t0)
+    totals.sort()
+    return {"rules": rules, "length": length, "selection": selection, "background": extra_bg, "events": events,
+            "mean_ms": statistics.mean(totals) * 1e3, "p99_ms": totals[int(len(totals) * 0.99) - 1] * 1e3,
+            "matches": graphs, **{f"{k}_ms": statistics.mean(v) * 1e3 for k, v in parts.items()}}
+
+
+def show(row):
+    print(f"rules {row['rules']:>5} len {row['length']} {row['selection']:<4} bg {row['background']:>8,}: "
+          f"mean {row['mean_ms']:.3f} ms, p99 {row['p99_ms']:.3f} ms | update+reasoning "
+          f"{row['update_reasoning_ms']:.3f}, events {row['event_queries_ms']:.3f}, patterns "
+          f"{row['pattern_matching_ms']:.3f}, output {row['output_ms']:.3f} ms | matches {row['matches']}", flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=2000)
+    ap.add_argument("--sweeps", action="store_true")
+    ap.add_argument("--json", default="benchmarks/results/patterns.json")
+    args = ap.parse_args(argv)
+    rows = [run(events=args.events)]
+    show(rows[0])
+    if args.sweeps:
+        for length in range(2, 7):
+            for selection in ("last", "each"):
+                rows.append(run(length=length, selection=selection, events=args.events))
+                show(rows[-1])
+        for rules in (1, 10, 100, 1000):
+            rows.append(run(rules=rules, events=args.events))
+            show(rows[-1])
+        for bg in (1_000, 100_000, 1_000_000):
+            rows.append(run(extra_bg=bg, events=args.events))
+            show(rows[-1])
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
