@@ -55,9 +55,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .embedded import InputError, Reasoner
     from .io import in_order, read_jsonl, write_result
 
+    import pickle
+
+    from rules import check
+
     started = time.perf_counter()
     try:
-        reasoner = Reasoner.from_files(args.rules, args.ontology, include_background=args.include_background)
+        if args.resume:
+            with open(args.resume, "rb") as f:
+                state = pickle.load(f)
+            reasoner = Reasoner.restore(check(args.rules), state, include_background=args.include_background)
+        else:
+            reasoner = Reasoner.from_files(args.rules, args.ontology, include_background=args.include_background)
     except RuleError as err:
         print(err.render(), file=sys.stderr)
         return 2
@@ -101,6 +110,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{args.input}:{err}", file=sys.stderr)
         print("dotr: stopped; nothing was written (use --on-error skip to skip bad records)", file=sys.stderr)
         return 3
+    if args.snapshot:
+        with open(args.snapshot + ".part", "wb") as f:
+            pickle.dump(reasoner.snapshot(), f)
+        os.replace(args.snapshot + ".part", args.snapshot)
     if args.output == "-":
         with open(tmp.name, encoding="utf-8") as f:
             sys.stdout.write(f.read())
@@ -141,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--all-time-points", action="store_true", help="print time points with nothing derived too")
     p_run.add_argument("--include-background", action="store_true",
                        help="print conclusions that follow from the background alone too")
+    p_run.add_argument("--snapshot", metavar="FILE", help="at the end, save the state to continue from")
+    p_run.add_argument("--resume", metavar="FILE", help="continue from a --snapshot (--ontology is not needed)")
     p_run.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
     p_run.set_defaults(func=cmd_run)
     return parser

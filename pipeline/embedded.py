@@ -81,11 +81,11 @@ class Reasoner:
     """The stages composed; ``step(t, facts)`` evaluates one time point."""
 
     def __init__(self, checked: CheckResult, background: Iterable = (), include_background: bool = False,
-                 max_rounds: int = 10, prefixes: dict[str, str] | None = None):
+                 max_rounds: int = 10, ontology: OntologicalStage | None = None):
         checked.raise_for_errors()
         self.checked = checked
         self.program = checked.program
-        self.ontology = OntologicalStage(checked, background)
+        self.ontology = ontology if ontology is not None else OntologicalStage(checked, background)
         self.dictionary = d = self.ontology.dictionary
         temporal = list(checked.analysis.temporal)
         self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
@@ -101,6 +101,26 @@ class Reasoner:
     def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), **options) -> "Reasoner":
         background = [t for path in ontologies for t in load_triples(path)]
         return cls(check(rules), background, **options)
+
+    # ---------------------------------------------------------------------------- state
+    def snapshot(self) -> dict:
+        """Everything needed to continue the run later, as plain (picklable) data."""
+        return {"ontology": self.ontology.snapshot(),
+                "lars": self.lars.snapshot() if self.lars else None,
+                "patterns": self.patterns.snapshot() if self.patterns else None,
+                "last_t": self._last_t}
+
+    @classmethod
+    def restore(cls, checked: CheckResult, state: dict, **options) -> "Reasoner":
+        """A reasoner for the same rules that continues from ``snapshot()``'s state (the
+        background is in the state)."""
+        reasoner = cls(checked, ontology=OntologicalStage.restore(checked, state["ontology"]), **options)
+        if reasoner.lars is not None:
+            reasoner.lars.restore(state["lars"])
+        if reasoner.patterns is not None:
+            reasoner.patterns.restore(state["patterns"])
+        reasoner._last_t = state["last_t"]
+        return reasoner
 
     # ------------------------------------------------------------------------- stepping
     def run(self, elements: Iterable[tuple[int, list]]) -> Iterator[Result]:

@@ -134,6 +134,23 @@ class LarsEngine:
         self._placed_now: list = []
         self._propagate([(*self._fact(a), INF) for a in facts] + [(rel, fact, INF) for rel, fact in background])
 
+    # ------------------------------------------------------------------------ state
+    def snapshot(self) -> dict:
+        """The evaluation state as plain data (picklable). Restore it into an engine built from
+        the same rules over a dictionary restored to the same terms: :meth:`restore`."""
+        return {"facts": list(self.store), "future": dict(self._future), "occ": dict(self._occ),
+                "placed": set(self._placed), "recent": list(self._recent), "seen": self._seen_atoms,
+                "t": self.t, "prev": self._prev_t}
+
+    def restore(self, state: dict) -> None:
+        for rel, fact, expiry in state["facts"]:
+            self.store.add(rel, fact, expiry)
+        self._future = defaultdict(list, state["future"])
+        self._occ = defaultdict(dict, state["occ"])
+        self._placed = set(state["placed"])
+        self._recent.extend(state["recent"])
+        self._seen_atoms, self.t, self._prev_t = state["seen"], state["t"], state["prev"]
+
     # ------------------------------------------------------------------ compilation
     def relation(self, pred: str | ir.Name | ir.Iri, arity: int) -> RelKey:
         if isinstance(pred, str):

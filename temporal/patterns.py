@@ -220,6 +220,19 @@ class PatternEngine:
         self._seq = 0
         self._t: int | None = None
 
+    # ------------------------------------------------------------------------ state
+    def snapshot(self) -> dict:
+        """The buffered events and consumption marks as plain data (picklable); see restore."""
+        return {"events": [e for b in self.buffers.values() for e in b.events],
+                "consumed": {c.name: set(c.consumed) for c in self.patterns}, "seq": self._seq, "t": self._t}
+
+    def restore(self, state: dict) -> None:
+        for event in sorted(state["events"], key=lambda e: (e.time, e.seq)):
+            self.buffers[event.type].add(event)
+        for c in self.patterns:
+            c.consumed = set(state["consumed"].get(c.name, ()))
+        self._seq, self._t = state["seq"], state["t"]
+
     # ------------------------------------------------------------------------ evaluation
     def step(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
         """Add the events of time point ``t`` (per type, attribute values as term ids, in arrival

@@ -104,3 +104,19 @@ def test_readme_first_command_runs(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pipeline.cli", *dotr_part[1:]], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert '"graphs"' in proc.stdout
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_snapshot_and_resume_give_the_uninterrupted_output(example, tmp_path):
+    ex = ROOT / "examples" / example
+    lines = (ex / "stream.jsonl").read_text().splitlines()
+    half = len(lines) // 2 or 1
+    (tmp_path / "a.jsonl").write_text("\n".join(lines[:half]) + "\n")
+    (tmp_path / "b.jsonl").write_text("\n".join(lines[half:]) + "\n")
+    common = ["run", "-q", "--rules", str(ex / "rules.dotr")]
+    assert main([*common, "--ontology", str(ex / "ontology.ttl"), "--input", str(tmp_path / "a.jsonl"),
+                 "--output", str(tmp_path / "a.out"), "--snapshot", str(tmp_path / "state.pickle")]) == 0
+    assert main([*common, "--resume", str(tmp_path / "state.pickle"), "--input", str(tmp_path / "b.jsonl"),
+                 "--output", str(tmp_path / "b.out")]) == 0
+    joined = (tmp_path / "a.out").read_text() + (tmp_path / "b.out").read_text()
+    assert joined == (ROOT / "tests/pipeline/golden" / f"{example}.jsonl").read_text()
