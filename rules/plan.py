@@ -84,12 +84,12 @@ class _Gen:
 
     def value_code(self, expr) -> str:
         if isinstance(expr, ir.Var):
-            return f"VAL[{self.slots[expr.name]}]"
+            return f"VAL({self.slots[expr.name]})"
         if isinstance(expr, ir.Num):
             return repr(expr.value)
         if isinstance(expr, ir.BinOp):
             return f"ARITH({expr.op!r}, {self.value_code(expr.left)}, {self.value_code(expr.right)})"
-        return f"VAL[{self.d.intern(expr)}]"
+        return f"VAL({self.d.intern(expr)})"
 
 
 def _bound(expr, slots) -> bool:
@@ -294,7 +294,7 @@ def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_re
             prelude.append(f"    {name}_facts = store.relation({name}).facts")
     g.lines[prelude_at:prelude_at] = prelude
     source = "\n".join(g.lines)
-    namespace = {"VAL": d._values, "CMP": compare, "ARITH": arith, "NUM": d.number, "HEAD": head_rel,
+    namespace = {"VAL": d.value, "CMP": compare, "ARITH": arith, "NUM": d.number, "HEAD": head_rel,
                  "EMPTY": _EMPTY}
     # an index constant is passed as its relation (store.index takes the relation)
     namespace.update({k: (v[0] if isinstance(v[0], tuple) else v) for k, v in g.consts.items()})

@@ -58,6 +58,24 @@ def _value(term: Const) -> object:
     return None
 
 
+#: Integers are not stored: integer v has the id INT_OFFSET + v (for |v| < 2**59), so that streams
+#: of readings and time points (``@T``) do not grow the dictionary.
+INT_OFFSET = 1 << 60
+_INT_LIMIT = 1 << 59
+
+
+def _int_of(term) -> int | None:
+    if isinstance(term, Num) and not isinstance(term.value, bool):
+        v = term.value
+        if isinstance(v, float):
+            if not v.is_integer():
+                return None
+            v = int(v)
+        if -_INT_LIMIT < v < _INT_LIMIT:
+            return v
+    return None
+
+
 class TermDictionary:
     """term <-> int; ``value(id)`` is the Python value (number, string, bool) or None for IRIs."""
 
@@ -74,6 +92,9 @@ class TermDictionary:
         if found is not None:
             return found
         term = canonical(term)
+        v = _int_of(term)
+        if v is not None:
+            return INT_OFFSET + v
         found = self._ids.get(term)
         if found is None:
             found = len(self._terms)
@@ -86,6 +107,8 @@ class TermDictionary:
         """The id of the number ``value`` (None stays None: an undefined result)."""
         if value is None:
             return None
+        if type(value) is int and -_INT_LIMIT < value < _INT_LIMIT:
+            return INT_OFFSET + value
         return self.intern(Num(value))
 
     def intern_all(self, terms: Iterable[Const]) -> tuple[int, ...]:
@@ -94,15 +117,24 @@ class TermDictionary:
     def lookup(self, term: Const) -> int | None:
         """The id of ``term`` if it was interned, else None (never assigns)."""
         found = self._ids.get(term)
-        return found if found is not None else self._ids.get(canonical(term))
+        if found is not None:
+            return found
+        term = canonical(term)
+        v = _int_of(term)
+        return INT_OFFSET + v if v is not None else self._ids.get(term)
 
     def term(self, term_id: int) -> Const:
+        if term_id >= INT_OFFSET - _INT_LIMIT:
+            return Num(term_id - INT_OFFSET)
         return self._terms[term_id]
 
     def value(self, term_id: int) -> object:
+        if term_id >= INT_OFFSET - _INT_LIMIT:
+            return term_id - INT_OFFSET
         return self._values[term_id]
 
     def __len__(self) -> int:
+        """The number of stored terms (integers are not stored)."""
         return len(self._terms)
 
     def __contains__(self, term: Const) -> bool:

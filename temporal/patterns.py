@@ -219,6 +219,8 @@ class PatternEngine:
         self.lookback = max((c.lookback for c in self.patterns), default=0)
         self._seq = 0
         self._t: int | None = None
+        self._positions: dict[tuple[str, str], int] = {}
+        self._constants: dict = {}
 
     # ------------------------------------------------------------------------ state
     def snapshot(self) -> dict:
@@ -342,15 +344,25 @@ class PatternEngine:
         return bindings[scope.start].time, bindings[scope.end].time
 
     # ----------------------------------------------------------------------- expressions
+    def _pos(self, event_type: str, attr: str) -> int:
+        key = (event_type, attr)
+        pos = self._positions.get(key)
+        if pos is None:
+            pos = self._positions[key] = self.attrs[event_type].index(attr)
+        return pos
+
     def _term(self, expr, bindings) -> int | None:
         """The term id of a plain expression (an attribute or a constant)."""
         if isinstance(expr, ir.AttrRef):
             e = bindings[expr.event]
-            return e.values[self.attrs[e.type].index(expr.attr)]
+            return e.values[self._pos(e.type, expr.attr)]
         if isinstance(expr, (ir.BinOp, ir.Aggregate)):
             value = self._value(expr, bindings)
             return None if value is None else self.dictionary.number(value)
-        return self.dictionary.intern(expr)
+        found = self._constants.get(expr)
+        if found is None:
+            found = self._constants[expr] = self.dictionary.intern(expr)
+        return found
 
     def _value(self, expr, bindings):
         if isinstance(expr, ir.BinOp):
@@ -388,8 +400,12 @@ class PatternEngine:
         return compare(op, a, b)
 
     def _constraint(self, con: ir.Constraint, event_type: str, event: Event, bindings) -> bool:
-        probe = {**bindings, "\0self": event}
-        return self._compare(con.op, ir.AttrRef("\0self", con.attr), con.value, probe)
+        """``event.attr op value``, the value evaluated on the events bound so far."""
+        mine = event.values[self._pos(event_type, con.attr)]
+        if con.op in ("=", "!=") and not isinstance(con.value, (ir.BinOp, ir.Aggregate)):
+            return (mine == self._term(con.value, bindings)) == (con.op == "=")
+        a, b = self.dictionary.value(mine), self._value(con.value, bindings)
+        return a is not None and b is not None and compare(con.op, a, b)
 
     def _truth(self, comparison: ir.Comparison, bindings) -> bool:
         return self._compare(comparison.op, comparison.left, comparison.right, bindings)

@@ -65,13 +65,16 @@ def test_recursion_without_negation_is_fine():
 def test_term_dictionary_interns_and_keeps_values():
     d = TermDictionary()
     ids = d.intern_all([ir.Name("a"), ir.Num(3), ir.Iri("http://ex.org/x"), ir.Literal("hi"), ir.Name("a")])
-    assert ids == (0, 1, 2, 3, 0)
-    assert len(d) == 4
-    assert d.value(1) == 3 and d.value(2) is None and d.value(3) == "hi"
-    assert d.intern(ir.Literal("3", ir.XSD + "integer")) == 1
-    assert d.intern(ir.Literal("3.0", ir.XSD + "decimal")) == 1  # equal numbers, one term
-    assert d.intern(ir.Literal("hi", ir.XSD + "string")) == 3
+    three = ids[1]
+    assert ids == (0, three, 1, 2, 0)
+    assert len(d) == 3  # integers are encoded in their id, not stored
+    assert d.value(three) == 3 and d.term(three) == ir.Num(3) and d.value(1) is None and d.value(2) == "hi"
+    assert d.intern(ir.Literal("3", ir.XSD + "integer")) == three
+    assert d.intern(ir.Literal("3.0", ir.XSD + "decimal")) == three  # equal numbers, one term
+    assert d.intern(ir.Num(-7)) == d.number(-7) and d.value(d.number(-7)) == -7
+    assert d.intern(ir.Literal("hi", ir.XSD + "string")) == 2
     assert d.value(d.intern(ir.Literal("true", ir.XSD + "boolean"))) is True
-    assert d.lookup(ir.Name("zzz")) is None and len(d) == 5
+    assert d.lookup(ir.Name("zzz")) is None and len(d) == 4
+    assert d.value(d.intern(ir.Num(2.5))) == 2.5
     restored = TermDictionary.restore(d.snapshot())
     assert [restored.term(i) for i in range(len(d))] == [d.term(i) for i in range(len(d))]
