@@ -30,7 +30,7 @@ from rdflib.term import Node
 
 from rules import check, ir
 from rules.loader import CheckResult
-from rules.terms import TermDictionary
+from rules.terms import TermDictionary, format_fact
 
 from .background import load_triples
 from .convert import atom_fact, from_rdflib
@@ -181,23 +181,3 @@ class OntologicalStage:
 def _internal(pred) -> bool:
     """Predicates named ``_...`` are helpers (the profiles' list rules): never output."""
     return isinstance(pred, ir.Name) and pred.value.startswith("_")
-
-
-def format_term(term) -> str:
-    if isinstance(term, ir.Iri):
-        return f"<{term.value}>"
-    if isinstance(term, ir.Name):
-        return term.value
-    if isinstance(term, ir.Num):
-        return str(term.value)
-    from rdflib import Literal as RdfLiteral, URIRef
-    return RdfLiteral(term.lexical, lang=term.lang,
-                      datatype=URIRef(term.datatype) if term.datatype else None).n3()
-
-
-def format_fact(d: TermDictionary, rel: tuple, fact: tuple) -> str:
-    pred = d.term(rel[0])
-    name = pred.value if isinstance(pred, ir.Name) else f"<{pred.value}>"
-    if not fact:
-        return name
-    return f"{name}({','.join(format_term(d.term(i)) for i in fact)})"

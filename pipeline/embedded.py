@@ -23,7 +23,7 @@ from rdflib import Graph, Literal as RdfLiteral, URIRef
 
 from ontology import OntologicalStage
 from ontology.background import load_triples
-from ontology.stage import format_fact
+from rules.terms import format_fact
 from rules import DotrError, check, ir
 from rules.loader import CheckResult
 from rules.parser import parse

@@ -152,4 +152,31 @@ class TermDictionary:
         return d
 
 
-__all__ = ["TermDictionary", "canonical", "Iri", "Literal", "Name", "Num", "XSD"]
+def format_term(term: Const) -> str:
+    """A term in canonical output form: IRIs as ``<...>``, names and numbers as written, other
+    literals in N-Triples form.
+
+    >>> format_term(Iri("http://ex.org/a")), format_term(Num(-2)), format_term(Literal("x", lang="en"))
+    ('<http://ex.org/a>', '-2', '"x"@en')
+    """
+    if isinstance(term, Iri):
+        return f"<{term.value}>"
+    if isinstance(term, Name):
+        return term.value
+    if isinstance(term, Num):
+        return str(term.value)
+    from rdflib import Literal as RdfLiteral, URIRef
+
+    return RdfLiteral(term.lexical, lang=term.lang, datatype=URIRef(term.datatype) if term.datatype else None).n3()
+
+
+def format_fact(d: TermDictionary, rel: tuple, fact: tuple) -> str:
+    """A fact in canonical output form: ``pred(arg,...)``, no spaces (DESIGN 6)."""
+    pred = d.term(rel[0])
+    name = pred.value if isinstance(pred, Name) else f"<{pred.value}>"
+    if not fact:
+        return name
+    return f"{name}({','.join(format_term(d.term(i)) for i in fact)})"
+
+
+__all__ = ["format_term", "format_fact", "TermDictionary", "canonical", "Iri", "Literal", "Name", "Num", "XSD"]

@@ -39,7 +39,7 @@ from rules import ir
 from rules.analysis import stratify
 from rules.plan import CompiledRule, compile_rule
 from rules.store import INF, RelKey, Store
-from rules.terms import TermDictionary
+from rules.terms import TermDictionary, format_fact
 
 FactItem = tuple  # (relation, fact tuple, expiry)
 
@@ -427,21 +427,3 @@ class LarsEngine:
     def format(self, output: Output) -> list[str]:
         """The output facts as canonical text, sorted."""
         return sorted(format_fact(self.dictionary, rel, f) for rel, f in output.facts)
-
-
-def format_fact(d: TermDictionary, rel: RelKey, fact: tuple) -> str:
-    from rdflib import Literal as RdfLiteral, URIRef
-
-    pred = d.term(rel[0])
-    name = pred.value if isinstance(pred, ir.Name) else f"<{pred.value}>"
-
-    def term(i):
-        x = d.term(i)
-        if isinstance(x, ir.Iri):
-            return f"<{x.value}>"
-        if isinstance(x, ir.Name):
-            return x.value
-        if isinstance(x, ir.Num):
-            return str(x.value)
-        return RdfLiteral(x.lexical, lang=x.lang, datatype=URIRef(x.datatype) if x.datatype else None).n3()
-    return name if not fact else f"{name}({','.join(term(i) for i in fact)})"

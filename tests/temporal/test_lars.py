@@ -5,7 +5,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rules import check_text, ir, parse
-from temporal.lars import LarsEngine, format_fact
+from rules.terms import format_fact
+from temporal.lars import LarsEngine
 from tests.temporal.reference import Reference
 
 STREAM_PREDS = {"a": 1, "b": 1, "c": 2}
