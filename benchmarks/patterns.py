@@ -93,7 +93,7 @@ def run(rules=50, length=2, selection="last", extra_bg=10_000, events=2_000) -> 
         t2 = time.perf_counter()
         out = patterns.step(t, evs)
         t3 = time.perf_counter()
-        docs = sorted(" ".join(map(format_term, tr)) for match in out.matches for tr in match.graph)
+        _ = sorted(" ".join(map(format_term, tr)) for match in out.matches for tr in match.graph)  # the output text
         graphs += len(out.matches)
         t4 = time.perf_counter()
         for key, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):

@@ -31,7 +31,6 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable
 
 import networkx as nx
 from rdflib import BNode, Variable as RdfVariable

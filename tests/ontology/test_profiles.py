@@ -3,10 +3,9 @@ graphs; OWL 2 RL positive-entailment cases in the supported subset hold."""
 
 import owlrl
 import rdflib
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rdflib import OWL, RDF, RDFS, Literal, Namespace
+from rdflib import RDF, RDFS, Literal, Namespace
 
 from ontology.convert import from_rdflib
 from ontology.stage import OntologicalStage
