@@ -53,7 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from rules import DotrError, RuleError
 
     from .embedded import InputError, Reasoner
-    from .io import in_order, read_jsonl, write_result
+    from .io import in_order, read_jsonl, read_laserpp, read_trig, write_result
 
     import pickle
 
@@ -79,7 +79,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         rejects.append({"line": record.line, "reason": reason, "record": record.raw})
 
     def records(stream):
-        for item in read_jsonl(stream):
+        fmt = args.input_format
+        if fmt == "auto":
+            fmt = "trig" if args.input.endswith(".trig") else "laserpp" if args.input.endswith(".txt") else "jsonl"
+        reader = {"jsonl": read_jsonl, "laserpp": read_laserpp, "trig": lambda s: read_trig(s.read())}[fmt]
+        for item in reader(stream):
             if isinstance(item, InputError):
                 if args.on_error == "stop":
                     raise item
@@ -99,8 +103,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                                        reject if args.on_error == "skip" else None):
                     counts["records"] += 1
                     yield record.t, record.facts
+            progress = _Progress(counts) if sys.stderr.isatty() and not args.quiet else None
             for result in reasoner.run(elements()):
                 counts["time points"] += 1
+                if progress is not None:
+                    progress.update(result.t)
                 if result.is_empty() and not args.all_time_points:
                     continue
                 counts["outputs"] += 1
@@ -126,11 +133,41 @@ def cmd_run(args: argparse.Namespace) -> int:
             for r in rejects:
                 f.write(json.dumps(r) + "\n")
         print(f"dotr: {len(rejects)} record(s) rejected, see {path}", file=sys.stderr)
+    if progress is not None:
+        progress.close()
     elapsed = time.perf_counter() - started
     if not args.quiet:
         print(f"dotr: {counts['records']} records, {counts['time points']} time points, {counts['outputs']} "
               f"outputs in {elapsed:.2f} s", file=sys.stderr)
     return 0
+
+
+class _Progress:
+    """A live line on the terminal: records, time points, outputs, rate (rich)."""
+
+    def __init__(self, counts: dict):
+        import time
+
+        from rich.live import Live
+
+        self.counts, self.started, self.last = counts, time.perf_counter(), 0.0
+        self.live = Live("", refresh_per_second=4, transient=True, console=None)
+        self.live.start()
+
+    def update(self, t: int) -> None:
+        import time
+
+        now = time.perf_counter()
+        if now - self.last < 0.25:
+            return
+        self.last = now
+        c = self.counts
+        rate = c["records"] / max(now - self.started, 1e-9)
+        self.live.update(f"t={t}  records {c['records']:,}  time points {c['time points']:,}  "
+                         f"outputs {c['outputs']:,}  {rate:,.0f} records/s")
+
+    def close(self) -> None:
+        self.live.stop()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,7 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--ontology", action="append", default=[], help="a background file (repeatable)")
     p_run.add_argument("--input", default="-", help="JSON Lines stream (default: standard input)")
     p_run.add_argument("--output", default="-", help="where to write (default: standard output)")
-    p_run.add_argument("--format", default="jsonl", choices=["jsonl", "trig", "nquads"])
+    p_run.add_argument("--format", default="jsonl", choices=["jsonl", "trig", "nquads"], help="output format")
+    p_run.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp"],
+                       help="input format (auto: by extension, .trig, .txt for Laser++, else JSON Lines)")
     p_run.add_argument("--on-error", default="stop", choices=["stop", "skip"],
                        help="stop (exit 3, nothing written) or skip bad records into a rejects file")
     p_run.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")

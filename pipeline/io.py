@@ -58,6 +58,78 @@ def _with_raw(err: InputError, raw: str) -> InputError:
     return err
 
 
+def read_laserpp(lines: Iterable[str]) -> Iterator[Record | InputError]:
+    """The Laser++ text stream format: a first line ``start end`` (optionally followed by the
+    first element ``t : facts``), then one ``t : fact, fact`` line per element.
+
+    >>> [(r.t, len(r.facts)) for r in read_laserpp(["1 4", "1 : p(2), q(1)", "3 : "])]
+    [(1, 2), (3, 0)]
+    """
+    for number, raw in enumerate(lines, start=1):
+        text = raw.strip()
+        if not text:
+            continue
+        left, sep, right = text.partition(":")
+        head = left.split()
+        try:
+            if number == 1 and (len(head) in (2, 3)):
+                if len(head) == 2 and not sep:
+                    continue  # the timeline only
+                head = head[2:]
+            if len(head) != 1 or not sep:
+                raise InputError("expected 't : fact, fact'", number)
+            facts = [parse_fact(f) for f in _split_facts(right)]
+            yield Record(number, int(head[0]), facts, text)
+        except InputError as err:
+            yield _with_raw(InputError(str(err).split(": ", 1)[-1] if str(err).startswith("line ") else str(err),
+                                       number), text)
+        except ValueError as err:
+            yield _with_raw(InputError(str(err), number), text)
+
+
+def _split_facts(text: str) -> list[str]:
+    out, depth, current = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(current)
+            current = ""
+            continue
+        depth += (ch == "(") - (ch == ")")
+        current += ch
+    out.append(current)
+    return [f.strip() for f in out if f.strip()]
+
+
+def read_trig(text: str) -> Iterator[Record | InputError]:
+    """A TriG document with one named graph per time point; the default graph says each graph's
+    time: ``<g> <http://dotr.invalid/time> 12 .`` (or the graph's name ends in ``:t:12``)."""
+    dataset = rdflib.Dataset()
+    try:
+        dataset.parse(data=text, format="trig")
+    except Exception as err:
+        yield InputError(f"{type(err).__name__}: {err}".splitlines()[0][:300], None)
+        return
+    times = {}
+    for g, _, t in dataset.default_graph.triples((None, TIME, None)):
+        times[g] = int(t)
+    records = []
+    for graph in dataset.graphs():
+        name = graph.identifier
+        if name == rdflib.graph.DATASET_DEFAULT_GRAPH_ID:
+            continue
+        t = times.get(name)
+        if t is None and ":t:" in str(name):
+            t = int(str(name).rsplit(":t:", 1)[1])
+        if t is None:
+            yield InputError(f"graph {name} has no time (say <{name}> <{TIME}> T in the default graph)", None)
+            continue
+        records.append(Record(0, t, list(graph), str(name)))
+    yield from sorted(records, key=lambda r: r.t)
+
+
+TIME = rdflib.URIRef("http://dotr.invalid/time")
+
+
 def in_order(records: Iterable[Record], reorder_within: int = 0,
              rejected=None) -> Iterator[Record]:
     """Records in time order. Out-of-order records are an error, unless ``reorder_within`` > 0:

@@ -120,3 +120,20 @@ def test_snapshot_and_resume_give_the_uninterrupted_output(example, tmp_path):
                  "--output", str(tmp_path / "b.out")]) == 0
     joined = (tmp_path / "a.out").read_text() + (tmp_path / "b.out").read_text()
     assert joined == (ROOT / "tests/pipeline/golden" / f"{example}.jsonl").read_text()
+
+
+def test_laserpp_and_trig_inputs(tmp_path):
+    text = tmp_path / "s.txt"
+    text.write_text("0 3\n0 : temp(50)\n1 : temp(120), temp(130)\n")
+    code, out = _cooling(tmp_path, text)
+    assert code == 0 and '"steam(130)"' in out.read_text()
+    trig = tmp_path / "s.trig"
+    trig.write_text("@prefix : <http://example.org/building#> .\n<urn:g1> <http://dotr.invalid/time> 10 .\n"
+                    "<urn:stream:t:12> { :r2 a :SmokeReading ; :sensor :s2 . :s2 :is_at_location :locB . }\n"
+                    "<urn:g1> { :r1 a :TempReading ; :sensor :s1 ; :value 65 . :s1 :is_at_location :locA . }\n")
+    out = tmp_path / "o.jsonl"
+    ex = ROOT / "examples/fire"
+    assert main(["run", "-q", "--rules", str(ex / "rules.dotr"), "--ontology", str(ex / "ontology.ttl"),
+                 "--input", str(trig), "--output", str(out)]) == 0
+    assert [json.loads(line)["t"] for line in out.read_text().splitlines()] == [10, 12]
+    assert "building#Fire" in out.read_text()
