@@ -104,11 +104,19 @@ def cmd_run(args: argparse.Namespace) -> int:
                     counts["records"] += 1
                     yield record.t, record.facts
             progress = _Progress(counts) if sys.stderr.isatty() and not args.quiet else None
+            previous: set[str] = set()
             for result in reasoner.run(elements()):
                 counts["time points"] += 1
                 if progress is not None:
                     progress.update(result.t)
-                if result.is_empty() and not args.all_time_points:
+                if args.changes:  # only what was added or removed since the previous time point
+                    now = set(result.facts)
+                    result.removed = sorted(previous - now)
+                    result.facts = sorted(now - previous)
+                    previous = now
+                    if not result.removed and result.is_empty() and not args.all_time_points:
+                        continue
+                elif result.is_empty() and not args.all_time_points:
                     continue
                 counts["outputs"] += 1
                 write_result(tmp, result, args.format)
@@ -190,6 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
     p_run.add_argument("--reorder-within", type=int, default=0, metavar="N",
                        help="sort records arriving up to N time units late (later ones are rejected)")
+    p_run.add_argument("--changes", action="store_true",
+                       help="print only the facts added (facts) and removed (removed) since the previous time point")
     p_run.add_argument("--all-time-points", action="store_true", help="print time points with nothing derived too")
     p_run.add_argument("--include-background", action="store_true",
                        help="print conclusions that follow from the background alone too")

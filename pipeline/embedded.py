@@ -49,12 +49,15 @@ class Result:
     at: dict[int, list[str]] = field(default_factory=dict)
     graphs: list[str] = field(default_factory=list)
     events: list[str] = field(default_factory=list)  # composite events emitted by patterns
+    removed: list[str] | None = None  # with --changes: facts that held at the previous time point
 
     def is_empty(self) -> bool:
         return not (self.facts or self.at or self.graphs)
 
     def to_json(self) -> dict:
         record: dict = {"t": self.t, "facts": self.facts}
+        if self.removed is not None:
+            record["removed"] = self.removed
         if self.at:
             record["at"] = {str(k): v for k, v in sorted(self.at.items())}
         if self.graphs:

@@ -137,3 +137,14 @@ def test_laserpp_and_trig_inputs(tmp_path):
                  "--input", str(trig), "--output", str(out)]) == 0
     assert [json.loads(line)["t"] for line in out.read_text().splitlines()] == [10, 12]
     assert "building#Fire" in out.read_text()
+
+
+def test_changes_only(tmp_path):
+    code, text = _run("cooling", tmp_path, "--changes")
+    records = [json.loads(line) for line in text.splitlines()]
+    assert code == 0 and records[0]["facts"] == ["isLiquid", "liquid(50)", "normal"] and records[0]["removed"] == []
+    full = [set(json.loads(line)["facts"]) for line in (ROOT / "tests/pipeline/golden/cooling.jsonl").read_text().splitlines()]
+    state: set = set()
+    for record, expected in zip(records, full):
+        state = (state - set(record["removed"])) | set(record["facts"])
+        assert state == expected
