@@ -72,6 +72,7 @@ class OntologicalStage:
             for rule in profile_rules(profile):
                 (profile_facts.append(rule.head) if rule.is_fact else rules.append(rule))
         self.materialiser = Materialiser(rules, self.dictionary)
+        self.rules = [(r, r.body) for r in rules]  # the stage's rules, profiles included
         self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
         self.store = self.materialiser.store
         self.events: list[CompiledEvent] = [compile_event(e, self.program.prefixes, self.dictionary)

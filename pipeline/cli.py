@@ -150,6 +150,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    """``dotr explain``: why a fact holds, or why a graph was built, at a time point."""
+    from rules import DotrError
+
+    from .embedded import InputError, Reasoner
+    from .explain import explain
+    from .io import read_jsonl
+
+    try:
+        reasoner = Reasoner.from_files(args.rules, args.ontology)
+        source = open(args.input, encoding="utf-8") if args.input != "-" else sys.stdin
+        with source:
+            elements = []
+            for item in read_jsonl(source):
+                if isinstance(item, InputError):
+                    raise item
+                elements.append((item.t, item.facts))
+        lines = explain(reasoner, elements, args.at, args.what)
+    except DotrError as err:
+        print(f"dotr: {err}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 0
+
+
 class _Progress:
     """A live line on the terminal: records, time points, outputs, rate (rich)."""
 
@@ -207,6 +232,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--resume", metavar="FILE", help="continue from a --snapshot (--ontology is not needed)")
     p_run.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
     p_run.set_defaults(func=cmd_run)
+    p_explain = sub.add_parser("explain", help="why a fact holds, or a graph was built, at a time point")
+    p_explain.add_argument("--rules", required=True)
+    p_explain.add_argument("--ontology", action="append", default=[])
+    p_explain.add_argument("--input", default="-", help="the JSON Lines stream")
+    p_explain.add_argument("--at", type=int, required=True, help="the time point")
+    p_explain.add_argument("what", help="a fact as printed (such as 'steam(120)'), or a graph's index at that time")
+    p_explain.set_defaults(func=cmd_explain)
     return parser
 
 

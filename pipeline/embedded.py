@@ -99,6 +99,7 @@ class Reasoner:
         outputs = self.program.outputs
         self._outputs = {d.intern(p) for p in outputs} if outputs else None
         self._last_t: int | None = None
+        self.last_matches: list = []
 
     @classmethod
     def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), **options) -> "Reasoner":
@@ -158,6 +159,7 @@ class Reasoner:
         graph_facts: list[tuple] = []
         events = point.events
         emitted: list[str] = []
+        graph_matches = []
         for _ in range(self.max_rounds):
             if self.patterns is None:
                 break
@@ -165,7 +167,7 @@ class Reasoner:
             new_triples = []
             for match in out.matches:
                 if match.graph:
-                    result.graphs.append(_ntriples(match.graph))
+                    graph_matches.append((_ntriples(match.graph), match))
                     new_triples.extend(match.graph)
                 if match.emitted is not None:
                     emitted.append(self.patterns.describe(match))
@@ -194,7 +196,9 @@ class Reasoner:
                 if self._printed(rel):
                     result.at.setdefault(when, []).append(format_fact(d, rel, fact))
         result.facts = sorted(format_fact(d, rel, f) for rel, f in derived - inputs if self._printed(rel))
-        result.graphs.sort()
+        graph_matches.sort(key=lambda gm: gm[0])
+        result.graphs = [doc for doc, _ in graph_matches]
+        self.last_matches = [m for _, m in graph_matches]  # the traces of result.graphs, same order
         result.events = emitted
         for v in result.at.values():
             v.sort()

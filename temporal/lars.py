@@ -78,6 +78,8 @@ class LarsEngine:
         self.start = start
         self.t: int | None = None
         self._aux: dict[tuple, _Aux] = {}
+        #: each rule with its body over stored relations (window atoms as auxiliary atoms)
+        self.rewritten: list[tuple[ir.Rule, tuple]] = []
         self._dia_of: dict[RelKey, list[_Aux]] = defaultdict(list)  # base -> diamond aux
         self._pertime: list[_Aux] = []  # aux recomputed at every time point
         rules = list(rules)
@@ -91,6 +93,7 @@ class LarsEngine:
             head_rel = (d.intern(rule.head.pred), len(rule.head.args))
             self.intensional.add(head_rel)
             body = tuple(self._rewrite(lit, graph, head_rel) for lit in rule.body)
+            self.rewritten.append((rule, body))
             head = rule.head
             if rule.at is not None:  # the time is an extra argument of a pseudo relation
                 pseudo = ir.Atom(ir.Name(f"_lars:place:{head_rel[0]}:{head_rel[1]}"), (*head.args, rule.at))

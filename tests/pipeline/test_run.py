@@ -148,3 +148,26 @@ def test_changes_only(tmp_path):
     for record, expected in zip(records, full):
         state = (state - set(record["removed"])) | set(record["facts"])
         assert state == expected
+
+
+def _explain(example, t, what, capsys):
+    ex = ROOT / "examples" / example
+    assert main(["explain", "--rules", str(ex / "rules.dotr"), "--ontology", str(ex / "ontology.ttl"),
+                 "--input", str(ex / "stream.jsonl"), "--at", str(t), what]) == 0
+    return capsys.readouterr().out
+
+
+def test_explain_a_derived_fact_down_to_inputs_and_background(capsys):
+    out = _explain("fire", 12, "<http://example.org/building#is_in_room>(<http://example.org/building#s2>,"
+                               "<http://example.org/building#roomA>)", capsys)
+    assert "by :is_in_room(?A, ?B) :- :is_at_location(?A, ?C), :is_in_room(?C, ?B) ." in out
+    assert "(<http://example.org/building#s2>,<http://example.org/building#locB>): input at 12" in out
+    assert "(<http://example.org/building#locB>,<http://example.org/building#roomA>): background fact" in out
+
+
+def test_explain_a_window_conclusion_and_a_graph(capsys):
+    out = _explain("cooling", 4, "veryHot(4)", capsys)
+    assert "by veryHot(T) :- [3] @T steam(V), V >= 150 ." in out and "[3] @4 steam(160): held in the window" in out
+    out = _explain("fire", 12, "0", capsys)
+    assert "pattern Fire fired on these events" in out and "HighTemp(read=<http://example.org/building#r1>" in out
+    assert "at 10" in out and "at 12" in out
