@@ -92,14 +92,14 @@ def _ref_text(fact) -> str:
     return f"{name}({','.join(str(a.value) for a in args)})"
 
 
-def run(program_text: str, stream: list[list[str]]):
+def run(program_text: str, stream: list[list[str]], **options):
     result = check_text(program_text)
     assume(result.ok)
     program = result.program
     rules = list(program.statements)
     rules = [s for s in rules if isinstance(s, ir.Rule)]
     try:
-        engine = LarsEngine(rules)
+        engine = LarsEngine(rules, **options)
     except ValueError:
         assume(False)
     reference = Reference(rules)
@@ -146,3 +146,21 @@ def tuple_programs(draw):
 @given(tuple_programs(), streams())
 def test_tuple_windows_agree_with_the_definitions(program_text, stream):
     run(program_text, stream)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(programs(), streams())
+def test_rule_disabling_for_small_windows_changes_nothing(program_text, stream):
+    # the generated windows are 0-3 wide: disable from 1 so that disabling is exercised
+    run(program_text, stream, disable_from=1)
+    run(program_text, stream, rule_disabling=False)
+
+
+def test_rule_disabling_ends_exactly_when_the_window_has_passed():
+    program = "h(X) :- [2] [] p(X) .\ng(X) :- h(X), [3] [] q(X) ."
+    stream = [[], ["p(a)", "q(a)"], ["p(a)", "q(a)"], ["p(a)", "q(a)"], ["p(a)", "q(a)"], ["p(a)"], ["p(a)", "q(a)"]]
+    run(program, stream, disable_from=1)
+    engine = LarsEngine(parse(program).rules, disable_from=1)
+    p, a = engine.relation("p", 1), engine.dictionary.intern(ir.Name("a"))
+    outputs = [engine.format(engine.step(t, [(p, (a,))] if t else [])) for t in range(5)]
+    assert outputs == [[], [], [], ["h(a)"], ["h(a)"]] and engine.disabled_checks > 0
