@@ -143,10 +143,31 @@ class Reasoner:
             yield from self._advance_to(pending_t, pending)
 
     def _advance_to(self, t: int, facts: list) -> Iterator[Result]:
-        if self.ticks and self._last_t is not None and self.lars is not None:
+        if self._last_t is not None and self.ticks and self.lars is not None:
             for tick in range(self._last_t + 1, t):
                 yield self.step(tick, [])
+        elif self._last_t is not None and not self.ticks:
+            # between inputs, evaluate where the output can change: after a conclusion's horizon
+            while True:
+                change = self.next_change()
+                if change is None or change >= t:
+                    break
+                yield self.step(change, [])
         yield self.step(t, facts)
+
+    def next_change(self) -> int | None:
+        """The first time point after the last evaluated one at which something stops holding
+        (or an ``@T`` head placed something), or None."""
+        last = self._last_t
+        candidates = []
+        stores = [self.ontology.store] + ([self.lars.store] if self.lars is not None else [])
+        for store in stores:
+            for when, items in store.buckets.items():
+                if when >= last and any(store.expiry(rel, fact) == when for rel, fact in items):
+                    candidates.append(when + 1)
+        if self.lars is not None:
+            candidates += [when for when in self.lars._future if when > last]
+        return min(candidates, default=None)
 
     def step(self, t: int, facts: Iterable) -> Result:
         """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as

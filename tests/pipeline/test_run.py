@@ -171,3 +171,15 @@ def test_explain_a_window_conclusion_and_a_graph(capsys):
     out = _explain("fire", 12, "0", capsys)
     assert "pattern Fire fired on these events" in out and "HighTemp(read=<http://example.org/building#r1>" in out
     assert "at 10" in out and "at 12" in out
+
+
+def test_ms_mode_evaluates_where_the_output_changes():
+    ex = ROOT / "examples" / "traffic"
+    reasoner = Reasoner.from_files(ex / "rules.dotr", [ex / "ontology.ttl"])
+    elements = [(r["t"], []) for r in map(json.loads, (ex / "stream.jsonl").read_text().splitlines())]
+    elements[1] = (1000, ["<http://example.org/city#congestionAt>(<http://example.org/city#road1>,4)"])
+    elements[2] = (2000, ["<http://example.org/city#congestionAt>(<http://example.org/city#road1>,5)"])
+    times = [(r.t, r.facts) for r in reasoner.run(elements[:3] + [(9000, [])])]
+    # jammed holds while both reports are in the 2 s window: until 3000, so 3001 is evaluated
+    jammed = [t for t, facts in times if "jammed(<http://example.org/city#road1>)" in facts]
+    assert jammed == [2000, 2001] and 3001 in [t for t, _ in times]
