@@ -36,7 +36,7 @@ from rules import ir
 from rules.analysis import dependency_graph, pred_key, stratify
 from rules.terms import TermDictionary
 
-from rules.plan import CompiledRule, compile_rule
+from rules.plan import CompiledRule, compile_rule, evaluate_full
 from rules.store import INF, RelKey, Store
 
 FactItem = tuple  # (relation, fact tuple, expiry)
@@ -81,7 +81,7 @@ class Materialiser:
         self._local_facts: list[tuple[RelKey, tuple]] = []
         # rules without positive atoms derive their heads once, for ever
         self._propagate([item for c in self.incremental if not c.body_relations
-                         for item in _run(c.seeded[0], [((), INF)], self.store)])
+                         for item in evaluate_full(c, self.store)])
 
     def relation(self, pred: str | ir.Name | ir.Iri, arity: int) -> RelKey:
         if isinstance(pred, str):
@@ -114,34 +114,8 @@ class Materialiser:
         return count
 
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
-        """Store each item (``Store.add``, inlined for speed); the delta is what is new or rose."""
-        store = self.store
-        relations, buckets = store.relations, store.buckets
-        delta: dict[RelKey, dict[tuple, int]] = {}
-        last = r = facts = changed = None
-        for rel, fact, expiry in items:
-            if rel is not last:  # items come in runs of one relation (one plan's head)
-                r = relations.get(rel)
-                if r is None:
-                    r = store.relation(rel)
-                facts = r.facts
-                changed = delta.get(rel)
-                if changed is None:
-                    changed = delta[rel] = {}
-                last = rel
-            old = facts.get(fact)
-            if old is None:
-                facts[fact] = expiry
-                if r.indexes:
-                    r._insert(fact)
-            elif old >= expiry:
-                continue
-            else:
-                facts[fact] = expiry
-            if expiry != INF:
-                buckets[expiry].append((rel, fact))
-            changed[fact] = expiry
-        return {rel: changed for rel, changed in delta.items() if changed}
+        """Store the items; the delta is what is new or rose."""
+        return {rel: changed for rel, changed in self.store.apply(items).items() if changed}
 
     def _run_seeds(self, rel: RelKey, items: list, emit) -> None:
         """Run every plan seeded at ``rel`` on ``items`` ((fact, expiry) pairs)."""
@@ -194,17 +168,7 @@ class Materialiser:
         self._propagate(again)
 
     def _full(self, compiled: CompiledRule) -> list[FactItem]:
-        """Every derivation of a rule over the whole store."""
-        store = self.store
-        if not compiled.body_relations:
-            return _run(compiled.seeded[0], [((), INF)], store)
-        seed_rel = compiled.body_relations[0]
-        if seed_rel is not None:
-            return _run(compiled.seeded[0], list(store.relation(seed_rel).facts.items()), store)
-        out: list[FactItem] = []
-        for pid in list(store.triple_predicates):
-            compiled.seeded[0](list(store.relation((pid, 2)).facts.items()), store, out.append, pid)
-        return out
+        return evaluate_full(compiled, self.store)
 
     # ----------------------------------------------------------------- per-time-point rules
     def evaluate_local(self, now: int) -> list[tuple[RelKey, tuple]]:
@@ -236,9 +200,3 @@ class Materialiser:
                     break
                 self._local_facts.extend(added)
         return list(self._local_facts)
-
-
-def _run(plan, delta, store) -> list[FactItem]:
-    out: list[FactItem] = []
-    plan(delta, store, out.append)
-    return out

@@ -300,3 +300,18 @@ def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_re
     namespace.update({k: (v[0] if isinstance(v[0], tuple) else v) for k, v in g.consts.items()})
     exec(compile(source, f"<plan {head_rel}>", "exec"), namespace)
     return namespace["plan"], source
+
+
+def evaluate_full(compiled: CompiledRule, store) -> list[tuple]:
+    """Every derivation of a rule over the whole store, as ``(relation, fact, expiry)``."""
+    out: list[tuple] = []
+    if not compiled.body_relations:
+        compiled.seeded[0]([((), 1 << 62)], store, out.append)
+        return out
+    seed_rel = compiled.body_relations[0]
+    if seed_rel is not None:
+        compiled.seeded[0](list(store.relation(seed_rel).facts.items()), store, out.append)
+        return out
+    for pid in list(store.triple_predicates):  # a variable predicate first: every triple relation
+        compiled.seeded[0](list(store.relation((pid, 2)).facts.items()), store, out.append, pid)
+    return out

@@ -109,6 +109,36 @@ class Store:
             self.buckets[expiry].append((rel, fact))
         return True
 
+    def apply(self, items, delta: dict | None = None) -> dict[RelKey, dict[tuple, int]]:
+        """``add`` for each ``(rel, fact, expiry)``, inlined (this is the engines' hot loop);
+        returns (or extends) the delta: rel -> {fact: expiry} of what is new or rose."""
+        relations, buckets = self.relations, self.buckets
+        delta = {} if delta is None else delta
+        last = r = facts = changed = None
+        for rel, fact, expiry in items:
+            if rel is not last:  # items come in runs of one relation (one rule's head)
+                r = relations.get(rel)
+                if r is None:
+                    r = self.relation(rel)
+                facts = r.facts
+                changed = delta.get(rel)
+                if changed is None:
+                    changed = delta[rel] = {}
+                last = rel
+            old = facts.get(fact)
+            if old is None:
+                facts[fact] = expiry
+                if r.indexes:
+                    r._insert(fact)
+            elif old >= expiry:
+                continue
+            else:
+                facts[fact] = expiry
+            if expiry != INF:
+                buckets[expiry].append((rel, fact))
+            changed[fact] = expiry
+        return delta
+
     def remove(self, rel: RelKey, fact: tuple) -> bool:
         r = self.relations.get(rel)
         if r is None or fact not in r.facts:

@@ -37,7 +37,7 @@ import networkx as nx
 
 from rules import ir
 from rules.analysis import stratify
-from rules.plan import CompiledRule, compile_rule
+from rules.plan import CompiledRule, compile_rule, evaluate_full
 from rules.store import INF, RelKey, Store
 from rules.terms import TermDictionary, format_fact
 
@@ -283,13 +283,7 @@ class LarsEngine:
                         fact_runs[-1][1] = t - 1
 
     def _run_full(self, c: CompiledRule, t: int) -> list[FactItem]:
-        out: list[FactItem] = []
-        store = self.store
-        if not c.body_relations:
-            c.seeded[0]([((), INF)], store, out.append)
-        else:
-            c.seeded[0](list(store.relation(c.body_relations[0]).facts.items()), store, out.append)
-        return [(rel, fact, e if e < t else t) for rel, fact, e in out]  # holds now only
+        return [(rel, fact, e if e < t else t) for rel, fact, e in evaluate_full(c, self.store)]  # holds now only
 
     def _propagate(self, items: list[FactItem]) -> int:
         delta = self._apply(items)
@@ -310,36 +304,26 @@ class LarsEngine:
 
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
         """Store items (placing ``@`` heads, deriving diamond auxiliaries); returns the delta."""
-        store, delta = self.store, defaultdict(dict)
-        relations, buckets = store.relations, store.buckets
         at_heads, dia_of = self._at_heads, self._dia_of
         t = self.t if self.t is not None else self.start
-        queue = list(items)
-        while queue:
-            rel, fact, expiry = queue.pop()
-            if rel in at_heads:  # @T head: the last argument is the time
-                when = self.dictionary.value(fact[-1])
-                if isinstance(when, int):
-                    queue.extend(self._place(at_heads[rel], fact[:-1], when, t))
-                continue
-            r = relations.get(rel)
-            if r is None:
-                r = store.relation(rel)
-            facts = r.facts
-            old = facts.get(fact)
-            if old is None:
-                facts[fact] = expiry
-                if r.indexes:
-                    r._insert(fact)
-            elif old >= expiry:
-                continue
-            else:
-                facts[fact] = expiry
-            if expiry != INF:
-                buckets[expiry].append((rel, fact))
-            delta[rel][fact] = expiry
-            for aux in dia_of.get(rel, ()):
-                queue.append((aux.rel, fact, _add(expiry, aux.size)))
+        delta: dict[RelKey, dict[tuple, int]] = {}
+        while items:
+            plain = []
+            for item in items:
+                rel = item[0]
+                if rel in at_heads:  # @T head: the last argument is the time
+                    fact = item[1]
+                    when = self.dictionary.value(fact[-1])
+                    if isinstance(when, int):
+                        plain.extend(self._place(at_heads[rel], fact[:-1], when, t))
+                else:
+                    plain.append(item)
+            items = []  # the diamond auxiliaries of what changed in this pass
+            for rel, changed in self.store.apply(plain).items():
+                if changed:
+                    delta.setdefault(rel, {}).update(changed)
+                    for aux in dia_of.get(rel, ()):
+                        items.extend((aux.rel, fact, _add(expiry, aux.size)) for fact, expiry in changed.items())
         return delta
 
     def _place(self, rel: RelKey, fact: tuple, when: int, now: int) -> list[FactItem]:

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.io import _split_facts
+
 DATA = Path(__file__).with_name("data")
 
 
@@ -217,20 +219,6 @@ def _lpp_stream(stream_string: str) -> tuple[list[tuple[int, list[str]]], tuple[
         atoms = [_normal(a) for a in _split_facts(facts)]
         merged.setdefault(t, []).extend(atoms)
     return sorted(merged.items()), (start, end)
-
-
-def _split_facts(text: str) -> list[str]:
-    out, depth, current = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            out.append(current)
-            current = ""
-            continue
-        depth += ch == "("
-        depth -= ch == ")"
-        current += ch
-    out.append(current)
-    return [a.strip() for a in out if a.strip()]
 
 
 def _lpp_cases(file: str, source: str) -> list[Case]:

@@ -164,3 +164,13 @@ def test_rule_disabling_ends_exactly_when_the_window_has_passed():
     p, a = engine.relation("p", 1), engine.dictionary.intern(ir.Name("a"))
     outputs = [engine.format(engine.step(t, [(p, (a,))] if t else [])) for t in range(5)]
     assert outputs == [[], [], [], ["h(a)"], ["h(a)"]] and engine.disabled_checks > 0
+
+
+def test_variable_predicate_first_in_a_negation_rule():
+    # evaluated in full at each time point; the variable predicate ranges over the triples
+    rules = parse("@prefix : <http://ex.org/> .\nh(X) :- P(X, Y), not :blocked(X) .").rules
+    engine = LarsEngine(rules)
+    d = engine.dictionary
+    p = (d.intern(ir.Iri("http://ex.org/p")), 2)
+    a, b = d.intern(ir.Iri("http://ex.org/a")), d.intern(ir.Iri("http://ex.org/b"))
+    assert engine.format(engine.step(0, [(p, (a, b))])) == ["h(<http://ex.org/a>)"]
