@@ -204,10 +204,10 @@ class Reasoner:
             if not any(events.values()):
                 break
         conclusions = self.ontology.conclusions(t)
-        inputs = {self.ontology._intern(f) for f in facts}
+        stream = [self.ontology._intern(f) for f in facts]
+        inputs = set(stream)
         derived = set(conclusions)
         if self.lars is not None:
-            stream = [self.ontology._intern(f) for f in facts]
             extra = [rf for rf in conclusions] + [self.ontology._intern(tr) for tr in graph_facts]
             out = self.lars.step(t, stream, derived=extra)
             for rel, fact in out.facts:
