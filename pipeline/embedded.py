@@ -65,6 +65,24 @@ class Result:
         return record
 
 
+@dataclass
+class Enriched:
+    """The ontological stage's output at ``t`` (:meth:`Reasoner.enrich`): the stream facts, the
+    conclusions and the events as term ids, and the times at which tagged facts expire."""
+
+    t: int
+    stream: list[tuple]
+    conclusions: list[tuple]
+    events: dict[str, list[tuple[int, ...]]]
+    expiries: list[int]
+
+
+def _expiries(store, t: int) -> list[int]:
+    """The times >= t at which some fact of ``store`` stops holding."""
+    return sorted(when for when, items in store.buckets.items()
+                  if when >= t and any(store.expiry(rel, fact) == when for rel, fact in items))
+
+
 def parse_fact(text: str) -> ir.Atom:
     """A ground atom in rule syntax, such as ``temp(r1,25)`` or ``:s1(:locA)``; identifiers are
     constants whatever their case."""
@@ -90,6 +108,7 @@ class Reasoner:
         self.program = checked.program
         self.ontology = ontology if ontology is not None else OntologicalStage(checked, background)
         self.dictionary = d = self.ontology.dictionary
+        self._ontology_terms = len(d)  # the terms of the rules' and background's materialisation
         temporal = list(checked.analysis.temporal)
         self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
         self.patterns = PatternEngine(self.program, d) if self.program.patterns else None
@@ -99,7 +118,10 @@ class Reasoner:
         outputs = self.program.outputs
         self._outputs = {d.intern(p) for p in outputs} if outputs else None
         self._last_t: int | None = None
+        self._ontology_t: int | None = None  # the time point the ontological stage last processed
+        self._ontology_expiries: list[int] = []  # when the ontological facts of _last_t expire
         self.last_matches: list = []
+        self._base_terms = len(d)  # the terms every reasoner built from the same files shares
 
     @classmethod
     def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), **options) -> "Reasoner":
@@ -112,7 +134,7 @@ class Reasoner:
         return {"ontology": self.ontology.snapshot(),
                 "lars": self.lars.snapshot() if self.lars else None,
                 "patterns": self.patterns.snapshot() if self.patterns else None,
-                "last_t": self._last_t}
+                "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
 
     @classmethod
     def restore(cls, checked: CheckResult, state: dict, **options) -> "Reasoner":
@@ -124,7 +146,30 @@ class Reasoner:
         if reasoner.patterns is not None:
             reasoner.patterns.restore(state["patterns"])
         reasoner._last_t = state["last_t"]
+        reasoner._ontology_expiries = state.get("ontology_expiries", [])
         return reasoner
+
+    def temporal_snapshot(self) -> dict:
+        """The temporal state only (LARS, patterns, the terms added since construction): what the
+        Spark stateful stage keeps per key; the background is rebuilt from the broadcast."""
+        return {"terms": self.dictionary.snapshot()[self._base_terms:],
+                "lars": self.lars.snapshot() if self.lars else None,
+                "patterns": self.patterns.snapshot() if self.patterns else None,
+                "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
+
+    def restore_temporal(self, state: dict) -> None:
+        """Continue from :meth:`temporal_snapshot` (on a reasoner freshly built from the same
+        files, so that the terms get the ids they had)."""
+        d = self.dictionary
+        if len(d) != self._base_terms:
+            raise ValueError("restore_temporal needs a freshly built reasoner")
+        for term in state["terms"]:
+            d.intern(term)
+        if self.lars is not None:
+            self.lars.restore(state["lars"])
+        if self.patterns is not None:
+            self.patterns.restore(state["patterns"])
+        self._last_t, self._ontology_expiries = state["last_t"], state["ontology_expiries"]
 
     # ------------------------------------------------------------------------- stepping
     def run(self, elements: Iterable[tuple[int, list]]) -> Iterator[Result]:
@@ -143,40 +188,57 @@ class Reasoner:
             yield from self._advance_to(pending_t, pending)
 
     def _advance_to(self, t: int, facts: list) -> Iterator[Result]:
+        yield from self.between(t)
+        yield self.step(t, facts)
+
+    def between(self, t: int) -> Iterator[Result]:
+        """The time points before ``t`` that are evaluated without input: every tick in tick
+        mode (with temporal rules), else the points where the output can change."""
         if self._last_t is not None and self.ticks and self.lars is not None:
             for tick in range(self._last_t + 1, t):
                 yield self.step(tick, [])
         elif self._last_t is not None and not self.ticks:
-            # between inputs, evaluate where the output can change: after a conclusion's horizon
             while True:
                 change = self.next_change()
                 if change is None or change >= t:
                     break
                 yield self.step(change, [])
-        yield self.step(t, facts)
 
     def next_change(self) -> int | None:
         """The first time point after the last evaluated one at which something stops holding
         (or an ``@T`` head placed something), or None."""
         last = self._last_t
-        candidates = []
-        stores = [self.ontology.store] + ([self.lars.store] if self.lars is not None else [])
-        for store in stores:
+        candidates = [when + 1 for when in self._ontology_expiries if when >= last]
+        if self.lars is not None:
+            store = self.lars.store
             for when, items in store.buckets.items():
                 if when >= last and any(store.expiry(rel, fact) == when for rel, fact in items):
                     candidates.append(when + 1)
-        if self.lars is not None:
             candidates += [when for when in self.lars._future if when > last]
         return min(candidates, default=None)
 
     def step(self, t: int, facts: Iterable) -> Result:
         """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as
         ``temp(r1,25)``, or RDF triples (rdflib terms)."""
+        return self.conclude(self.enrich(t, facts))
+
+    def enrich(self, t: int, facts: Iterable) -> Enriched:
+        """The ontological stage at ``t``: everything the temporal stage needs (the first half of
+        :meth:`step`; on Spark it runs on the executors, :meth:`conclude` in the stateful stage)."""
         facts = [parse_fact(f) if isinstance(f, str) else f for f in facts]
+        ontology = self.ontology
+        point = ontology.process(t, facts)
+        self._ontology_t = t
+        return Enriched(t, [ontology._intern(f) for f in facts], ontology.conclusions(t), point.events,
+                        _expiries(ontology.store, t))
+
+    def conclude(self, point: Enriched) -> Result:
+        """Patterns (their graphs fed back through the ontological stage) and LARS at ``point.t``
+        (the second half of :meth:`step`)."""
+        t = point.t
         self._last_t = t
         d = self.dictionary
         result = Result(t)
-        point = self.ontology.process(t, facts)
         graph_facts: list[tuple] = []
         events = point.events
         emitted: list[str] = []
@@ -199,16 +261,23 @@ class Reasoner:
             triples = [tuple(_to_rdf(x) for x in tr) for tr in new_triples]
             graph_facts.extend(triples)
             before = {k: set(v) for k, v in events.items()}
+            if self._ontology_t != t:  # on Spark: this stage's ontology has not seen t's input yet
+                self.ontology.process(t, point.stream)
+                self._ontology_t = t
             again = self.ontology.process(t, triples)
             events = {k: [row for row in v if row not in before.get(k, set())] for k, v in again.events.items()}
             if not any(events.values()):
                 break
-        conclusions = self.ontology.conclusions(t)
-        stream = [self.ontology._intern(f) for f in facts]
+        conclusions = point.conclusions
+        self._ontology_expiries = point.expiries
+        if graph_facts:
+            conclusions = self.ontology.conclusions(t)
+            self._ontology_expiries = _expiries(self.ontology.store, t)
+        stream = point.stream
         inputs = set(stream)
         derived = set(conclusions)
         if self.lars is not None:
-            extra = [rf for rf in conclusions] + [self.ontology._intern(tr) for tr in graph_facts]
+            extra = list(conclusions) + [self.ontology._intern(tr) for tr in graph_facts]
             out = self.lars.step(t, stream, derived=extra)
             for rel, fact in out.facts:
                 if self.include_background or self.lars.store.expiry(rel, fact) != INF:

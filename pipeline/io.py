@@ -25,10 +25,11 @@ class Record:
     raw: str
 
 
-def read_jsonl(lines: Iterable[str]) -> Iterator[Record | InputError]:
+def read_jsonl(lines: Iterable[str], first_line: int = 1) -> Iterator[Record | InputError]:
     """Records of a JSON Lines stream: ``{"t": 12, "facts": [...]}`` or ``{"t": 12, "turtle":
-    "..."}``. A malformed record is yielded as an :class:`InputError` naming its line."""
-    for number, raw in enumerate(lines, start=1):
+    "..."}``. A malformed record is yielded as an :class:`InputError` naming its line (lines are
+    numbered from ``first_line``)."""
+    for number, raw in enumerate(lines, start=first_line):
         text = raw.strip()
         if not text:
             continue
