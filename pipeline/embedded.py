@@ -33,10 +33,11 @@ from temporal.patterns import PatternEngine
 
 
 class InputError(DotrError):
-    """A stream record could not be read (``line`` is its line number)."""
+    """A stream record could not be read (``line`` is its line number, ``source`` its file when
+    it is not the one input)."""
 
-    def __init__(self, message: str, line: int | None = None):
-        self.line = line
+    def __init__(self, message: str, line: int | None = None, source: str | None = None):
+        self.line, self.source = line, source
         super().__init__(f"line {line}: {message}" if line is not None else message)
 
 
