@@ -26,6 +26,9 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import secrets
+
+import pandas as pd
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -122,15 +125,20 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
     d, base = reasoner.dictionary, reasoner._ontology_terms
     for t in sorted(by_t):
         facts: list = []
+        good = 0
         for source, line, _, fmt, payload in sorted(by_t[t], key=lambda r: (r[0], r[1])):
             if fmt == "pickle":
                 facts.extend(pickle.loads(payload))
+                good += 1
                 continue
             record = next(read_jsonl([payload.decode()], line))
             if isinstance(record, InputError):
                 out.append((t, "reject", _reject(source, line, record, payload.decode())))
             else:
                 facts.extend(record.facts)
+                good += 1
+        if not good:  # as in the embedded pipeline: a skipped record does not make a time point
+            continue
         try:
             point = reasoner.enrich(t, facts)
         except DotrError as err:
@@ -144,7 +152,8 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
 
 def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None) -> tuple[list[tuple], tuple]:
     """``POINTS`` rows (one micro-batch of a key) to ``RESULTS`` rows, continuing from
-    ``state`` (``(version, pickled temporal state)`` or None); returns the rows and the new state."""
+    ``state`` (``(version, pickled temporal state)`` or None); returns the rows and the new state.
+    The worker's live engine is used when it is the one that wrote ``state``."""
     version, blob = state if state is not None else (0, None)
     cached = worker.engine
     if cached is not None and cached[0] == version:
@@ -160,8 +169,9 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None) -> tu
         if keep_empty or not result.is_empty():
             out.append((result.t, "result", json.dumps(result.to_json(), ensure_ascii=False)))
 
-    rejects = [r for r in rows if r[1] == "reject"]
-    out.extend((t, kind, payload.decode()) for t, kind, payload in rejects)
+    rejects = sorted(((t, json.loads(payload)) for t, kind, payload in rows if kind == "reject"),
+                     key=lambda tr: (tr[1]["source"], tr[1]["line"] or 0))
+    out.extend((t, "reject", json.dumps(r)) for t, r in rejects)
     for t, _, payload in sorted((r for r in rows if r[1] == "point"), key=lambda r: r[0]):
         if engine._last_t is not None and t <= engine._last_t:
             reason = f"time point {t} arrived after time point {engine._last_t} was evaluated"
@@ -170,7 +180,7 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None) -> tu
         for result in engine.between(t):
             emit(result)
         emit(engine.conclude(decode_point(payload, engine.dictionary)))
-    version += 1
+    version = secrets.randbits(62)  # unique: a cached engine matches only the state it wrote
     worker.engine = (version, engine)
     return out, (version, pickle.dumps(engine.temporal_snapshot(), protocol=pickle.HIGHEST_PROTOCOL))
 
@@ -235,18 +245,15 @@ class SparkPipeline:
         def enrich(frames):
             import pandas as pd
 
-            worker = _worker(job, bundle)
-            rows = [tuple(None if v is pd.NA else v for v in row)
-                    for frame in frames for row in frame.itertuples(index=False, name=None)]
-            yield pd.DataFrame(enrich_rows(worker, rows), columns=["t", "kind", "payload"]).astype({"t": "Int64"})
+            rows = _rows(frames, ["source", "line", "t", "format", "payload"])
+            yield pd.DataFrame(enrich_rows(_worker(job, bundle), rows), columns=["t", "kind", "payload"]
+                               ).astype({"t": "Int64"})
 
         def conclude(key, frames, state):
             import pandas as pd
 
-            worker = _worker(job, bundle)
-            rows = [tuple(None if v is pd.NA else v for v in row)
-                    for frame in frames for row in frame[["t", "kind", "payload"]].itertuples(index=False, name=None)]
-            out, new_state = conclude_rows(worker, rows, state.get if state.exists else None)
+            rows = _rows(frames, ["t", "kind", "payload"])
+            out, new_state = conclude_rows(_worker(job, bundle), rows, state.get if state.exists else None)
             state.update(new_state)
             yield pd.DataFrame(out, columns=["t", "kind", "json"]).astype({"t": "Int64"})
 
@@ -258,15 +265,21 @@ class SparkPipeline:
     # --------------------------------------------------------------------- sinks
     def write(self, results, path: str | Path, checkpoint: str | Path, fmt: str = "jsonl",
               trigger: dict | None = None):
-        """Start a query writing the results to files: ``jsonl`` (the embedded pipeline's
-        records, one per line) or ``parquet`` (columns ``RESULT_COLUMNS``). Exactly once."""
+        """Start a query writing the results to files, exactly once: ``jsonl`` (the embedded
+        pipeline's records, one per line; a rejected record as ``{"t": ..., "rejected": {...}}``)
+        or ``parquet`` (columns ``RESULT_COLUMNS`` and ``rejected``, the reject as JSON)."""
         from pyspark.sql import functions as F
 
-        kept = results.filter(F.col("kind") == "result")
+        rejected = F.col("kind") == "reject"
         if fmt == "jsonl":
-            out = kept.select("json").writeStream.format("text")
+            line = F.when(rejected, F.format_string('{"t": %s, "rejected": %s}', F.coalesce(F.col("t").cast("string"),
+                                                                                            F.lit("null")), "json"))
+            out = results.select(line.otherwise(F.col("json")).alias("value")).writeStream.format("text")
         elif fmt == "parquet":
-            out = kept.select(F.from_json("json", RESULT_COLUMNS).alias("r")).select("r.*").writeStream.format("parquet")
+            out = results.select(F.when(~rejected, F.from_json("json", RESULT_COLUMNS)).alias("r"),
+                                 F.when(rejected, F.col("json")).alias("rejected"))
+            out = out.select(F.coalesce("r.t", F.lit(None)).alias("t"), "r.facts", "r.removed", "r.at", "r.graphs",
+                             "rejected").writeStream.format("parquet")
         else:
             raise ValueError(f"unknown sink format {fmt!r} (jsonl, parquet)")
         return _start(out.option("path", str(path)), checkpoint, trigger)
@@ -282,11 +295,22 @@ class SparkPipeline:
         return _start(results.writeStream.foreachBatch(batch), checkpoint, trigger)
 
 
+def _rows(frames, columns: list[str]) -> list[tuple]:
+    """The rows of pandas frames as tuples, the nullable ``t`` and ``line`` as int or None."""
+    rows = []
+    for frame in frames:
+        frame = frame[columns].astype({c: "Int64" for c in ("t", "line") if c in columns}).astype(object)
+        rows.extend(tuple(None if v is pd.NA else v for v in row)
+                    for row in frame.where(frame.notna(), None).itertuples(index=False, name=None))
+    return rows
+
+
 def records(frame) -> list[dict]:
-    """The rows of a results DataFrame (not streaming) as records in time order: each the JSON
-    object of its row plus ``kind``."""
+    """The rows of a results DataFrame (not streaming) as records: the rejects as they came,
+    then the results in time order; each the JSON object of its row plus ``kind``."""
     rows = frame.collect()
-    indexed = sorted(enumerate(rows), key=lambda ir: (ir[1]["kind"] == "result", ir[1]["t"] or 0, ir[0]))
+    indexed = sorted(enumerate(rows), key=lambda ir: (ir[1]["kind"] == "result", ir[1]["kind"] == "result" and
+                                                      ir[1]["t"], ir[0]))
     return [{"kind": row["kind"], **json.loads(row["json"])} for _, row in indexed]
 
 
@@ -299,3 +323,34 @@ def result_of(record: dict) -> Result:
 def _start(writer, checkpoint, trigger: dict | None):
     writer = writer.option("checkpointLocation", str(checkpoint)).outputMode("append")
     return writer.trigger(**(trigger or {"availableNow": True})).start()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The job ``spark-submit pipeline/spark_submit.py`` runs: watch a directory, write a file
+    sink (options: ``--help``)."""
+    import argparse
+
+    from .spark_session import spark_session
+
+    parser = argparse.ArgumentParser(prog="dotr-spark", description="dotr as a Spark Structured Streaming job")
+    parser.add_argument("--rules", required=True)
+    parser.add_argument("--ontology", action="append", default=[])
+    parser.add_argument("--input", required=True, help="the directory to watch")
+    parser.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp"])
+    parser.add_argument("--sink", required=True, help="the output directory")
+    parser.add_argument("--sink-format", default="jsonl", choices=["jsonl", "parquet"])
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--trigger", default="available-now", help="available-now or an interval ('5 seconds')")
+    parser.add_argument("--max-files-per-trigger", type=int)
+    parser.add_argument("--master", help="the master URL (default: spark-submit's --master)")
+    parser.add_argument("--include-background", action="store_true")
+    parser.add_argument("--all-time-points", action="store_true")
+    args = parser.parse_args(argv)
+    spark = spark_session(args.master)
+    job = SparkPipeline(spark, args.rules, args.ontology, include_background=args.include_background,
+                        keep_empty=args.all_time_points, input_format=args.input_format)
+    trigger = {"availableNow": True} if args.trigger == "available-now" else {"processingTime": args.trigger}
+    query = job.write(job.results(job.read_files(args.input, args.max_files_per_trigger)), args.sink,
+                      args.checkpoint, args.sink_format, trigger)
+    query.awaitTermination()
+    return 0

@@ -18,17 +18,21 @@ DEFAULTS = {
     "spark.python.worker.reuse": "true",
     "spark.sql.streaming.stopGracefullyOnShutdown": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.executorEnv.PYTHONWARNINGS": "ignore::FutureWarning",  # pandas, inside pyspark's worker
 }
 
 
-def spark_session(master: str = "local[2]", app: str = "dotr", config: dict | None = None):
+def spark_session(master: str | None = "local[2]", app: str = "dotr", config: dict | None = None):
     """The active session if there is one, else a new one for ``master`` (``local[N]``,
-    ``spark://host:port``): ``DEFAULTS`` overridden by ``config``."""
+    ``spark://host:port``; None: the one spark-submit gives): ``DEFAULTS`` overridden by
+    ``config``."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.master(master).appName(app)
+    builder = SparkSession.builder.appName(app)
+    if master is not None:
+        builder = builder.master(master)
     for key, value in {**DEFAULTS, **(config or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
