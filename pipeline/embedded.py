@@ -120,6 +120,33 @@ def parse_fact(text: str) -> ir.Atom:
     return parse_fact_with_grammar(text)
 
 
+def intern_fact(stage: OntologicalStage, text: str) -> tuple:
+    """``(relation, ids)`` of a fact string: ``stage._intern(parse_fact(text))``, with the ids
+    of the names, IRIs and numbers seen before taken from ``stage.token_ids``.
+
+    >>> stage = Reasoner.from_files("examples/cooling/rules.dotr").ontology
+    >>> intern_fact(stage, "temp(25)") == stage._intern(parse_fact("temp(25)"))
+    True
+    """
+    simple = _SIMPLE_FACT.fullmatch(text)
+    if simple is not None:
+        cache, pred, args = stage.token_ids, *simple.groups()
+        ids = []
+        for token in [pred, *_ARG.findall(args)] if args else [pred]:
+            i = cache.get(token)
+            if i is None:
+                term = _simple_term(token)
+                if isinstance(term, ir.Name) and term.value in _KEYWORDS:
+                    break
+                i = cache[token] = stage.dictionary.intern(term)
+            ids.append(i)
+        else:
+            if pred[0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
+                return (stage.dictionary.intern(ir.Iri(ir.RDF_TYPE)), 2), (ids[1], ids[0])
+            return (ids[0], len(ids) - 1), tuple(ids[1:])
+    return stage._intern(parse_fact(text))
+
+
 def parse_fact_with_grammar(text: str) -> ir.Atom:
     """:func:`parse_fact` through the rule grammar (every form; the fast path's reference)."""
     try:
@@ -148,6 +175,9 @@ class Reasoner:
         temporal = list(checked.analysis.temporal)
         self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
         self.patterns = PatternEngine(self.program, d) if self.program.patterns else None
+        # graphs of patterns re-enter the ontological stage when that can change its events (the
+        # profiles' rules read every triple; the program's own rules never read pattern outputs)
+        self._feedback = bool(self.program.profiles) or checked.analysis.graphs_reach_events
         self.include_background = include_background
         self.max_rounds = max_rounds
         self.ticks = self.program.timeunit == "ticks"
@@ -261,12 +291,11 @@ class Reasoner:
     def enrich(self, t: int, facts: Iterable) -> Enriched:
         """The ontological stage at ``t``: everything the temporal stage needs (the first half of
         :meth:`step`; on Spark it runs on the executors, :meth:`conclude` in the stateful stage)."""
-        facts = [parse_fact(f) if isinstance(f, str) else f for f in facts]
         ontology = self.ontology
+        facts = [intern_fact(ontology, f) if isinstance(f, str) else ontology._intern(f) for f in facts]
         point = ontology.process(t, facts)
         self._ontology_t = t
-        return Enriched(t, [ontology._intern(f) for f in facts], ontology.conclusions(t), point.events,
-                        _expiries(ontology.store, t))
+        return Enriched(t, facts, ontology.conclusions(t), point.events, _expiries(ontology.store, t))
 
     def conclude(self, point: Enriched) -> Result:
         """Patterns (their graphs fed back through the ontological stage) and LARS at ``point.t``
@@ -296,6 +325,8 @@ class Reasoner:
                 break
             triples = [tuple(_to_rdf(x) for x in tr) for tr in new_triples]
             graph_facts.extend(triples)
+            if not self._feedback:  # no event reads what the graphs hold: nothing new can follow
+                break
             before = {k: set(v) for k, v in events.items()}
             if self._ontology_t != t:  # on Spark: this stage's ontology has not seen t's input yet
                 self.ontology.process(t, point.stream)
@@ -306,9 +337,11 @@ class Reasoner:
                 break
         conclusions = point.conclusions
         self._ontology_expiries = point.expiries
-        if graph_facts:
+        if graph_facts and self._feedback:
             conclusions = self.ontology.conclusions(t)
             self._ontology_expiries = _expiries(self.ontology.store, t)
+        elif graph_facts:  # the graphs hold at t only
+            self._ontology_expiries = sorted({*point.expiries, t})
         stream = point.stream
         inputs = set(stream)
         derived = set(conclusions)

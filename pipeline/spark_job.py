@@ -38,7 +38,7 @@ from ontology.background import load_triples
 from rules import DotrError, check
 from rules.loader import CheckResult
 
-from .embedded import InputError, Reasoner, Result
+from .embedded import InputError, Reasoner, Result, intern_fact
 from .io import read_jsonl, read_laserpp, read_trig
 from .wire import decode_point, encode_point
 
@@ -52,17 +52,30 @@ RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<st
 
 # ------------------------------------------------------------------------- per worker
 class _Worker:
-    """What a Python worker keeps for a job between tasks: the rules, the background
-    materialisation, a reasoner for the enrich step and the live temporal engine."""
+    """What a Python worker keeps for a job between tasks: the rules, and (built when first
+    needed) a reasoner for the enrich step and the live temporal engine, each over its own copy
+    of the background materialisation."""
 
     def __init__(self, bundle: bytes):
         self.checked, self.background, self.reasoner_options, self.options = pickle.loads(bundle)
-        self.enricher = self.reasoner()
+        self._enricher: Reasoner | None = None
+        self._stage: OntologicalStage | None = None  # the temporal engine's
         self.engine: tuple[int, Reasoner] | None = None  # (state version, the live reasoner)
 
-    def reasoner(self) -> Reasoner:
-        stage = OntologicalStage.restore(self.checked, self.background)
-        return Reasoner(self.checked, ontology=stage, **self.reasoner_options)
+    @property
+    def enricher(self) -> Reasoner:
+        if self._enricher is None:
+            self._enricher = Reasoner(self.checked, ontology=OntologicalStage.restore(self.checked, self.background),
+                                      **self.reasoner_options)
+        return self._enricher
+
+    def fresh_reasoner(self) -> Reasoner:
+        """A reasoner as built from the files (the background is restored once, then reset)."""
+        if self._stage is None:
+            self._stage = OntologicalStage.restore(self.checked, self.background)
+            self._terms = len(self._stage.dictionary)
+        self._stage.reset(self._terms)
+        return Reasoner(self.checked, ontology=self._stage, **self.reasoner_options)
 
 
 _WORKERS: dict[str, _Worker] = {}
@@ -122,7 +135,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
         else:
             by_t[t].append(row)
     reasoner = worker.enricher
-    d, base = reasoner.dictionary, reasoner._ontology_terms
+    stage, d, base = reasoner.ontology, reasoner.dictionary, reasoner._ontology_terms
     for t in sorted(by_t):
         facts: list = []
         good = 0
@@ -131,12 +144,14 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
                 facts.extend(pickle.loads(payload))
                 good += 1
                 continue
-            record = next(read_jsonl([payload.decode()], line))
-            if isinstance(record, InputError):
-                out.append((t, "reject", _reject(source, line, record, payload.decode())))
-            else:
-                facts.extend(record.facts)
+            record = next(read_jsonl([payload.decode()], line, parse=False))
+            try:
+                if isinstance(record, InputError):
+                    raise record
+                facts.extend([intern_fact(stage, f) if isinstance(f, str) else f for f in record.facts])
                 good += 1
+            except InputError as err:
+                out.append((t, "reject", _reject(source, line, err, payload.decode())))
         if not good:  # as in the embedded pipeline: a skipped record does not make a time point
             continue
         try:
@@ -145,8 +160,9 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
             out.append((t, "reject", _reject("", None, f"time point {t}: {err}", None)))
             continue
         finally:  # back to the background alone: the next time point may be an earlier one
-            reasoner.ontology.materialiser.advance(t + 1)
+            stage.materialiser.advance(t + 1)
         out.append((t, "point", encode_point(point, d, base)))
+    stage.reset(reasoner._base_terms)  # forget the stream's terms: the worker's memory stays flat
     return out
 
 
@@ -159,7 +175,7 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None) -> tu
     if cached is not None and cached[0] == version:
         engine = cached[1]
     else:  # a new worker, or a micro-batch run again after a failure
-        engine = worker.reasoner()
+        engine = worker.fresh_reasoner()
         if blob is not None:
             engine.restore_temporal(pickle.loads(blob))
     keep_empty = worker.options.get("keep_empty", False)

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import pickle
 
-from rules.terms import INT_OFFSET, TermDictionary
+from rules.terms import FIRST_INT_ID, TermDictionary
 
 from .embedded import Enriched
 
-_INT_LOW = INT_OFFSET - (1 << 59)  # ids at or above this encode integers: the same everywhere
 
 
 def encode_point(point: Enriched, d: TermDictionary, base: int) -> bytes:
@@ -31,7 +30,7 @@ def encode_point(point: Enriched, d: TermDictionary, base: int) -> bytes:
     def ids(row: tuple) -> tuple:
         out = []
         for i in row:
-            if base <= i < _INT_LOW:
+            if base <= i < FIRST_INT_ID:
                 i = -1 - local.setdefault(i, len(local))
             out.append(i)
         return tuple(out)

@@ -143,10 +143,14 @@ def test_a_restored_state_continues_exactly(example):
     lines = stream(example)
     elements = [row for row in split_text("\n".join(lines), "s.jsonl", "jsonl")]
     live, state, outputs = _Worker(bundle), None, []
+    reused, reused_state, reused_outputs = _Worker(bundle), None, []
     for i in range(0, len(elements), 3):
         rows = enrich_rows(_Worker(bundle), elements[i:i + 3])
         out, state = conclude_rows(_Worker(bundle), rows, state)  # a fresh worker every batch
         outputs += out
+        reused.engine = None  # the same worker, its engine reset and restored every batch
+        out, reused_state = conclude_rows(reused, enrich_rows(reused, elements[i:i + 3]), reused_state)
+        reused_outputs += out
     continuous, _ = conclude_rows(live, enrich_rows(live, elements), None)
-    assert outputs == continuous
+    assert outputs == continuous == reused_outputs
     assert [json for _, kind, json in outputs if kind == "result"] == embedded(example, lines, keep_empty=True)
