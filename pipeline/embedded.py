@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from rdflib import Graph, Literal as RdfLiteral, URIRef
+from rdflib.plugins.serializers.nt import _quoteLiteral
 
 from ontology import OntologicalStage
 from ontology.background import load_triples
@@ -323,7 +324,8 @@ class Reasoner:
                 break
             if not new_triples:
                 break
-            triples = [tuple(_to_rdf(x) for x in tr) for tr in new_triples]
+            intern = d.intern
+            triples = [((intern(p), 2), (intern(s), intern(o))) for s, p, o in new_triples]
             graph_facts.extend(triples)
             if not self._feedback:  # no event reads what the graphs hold: nothing new can follow
                 break
@@ -346,7 +348,7 @@ class Reasoner:
         inputs = set(stream)
         derived = set(conclusions)
         if self.lars is not None:
-            extra = list(conclusions) + [self.ontology._intern(tr) for tr in graph_facts]
+            extra = list(conclusions) + graph_facts
             out = self.lars.step(t, stream, derived=extra)
             for rel, fact in out.facts:
                 if self.include_background or self.lars.store.expiry(rel, fact) != INF:
@@ -380,9 +382,34 @@ def _to_rdf(term):
     return RdfLiteral(term.value)
 
 
-def _ntriples(triples: list[tuple]) -> str:
+def ntriples_with_rdflib(triples: list[tuple]) -> str:
+    """:func:`_ntriples` through rdflib's serializer (its reference)."""
     g = Graph()
     for tr in triples:
         g.add(tuple(_to_rdf(x) for x in tr))
     lines = sorted(line for line in g.serialize(format="nt").splitlines() if line.strip())
     return "\n".join(lines) + "\n"
+
+
+_NT_TERMS: dict = {}  # (term, in object position) -> its text in rdflib's N-Triples, but for IRIs
+
+
+def _nt(term, obj: bool = False) -> str:
+    if type(term) is ir.Iri and _PLAIN_IRI.fullmatch(term.value):
+        return f"<{term.value}>"
+    key = (term, obj, type(getattr(term, "value", None)))  # Num(0) == Num(0.0), but not in N-Triples
+    text = _NT_TERMS.get(key)
+    if text is None:
+        if len(_NT_TERMS) > 100_000:
+            _NT_TERMS.clear()
+        node = _to_rdf(term)
+        text = _NT_TERMS[key] = _quoteLiteral(node) if obj and isinstance(node, RdfLiteral) else node.n3()
+    return text
+
+
+_PLAIN_IRI = re.compile(r"[^<>\"{}|^`\\\s\x00-\x20]+")
+
+
+def _ntriples(triples: list[tuple]) -> str:
+    """A graph (triples of terms) as a sorted N-Triples document, each triple once."""
+    return "".join(sorted({f"{_nt(s)} {_nt(p)} {_nt(o, True)} .\n" for s, p, o in triples}))

@@ -83,6 +83,9 @@ _WORKERS: dict[str, _Worker] = {}
 
 def _worker(job: str, bundle) -> _Worker:
     worker = _WORKERS.get(job)
+    import os, time
+    with open("/tmp/sp/workers.log", "a") as f:
+        f.write(f"{time.time():.2f} {os.getpid()} {'hit' if worker else 'MISS'}\n")
     if worker is None:
         worker = _WORKERS[job] = _Worker(bundle.value)
     return worker
@@ -161,6 +164,8 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
             continue
         finally:  # back to the background alone: the next time point may be an earlier one
             stage.materialiser.advance(t + 1)
+        if reasoner.lars is None and not reasoner._feedback:
+            point.stream = []  # the temporal stage needs them only for LARS and feedback
         out.append((t, "point", encode_point(point, d, base)))
     stage.reset(reasoner._base_terms)  # forget the stream's terms: the worker's memory stays flat
     return out
@@ -261,16 +266,29 @@ class SparkPipeline:
         def enrich(frames):
             import pandas as pd
 
+            import time
+            t0 = time.time()
             rows = _rows(frames, ["source", "line", "t", "format", "payload"])
-            yield pd.DataFrame(enrich_rows(_worker(job, bundle), rows), columns=["t", "kind", "payload"]
-                               ).astype({"t": "Int64"})
+            t1 = time.time()
+            r = enrich_rows(_worker(job, bundle), rows)
+            t2 = time.time()
+            df = pd.DataFrame(r, columns=["t", "kind", "payload"]).astype({"t": "Int64"})
+            with open("/tmp/sp/workers.log", "a") as f:
+                f.write(f"{t0:.2f} enrich {len(rows)} rows {t1-t0:.2f} {t2-t1:.2f} {time.time()-t2:.2f}\n")
+            yield df
 
         def conclude(key, frames, state):
             import pandas as pd
 
+            import time
+            t0 = time.time()
             rows = _rows(frames, ["t", "kind", "payload"])
+            t1 = time.time()
             out, new_state = conclude_rows(_worker(job, bundle), rows, state.get if state.exists else None)
+            t2 = time.time()
             state.update(new_state)
+            with open("/tmp/sp/workers.log", "a") as f:
+                f.write(f"{t0:.2f} conclude {len(rows)} rows {t1-t0:.2f} {t2-t1:.2f} {time.time()-t2:.2f}\n")
             yield pd.DataFrame(out, columns=["t", "kind", "json"]).astype({"t": "Int64"})
 
         partitions = self.spark.sparkContext.defaultParallelism
