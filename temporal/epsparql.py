@@ -177,7 +177,7 @@ _KEEP = {"and": ("all", "all"), "seq": ("all", None), "equals": ("now", "now"),
 
 
 class _Binary(_Node):
-    def __init__(self, op: str, left: _Node, right: _Node, condition: list, horizon: int, ctx_d):
+    def __init__(self, op: str, left: _Node, right: _Node, condition: list, horizon: int):
         super().__init__()
         self.op, self.left, self.right, self.condition, self.horizon = op, left, right, condition, horizon
         if op in ("optional", "equalsoptional"):
@@ -189,7 +189,7 @@ class _Binary(_Node):
         keys = tuple(sorted(left.certain & right.certain))
         self.keep = _KEEP[op]
         self.stores = (_Store(keys), _Store(keys))
-        self.d = ctx_d
+        self._pruned = None  # when the stores were last cleared of solutions out of the horizon
 
     def nodes(self):
         return [self, *self.left.nodes(), *self.right.nodes()]
@@ -212,9 +212,12 @@ class _Binary(_Node):
         t, op = ctx.t, self.op
         left_new, right_new = self.left.new(ctx), self.right.new(ctx)
         left_store, right_store = self.stores
-        for i, keep in enumerate(self.keep):
+        for store, keep in zip(self.stores, self.keep):
             if keep == "now":
-                self.stores[i].prune(lambda s: s[2] == t)
+                store.prune(lambda s: s[2] == t)
+            elif keep == "all" and (self._pruned is None or t - self._pruned > self.horizon // 4):
+                store.prune(lambda s: t - s[1] <= self.horizon)
+                self._pruned = t
         out: list[Sol] = []
         if op in ("and", "equals"):
             same = op == "equals"
@@ -257,15 +260,13 @@ class _Binary(_Node):
                 left_store.add(x)
         return out
 
-    def prune(self, t: int) -> None:
-        for store in self.stores:
-            store.prune(lambda s: t - s[1] <= self.horizon)
-
     def state(self):
-        return {**super().state(), "stores": [[(s[0], s[1], s[2]) for s in store.all()] for store in self.stores]}
+        return {**super().state(), "pruned": self._pruned,
+                "stores": [[(s[0], s[1], s[2]) for s in store.all()] for store in self.stores]}
 
     def load(self, state):
         super().load(state)
+        self._pruned = state["pruned"]
         for store, sols in zip(self.stores, state["stores"]):
             for mapping, a, b in sols:
                 store.add((dict(mapping), a, b))
@@ -397,7 +398,7 @@ class _Query:
             left, right = self._build(node.left), self._build(node.right)
             if node.op == "union":
                 return _Union(left, right, h)
-            return _Binary(node.op, left, right, [self._test(c) for c in node.condition], h, self.d)
+            return _Binary(node.op, left, right, [self._test(c) for c in node.condition], h)
         if isinstance(node, Filter):
             return _FilterNode(self._build(node.inner), [self._test(c) for c in node.conditions], h)
         assert isinstance(node, Bind)
@@ -478,7 +479,6 @@ class EpSparqlEngine:
         self._t: int | None = None
         self._seen: list[set] = [set() for _ in self.groups]  # group solutions seen at _t
         self._starts: dict[tuple[int, int, int], int] = {}  # triples fed back at _t -> start
-        self._since_prune = 0
 
     @classmethod
     def from_program(cls, program: ir.Program, dictionary: TermDictionary | None = None,
@@ -504,13 +504,6 @@ class EpSparqlEngine:
         self._t = t
         self._seen = [set() for _ in self.groups]
         self._starts = {}
-        self._since_prune += 1
-        if self._since_prune >= 16:
-            self._since_prune = 0
-            for q in self.queries:
-                for node in q.nodes:
-                    if isinstance(node, _Binary):
-                        node.prune(t)
         return self._step(t, solutions)
 
     def step_again(self, t: int, solutions: Sequence[Iterable[Mapping]]) -> QueryOutput:

@@ -38,6 +38,7 @@ def _merge(x, y):
 class Reference:
     def __init__(self, query: EpQuery, prefixes: dict, d: TermDictionary, horizon: int):
         self.q, self.prefixes, self.d, self.h = query, prefixes, d, horizon
+        self._compiled: dict = {}  # SPARQL text -> its FILTER or BIND, compiled once
 
     def _with_interval(self, sol) -> dict:
         d = self.d
@@ -45,7 +46,15 @@ class Reference:
                 END: d.number(sol[2])}
 
     def _test(self, text):
-        return compile_expr(_find(_algebra(text, self.prefixes), "Filter")[0].expr, self.d, None)
+        if text not in self._compiled:
+            self._compiled[text] = compile_expr(_find(_algebra(text, self.prefixes), "Filter")[0].expr, self.d, None)
+        return self._compiled[text]
+
+    def _bind(self, text):
+        if text not in self._compiled:
+            extend = _find(_algebra(text, self.prefixes), "Extend")[0]
+            self._compiled[text] = str(extend.var), compile_expr(extend.expr, self.d, None)
+        return self._compiled[text]
 
     def _f(self, tests, sol) -> bool:
         return sol[2] - sol[1] <= self.h and all(holds(f, self._with_interval(sol)) for f in tests)
@@ -63,12 +72,12 @@ class Reference:
             for s in self.solutions(node.inner, stream):
                 mapping = dict(s[0])
                 for text in node.binds:
-                    extend = _find(_algebra(text, self.prefixes), "Extend")[0]
+                    var, expr = self._bind(text)
                     try:
-                        value = compile_expr(extend.expr, self.d, None)(self._with_interval((mapping.items(), s[1], s[2])))
+                        value = expr(self._with_interval((mapping.items(), s[1], s[2])))
                     except (Undefined, TypeError):
                         continue
-                    mapping[str(extend.var)] = value.id if isinstance(value, IriValue) else self.d.number(value)
+                    mapping[var] = value.id if isinstance(value, IriValue) else self.d.number(value)
                 out.add((frozenset(mapping.items()), s[1], s[2]))
         else:
             out = self._combine(node, self.solutions(node.left, stream), self.solutions(node.right, stream))

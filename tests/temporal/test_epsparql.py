@@ -167,3 +167,26 @@ def test_time_must_advance():
     driver.step(5, [])
     with pytest.raises(ValueError):
         driver.engine.step(5, [[]])
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("query Q := select ?c where { ?c :p ?x } seq seq { ?c :p ?y } within 3 .", ("E410", 3, 45)),
+    ("query Q := select ?c where { ?c :p ?x } seq\n  { ?c :p ?y ?z } within 3 .", ("E401", 4, 14)),
+    ("query Q := select ?c where { ?c :p ?x } nope { ?c :p ?y } within 3 .", ("E410", 3, 41)),
+    ("query Q := select ?c where { ?c :p ?x } seq { ?c :p ?y }\n  filter(getDURATION() < \"P1Y\"^^xsd:duration) .",
+     ("E411", 4, 3)),
+    ("query Q := select ?c where { ?c :p ?x } seq { ?c :p ?y } .", ("W410", 3, 12)),
+    ("query Q := construct { ?c :q ?x } where { ?c :p ?x } within 3 s x .", ("E410", 3, 65)),
+])
+def test_check_time_diagnostics(source, expected):
+    result = check_text(HEAD + source)
+    found = [(d.code, d.span.line, d.span.column) for d in result.diagnostics]
+    assert found == [expected]
+    assert result.ok == expected[0].startswith("W")
+
+
+def test_unbounded_query_runs_with_the_default_horizon():
+    prog = check_text("@prefix : <http://ex.org/> .\nquery Q := select * where { ?a :p ?b } seq { ?a :q ?c } .").program
+    engine = EpSparqlEngine.from_program(prog)
+    assert engine.queries[0].horizon == 1000
+    assert EpSparqlEngine.from_program(prog, default_horizon=7).queries[0].horizon == 7
