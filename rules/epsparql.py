@@ -241,9 +241,8 @@ class _Parser:
             if k == len(tokens):
                 raise _Error(len(src) - 1, "the query has no where clause", hint="select ?x where { ... }")
             head = src[tokens[0].start:tokens[k].start].rstrip()
-            projection = self.embedded("", tokens[0].start, head + " WHERE {}")
-            query, diags = parse_select(self.rewrite(projection, tokens[0].start), self.prefixes)
-            self.diags += diags
+            projection = self.rewrite(self.embedded("", tokens[0].start, head + " WHERE {}"), tokens[0].start)
+            self.diags += parse_select(projection, self.prefixes)[1]
             words = head.split()
             distinct = len(words) > 1 and words[1].lower() in ("distinct", "reduced")
             star = words[-1] == "*"
@@ -413,7 +412,7 @@ class _Parser:
                                          self.span(offset), "declare '@timeunit ms .' or compare getDURATION() with ticks"))
             return 0
         weeks, days, hours, minutes, seconds = (float(g) if g else 0 for g in m.groups())
-        return int(round(((((weeks * 7 + days) * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000))
+        return round(((((weeks * 7 + days) * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000)
 
     def bound(self, root: Node) -> int | None:
         """The duration bound of a top-level ``getDURATION() < d`` (or ``<=``) conjunct."""

@@ -223,16 +223,11 @@ class _Binary(_Node):
             same = op == "equals"
             for r in right_new:
                 right_store.add(r)
-            for x in left_new:
-                for y in right_store.probe(x[0]):
-                    if not same or (x[1] == y[1] and x[2] == y[2]):
-                        if (m := self._ok(x, y, t, ctx)) is not None:
-                            out.append(m)
-            for y in right_new:
-                for x in left_store.probe(y[0]):
-                    if not same or (x[1] == y[1] and x[2] == y[2]):
-                        if (m := self._ok(x, y, t, ctx)) is not None:
-                            out.append(m)
+            pairs = [(x, y) for x in left_new for y in right_store.probe(x[0])]
+            pairs += [(x, y) for y in right_new for x in left_store.probe(y[0])]
+            for x, y in pairs:
+                if (not same or x[1:] == y[1:]) and (m := self._ok(x, y, t, ctx)) is not None:
+                    out.append(m)
         elif op == "seq":
             for y in right_new:
                 for x in left_store.probe(y[0]):

@@ -141,9 +141,8 @@ def test_construct_graphs_and_background_knowledge():
     driver = Driver('''@profile rdfs .
         query Watched := construct { ?c :alert ?p } where { ?c a :Asset } seq { ?c :price ?p } within 5 .''',
                     [(ex("Stock"), RDFS.subClassOf, ex("Asset")), (ex("acme"), RDF.type, ex("Stock"))])
-    answers, graphs = driver.step(1, [])
-    assert graphs == []
-    answers, graphs = driver.step(3, ["acme price 7"])
+    assert driver.step(1, [])[1] == []
+    _, graphs = driver.step(3, ["acme price 7"])
     assert graphs == [[(ir.Iri("http://ex.org/acme"), ir.Iri("http://ex.org/alert"), ir.Num(7))]]
 
 
@@ -160,6 +159,13 @@ def test_snapshot_restore_continues_identically():
     second.groups = first.groups
     rest = _run(second, {k: v for k, v in stream.items() if k > 6}, "Average")
     assert rest == {k: v for k, v in whole.items() if k > 6}
+
+
+def test_interval_functions_in_the_projection():
+    driver = Driver("query Q := select ?c (getDURATION() as ?d) (getSTARTTIME() as ?s) where "
+                    "{ ?c :price ?p1 } seq { ?c :price ?p2 } within 10 s .")
+    driver.step(1000, ["acme price 1"])
+    assert driver.step(4000, ["acme price 2"])[0]["Q"] == [({"c": acme("acme"), "d": "3000", "s": "1000"}, (1000, 4000))]
 
 
 def test_time_must_advance():

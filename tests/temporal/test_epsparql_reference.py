@@ -84,7 +84,7 @@ def _run(query_text: str, stream, cut: int):
     return got, expected
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(queries(), streams(), st.integers(0, 14))
 def test_engine_agrees_with_the_interval_semantics(query_text, stream, cut):
     got, expected = _run(query_text, stream, cut)
