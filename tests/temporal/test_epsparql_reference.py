@@ -84,7 +84,7 @@ def _run(query_text: str, stream, cut: int):
     return got, expected
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(queries(), streams(), st.integers(0, 14))
 def test_engine_agrees_with_the_interval_semantics(query_text, stream, cut):
     got, expected = _run(query_text, stream, cut)
@@ -97,3 +97,18 @@ def test_differential_harness_can_fail():
     got, _ = _run("select * where { ?x :p ?v } seq { ?x :p ?w } within 5", stream, 0)
     _, expected = _run("select * where { ?x :p ?v } equals { ?x :p ?w } within 5", stream, 0)
     assert got != expected and got[2]
+
+
+FIXED_STREAM = [(1, [("a", "p", 1), ("a", "q", 2), ("b", "p", 2)]), (2, [("a", "q", 1), ("a", "r", 0)]),
+                (3, [("a", "p", 2), ("b", "q", 2), ("a", "q", 0)]), (5, [("a", "p", 1), ("a", "q", 2)]),
+                (6, [("b", "p", 1), ("a", "r", 1)])]
+
+
+def test_every_operator_on_a_fixed_stream():
+    """Each operator over pairs of groups, on a stream where solutions co-occur and follow each other."""
+    for op in OPS:
+        for left in GROUPS[:3]:
+            for right in GROUPS[:3]:
+                query = f"select * where {left} {op} {right} within 4"
+                got, expected = _run(query, FIXED_STREAM, 3)
+                assert got == expected, query
