@@ -32,8 +32,6 @@ from .sparql import parse_select, parse_template
 #: EP-SPARQL operators (lower case) and the paper's algebra names
 OPERATORS = {"seq": "SeqJoin", "equals": "EqJoin", "optionalseq": "SeqRightJoin",
              "equalsoptional": "EqLeftJoin", "and": "Join", "union": "Union", "optional": "LeftJoin"}
-#: the operators whose right (optionalseq: left) operand is optional
-OPTIONAL_FORMS = ("optional", "optionalseq", "equalsoptional")
 #: getDURATION(), getSTARTTIME(), getENDTIME() become these variables in filters
 DURATION, START, END = "_epduration_", "_epstarttime_", "_ependtime_"
 _FUNCTIONS = {"duration": DURATION, "starttime": START, "endtime": END}
