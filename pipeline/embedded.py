@@ -30,6 +30,9 @@ from rules import DotrError, check, ir
 from rules.loader import CheckResult
 from rules.parser import parse
 from rules.store import INF
+from ontology.events import compile_select
+from rules.epsparql import is_epsparql
+from temporal.epsparql import EpSparqlEngine
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
@@ -53,9 +56,10 @@ class Result:
     graphs: list[str] = field(default_factory=list)
     events: list[str] = field(default_factory=list)  # composite events emitted by patterns
     removed: list[str] | None = None  # with --changes: facts that held at the previous time point
+    answers: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # SELECT queries' solutions
 
     def is_empty(self) -> bool:
-        return not (self.facts or self.at or self.graphs)
+        return not (self.facts or self.at or self.graphs or self.answers)
 
     def to_json(self) -> dict:
         record: dict = {"t": self.t, "facts": self.facts}
@@ -65,6 +69,8 @@ class Result:
             record["at"] = {str(k): v for k, v in sorted(self.at.items())}
         if self.graphs:
             record["graphs"] = self.graphs
+        if self.answers:
+            record["answers"] = dict(sorted(self.answers.items()))
         return record
 
 
@@ -78,6 +84,7 @@ class Enriched:
     conclusions: list[tuple]
     events: dict[str, list[tuple[int, ...]]]
     expiries: list[int]
+    solutions: list[list[dict]] = field(default_factory=list)  # per EP-SPARQL group: var -> id
 
 
 def _expiries(store, t: int) -> list[int]:
@@ -176,6 +183,10 @@ class Reasoner:
         temporal = list(checked.analysis.temporal)
         self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
         self.patterns = PatternEngine(self.program, d) if self.program.patterns else None
+        self.queries = EpSparqlEngine.from_program(self.program, d) \
+            if any(is_epsparql(q.query) for q in self.program.queries) else None
+        self._groups = [compile_select(g, self.program.prefixes, d) for g in self.queries.groups] \
+            if self.queries is not None else []
         # graphs of patterns re-enter the ontological stage when that can change its events (the
         # profiles' rules read every triple; the program's own rules never read pattern outputs)
         self._feedback = bool(self.program.profiles) or checked.analysis.graphs_reach_events
@@ -201,6 +212,7 @@ class Reasoner:
         return {"ontology": self.ontology.snapshot(),
                 "lars": self.lars.snapshot() if self.lars else None,
                 "patterns": self.patterns.snapshot() if self.patterns else None,
+                "queries": self.queries.snapshot() if self.queries else None,
                 "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
 
     @classmethod
@@ -212,6 +224,8 @@ class Reasoner:
             reasoner.lars.restore(state["lars"])
         if reasoner.patterns is not None:
             reasoner.patterns.restore(state["patterns"])
+        if reasoner.queries is not None:
+            reasoner.queries.restore(state["queries"])
         reasoner._last_t = state["last_t"]
         reasoner._ontology_expiries = state.get("ontology_expiries", [])
         return reasoner
@@ -222,6 +236,7 @@ class Reasoner:
         return {"terms": self.dictionary.snapshot()[self._base_terms:],
                 "lars": self.lars.snapshot() if self.lars else None,
                 "patterns": self.patterns.snapshot() if self.patterns else None,
+                "queries": self.queries.snapshot() if self.queries else None,
                 "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
 
     def restore_temporal(self, state: dict) -> None:
@@ -236,6 +251,8 @@ class Reasoner:
             self.lars.restore(state["lars"])
         if self.patterns is not None:
             self.patterns.restore(state["patterns"])
+        if self.queries is not None:
+            self.queries.restore(state["queries"])
         self._last_t, self._ontology_expiries = state["last_t"], state["ontology_expiries"]
 
     # ------------------------------------------------------------------------- stepping
@@ -296,7 +313,16 @@ class Reasoner:
         facts = [intern_fact(ontology, f) if isinstance(f, str) else ontology._intern(f) for f in facts]
         point = ontology.process(t, facts)
         self._ontology_t = t
-        return Enriched(t, facts, ontology.conclusions(t), point.events, _expiries(ontology.store, t))
+        return Enriched(t, facts, ontology.conclusions(t), point.events, _expiries(ontology.store, t),
+                        [g.run(ontology.store) for g in self._groups])
+
+    def _ontology_at(self, t: int, point: Enriched) -> OntologicalStage:
+        """This reasoner's ontological stage holding ``point``'s input (on Spark the enrich step
+        ran elsewhere: process it here too)."""
+        if self._ontology_t != t:
+            self.ontology.process(t, point.stream)
+            self._ontology_t = t
+        return self.ontology
 
     def conclude(self, point: Enriched) -> Result:
         """Patterns (their graphs fed back through the ontological stage) and LARS at ``point.t``
@@ -330,16 +356,16 @@ class Reasoner:
             if not self._feedback:  # no event reads what the graphs hold: nothing new can follow
                 break
             before = {k: set(v) for k, v in events.items()}
-            if self._ontology_t != t:  # on Spark: this stage's ontology has not seen t's input yet
-                self.ontology.process(t, point.stream)
-                self._ontology_t = t
-            again = self.ontology.process(t, triples)
+            again = self._ontology_at(t, point).process(t, triples)
             events = {k: [row for row in v if row not in before.get(k, set())] for k, v in again.events.items()}
             if not any(events.values()):
                 break
+        fed_back = bool(graph_facts) and self._feedback
+        if self.queries is not None:
+            fed_back |= self._queries(t, point, result, graph_facts, graph_matches)
         conclusions = point.conclusions
         self._ontology_expiries = point.expiries
-        if graph_facts and self._feedback:
+        if fed_back:
             conclusions = self.ontology.conclusions(t)
             self._ontology_expiries = _expiries(self.ontology.store, t)
         elif graph_facts:  # the graphs hold at t only
@@ -359,11 +385,33 @@ class Reasoner:
         result.facts = sorted(format_fact(d, rel, f) for rel, f in derived - inputs if self._printed(rel))
         graph_matches.sort(key=lambda gm: gm[0])
         result.graphs = [doc for doc, _ in graph_matches]
-        self.last_matches = [m for _, m in graph_matches]  # the traces of result.graphs, same order
+        self.last_matches = [m for _, m in graph_matches]  # the traces of result.graphs (a query's name)
         result.events = emitted
         for v in result.at.values():
             v.sort()
         return result
+
+    def _queries(self, t: int, point: Enriched, result: Result, graph_facts: list, graph_matches: list) -> bool:
+        """The EP-SPARQL queries at ``t``: answers into ``result``, graphs into ``graph_matches``;
+        CONSTRUCT triples re-enter the ontological stage at t, round after round (at most
+        ``max_rounds``), and join ``graph_facts``. True if anything was fed back."""
+        out = self.queries.step(t, point.solutions)
+        fed = False
+        for round_ in range(self.max_rounds + 1):
+            for name, rows in out.answers.items():
+                if rows:
+                    result.answers.setdefault(name, []).extend(rows)
+            graph_matches.extend((_ntriples(g), name) for g, name in zip(out.graphs, out.graph_queries))
+            if not out.feedback or round_ == self.max_rounds:
+                break
+            graph_facts.extend(out.feedback)
+            store = self._ontology_at(t, point).store
+            self.ontology.process(t, out.feedback)
+            fed = True
+            out = self.queries.step_again(t, [g.run(store) for g in self._groups])
+        for rows in result.answers.values():
+            rows.sort(key=lambda row: sorted(row.items()))
+        return fed
 
     def _printed(self, rel) -> bool:
         term = self.dictionary.term(rel[0])

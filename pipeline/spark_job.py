@@ -47,7 +47,7 @@ POINTS = "t long, kind string, payload binary"
 RESULTS = "t long, kind string, json string"
 STATE = "version long, engine binary"
 RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<string, array<string>>, "
-                  "graphs array<string>")
+                  "graphs array<string>, answers map<string, array<map<string, string>>>")
 
 
 # ------------------------------------------------------------------------- per worker
@@ -164,7 +164,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
             continue
         finally:  # back to the background alone: the next time point may be an earlier one
             stage.materialiser.advance(t + 1)
-        if reasoner.lars is None and not reasoner._feedback:
+        if reasoner.lars is None and not reasoner._feedback and reasoner.queries is None:
             point.stream = []  # the temporal stage needs them only for LARS and feedback
         out.append((t, "point", encode_point(point, d, base)))
     stage.reset(reasoner._base_terms)  # forget the stream's terms: the worker's memory stays flat
@@ -313,7 +313,7 @@ class SparkPipeline:
             out = results.select(F.when(~rejected, F.from_json("json", RESULT_COLUMNS)).alias("r"),
                                  F.when(rejected, F.col("json")).alias("rejected"))
             out = out.select(F.coalesce("r.t", F.lit(None)).alias("t"), "r.facts", "r.removed", "r.at", "r.graphs",
-                             "rejected").writeStream.format("parquet")
+                             "r.answers", "rejected").writeStream.format("parquet")
         else:
             raise ValueError(f"unknown sink format {fmt!r} (jsonl, parquet)")
         return _start(out.option("path", str(path)), checkpoint, trigger)
@@ -351,7 +351,7 @@ def records(frame) -> list[dict]:
 def result_of(record: dict) -> Result:
     """The :class:`Result` of a result record."""
     return Result(record["t"], record.get("facts", []), {int(k): v for k, v in record.get("at", {}).items()},
-                  record.get("graphs", []))
+                  record.get("graphs", []), answers=record.get("answers", {}))
 
 
 def _start(writer, checkpoint, trigger: dict | None):

@@ -38,14 +38,15 @@ def encode_point(point: Enriched, d: TermDictionary, base: int) -> bytes:
     def facts(items: list) -> list:
         return [(ids(rel[:1]) + rel[1:], ids(fact)) for rel, fact in items]
 
+    solutions = [[(tuple(sol), ids(tuple(sol.values()))) for sol in group] for group in point.solutions]
     body = (point.t, facts(point.stream), facts(point.conclusions),
-            {name: [ids(row) for row in rows] for name, rows in point.events.items()}, point.expiries)
+            {name: [ids(row) for row in rows] for name, rows in point.events.items()}, point.expiries, solutions)
     return pickle.dumps((body, [d.term(i) for i in local]), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def decode_point(data: bytes, d: TermDictionary) -> Enriched:
     """The time point :func:`encode_point` wrote, with ids of ``d``."""
-    (t, stream, conclusions, events, expiries), terms = pickle.loads(data)
+    (t, stream, conclusions, events, expiries, solutions), terms = pickle.loads(data)
     local = [d.intern(term) for term in terms]
 
     def ids(row: tuple) -> tuple:
@@ -55,4 +56,5 @@ def decode_point(data: bytes, d: TermDictionary) -> Enriched:
         return [(ids(rel[:1]) + rel[1:], ids(fact)) for rel, fact in items]
 
     return Enriched(t, facts(stream), facts(conclusions),
-                    {name: [ids(row) for row in rows] for name, rows in events.items()}, expiries)
+                    {name: [ids(row) for row in rows] for name, rows in events.items()}, expiries,
+                    [[dict(zip(names, ids(values))) for names, values in group] for group in solutions])
