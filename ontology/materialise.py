@@ -36,10 +36,12 @@ from rules import ir
 from rules.analysis import dependency_graph, pred_key, stratify
 from rules.terms import TermDictionary
 
+from rules.columnar import ColumnarRules, Unsupported
 from rules.plan import CompiledRule, compile_rule, evaluate_full
 from rules.store import INF, RelKey, Store
 
 FactItem = tuple  # (relation, fact tuple, expiry)
+BULK_THRESHOLD = 2000
 
 
 class Materialiser:
@@ -48,7 +50,8 @@ class Materialiser:
     expired before t, ``retract`` removes explicit facts (DRed), ``evaluate_local(t)`` evaluates
     the rules that sit downstream of a negation, for time point t only."""
 
-    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None):
+    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None,
+                 bulk_threshold: int | None = BULK_THRESHOLD):
         self.dictionary = dictionary
         self.store = store if store is not None else Store(lambda pid: isinstance(dictionary.term(pid), ir.Iri))
         rules = [r for r in rules if not r.is_fact]
@@ -69,6 +72,15 @@ class Materialiser:
             else:
                 self.incremental.append(compiled)
         self.local.sort(key=lambda sr: sr[0])
+        #: batches of at least this many facts that never expire, added while nothing in the store
+        #: expires, are closed set-at-a-time (rules.columnar); None: always fact by fact
+        self.bulk_threshold = bulk_threshold
+        self._bulk: ColumnarRules | None = None
+        if bulk_threshold is not None:
+            try:
+                self._bulk = ColumnarRules([r for r in rules if pred_key(r.head) not in downstream], dictionary)
+            except Unsupported:
+                pass
         self._seeds: dict[RelKey, list] = defaultdict(list)
         self._triple_seeds: list = []  # plans seeded at a variable-predicate atom
         for compiled in self.incremental:
@@ -99,7 +111,21 @@ class Materialiser:
             if explicit.get(key, -1) < expiry:
                 explicit[key] = expiry
             changed.append((rel, fact, expiry))
+        if self._bulk is not None and len(changed) >= self.bulk_threshold and not self.store.buckets \
+                and all(item[2] == INF for item in changed):
+            return self._bulk_add(changed)
         return self._propagate(changed)
+
+    def _bulk_add(self, items: list[FactItem]) -> int:
+        """``_propagate`` for facts that never expire into a store where nothing expires: the
+        closure is computed set-at-a-time (rules.columnar) and stored."""
+        batch: dict[RelKey, list[tuple]] = defaultdict(list)
+        for rel, fact, _ in items:
+            batch[rel].append(fact)
+        new = self._bulk.closure(self.store, batch)
+        for rel, facts in new.items():
+            self.store.add_new(rel, facts, INF)
+        return sum(len(facts) for facts in new.values())
 
     def _propagate(self, items: list[FactItem]) -> int:
         delta = self._apply(items)

@@ -109,6 +109,16 @@ class Store:
             self.buckets[expiry].append((rel, fact))
         return True
 
+    def add_new(self, rel: RelKey, facts: list[tuple], expiry: int) -> None:
+        """Insert facts known to be absent, all with the same expiry (bulk loading)."""
+        r = self.relation(rel)
+        r.facts.update(dict.fromkeys(facts, expiry))
+        if r.indexes:
+            for fact in facts:
+                r._insert(fact)
+        if expiry != INF:
+            self.buckets[expiry].extend((rel, fact) for fact in facts)
+
     def apply(self, items, delta: dict | None = None) -> dict[RelKey, dict[tuple, int]]:
         """``add`` for each ``(rel, fact, expiry)``, inlined (this is the engines' hot loop);
         returns (or extends) the delta: rel -> {fact: expiry} of what is new or rose."""
