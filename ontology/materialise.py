@@ -27,6 +27,7 @@ point only.
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 from typing import Iterable
 
@@ -104,28 +105,34 @@ class Materialiser:
     def add(self, facts: Iterable[FactItem]) -> int:
         """Add explicit facts (or raise their expiry) and propagate; returns how many facts of the
         store were added or raised."""
+        items = facts if isinstance(facts, list) else list(facts)
+        if self._bulk is not None and len(items) >= self.bulk_threshold and not self.store.buckets \
+                and all(item[2] == INF for item in items):
+            return self._bulk_add(items)
         explicit = self.explicit
-        changed = []
-        for rel, fact, expiry in facts:
+        for rel, fact, expiry in items:
             key = (rel, fact)
             if explicit.get(key, -1) < expiry:
                 explicit[key] = expiry
-            changed.append((rel, fact, expiry))
-        if self._bulk is not None and len(changed) >= self.bulk_threshold and not self.store.buckets \
-                and all(item[2] == INF for item in changed):
-            return self._bulk_add(changed)
-        return self._propagate(changed)
+        return self._propagate(items)
 
     def _bulk_add(self, items: list[FactItem]) -> int:
-        """``_propagate`` for facts that never expire into a store where nothing expires: the
-        closure is computed set-at-a-time (rules.columnar) and stored."""
-        batch: dict[RelKey, list[tuple]] = defaultdict(list)
-        for rel, fact, _ in items:
-            batch[rel].append(fact)
-        new = self._bulk.closure(self.store, batch)
-        for rel, facts in new.items():
-            self.store.add_new(rel, facts, INF)
-        return sum(len(facts) for facts in new.values())
+        """``add`` for facts that never expire into a store where nothing expires: the closure is
+        computed set-at-a-time (rules.columnar) and stored."""
+        enabled = gc.isenabled()
+        gc.disable()  # millions of new tuples, none cyclic: no collection is due
+        try:
+            batch: dict[RelKey, list[tuple]] = defaultdict(list)
+            for rel, fact, _ in items:
+                batch[rel].append(fact)
+            self.explicit.update({(rel, fact): INF for rel, fact, _ in items})
+            count = 0
+            for rel, facts in self._bulk.closure(self.store, batch).items():
+                count += self.store.add_new(rel, facts, INF)
+            return count
+        finally:
+            if enabled:
+                gc.enable()
 
     def _propagate(self, items: list[FactItem]) -> int:
         delta = self._apply(items)

@@ -145,6 +145,10 @@ def _sorted_unique(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _union(a: np.ndarray | None, b: np.ndarray) -> np.ndarray:
+    return b if a is None else _sorted_unique(np.concatenate((a, b)))
+
+
 def _match(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (i, j) with ``left[i] == right[j]``: the smaller side is sorted, the larger
     one binary-searched into its distinct keys."""
@@ -271,9 +275,10 @@ class ColumnarRules:
         self.arity = max((len(a.args) for r in self.rules for a in (r.head, *r.atoms)), default=1)
 
     # -------------------------------------------------------------------------------- closure
-    def closure(self, store: Store, batch: dict[RelKey, list[tuple]]) -> dict[RelKey, list[tuple]]:
+    def closure(self, store: Store, batch: dict[RelKey, list[tuple]]) -> dict[RelKey, Iterable[tuple]]:
         """The facts of the closure of (the facts of ``store`` + ``batch``) under the rules that
-        are not in ``store``, per relation. ``store`` is assumed closed already."""
+        are not in ``store``, per relation (an iterator of distinct tuples). ``store`` is
+        assumed closed already."""
         relations = set(self.by_rel) | set(batch) | {r.head.rel() for r in self.rules if r.head.rel()}
         relations.discard(None)
         if self.reads_triples:  # a bound variable predicate may name any binary relation
@@ -296,29 +301,53 @@ class ColumnarRules:
             if len(new):
                 pending[rel] = new
                 added.setdefault(rel, []).append(new)
+        # schema first: the deltas of small relations go through the rules whose other atoms are
+        # all small (closing the schema) before anything is joined with a large relation
         total = sum(len(k) for k in db.keys.values())
-        while pending:
-            small = [rel for rel in pending if len(db.keys[rel]) <= total * self.SMALL_SHARE]
-            chosen = small or list(pending)
+        large = {rel for rel, k in db.keys.items() if len(k) > total * self.SMALL_SHARE}
+        deferred: dict[RelKey, np.ndarray] = {}  # deltas still due to the plans with a large atom
+        while pending or deferred:
+            small = [rel for rel in pending if rel not in large]
             candidates: dict[RelKey, list[np.ndarray]] = {}
-            for rel in chosen:
-                delta = _unpack(pending.pop(rel), db.n, rel[1])
-                seeds = list(self.by_rel.get(rel, ()))
-                if self.by_triple and db.is_triple(rel):
-                    seeds += self.by_triple
-                for rule, i in seeds:
-                    self._seeded(rule, i, rel, delta, db, candidates)
+            if small:
+                for rel in small:
+                    keys = pending.pop(rel)
+                    self._run(rel, keys, db, candidates, lambda plan: not self._touches(plan, large))
+                    deferred[rel] = _union(deferred.get(rel), keys)
+            else:
+                for rel, keys in pending.items():
+                    self._run(rel, keys, db, candidates, lambda plan: True)
+                for rel, keys in deferred.items():
+                    self._run(rel, keys, db, candidates, lambda plan: self._touches(plan, large))
+                pending, deferred = {}, {}
             for rel, parts in candidates.items():
                 new = db.merge(rel, np.concatenate(parts))
                 if len(new):
-                    total += len(new)
-                    pending[rel] = new if rel not in pending else _sorted_unique(np.concatenate((pending[rel], new)))
+                    pending[rel] = _union(pending.get(rel), new)
                     added.setdefault(rel, []).append(new)
         out = {}
         for rel, parts in added.items():
             cols = [codes.decode(c).tolist() for c in _unpack(np.concatenate(parts), db.n, rel[1])]
-            out[rel] = list(zip(*cols)) if cols else [()]
+            out[rel] = zip(*cols) if cols else [()]
         return out
+
+    def _run(self, rel: RelKey, keys: np.ndarray, db: _Database, out: dict, which) -> None:
+        """Run the plans seeded at ``rel`` that ``which`` selects on the delta ``keys``."""
+        delta = None
+        seeds = list(self.by_rel.get(rel, ()))
+        if self.by_triple and db.is_triple(rel):
+            seeds += self.by_triple
+        for plan in seeds:
+            if which(plan):
+                if delta is None:
+                    delta = _unpack(keys, db.n, rel[1])
+                self._seeded(*plan, rel, delta, db, out)
+
+    @staticmethod
+    def _touches(plan: tuple[_Rule, int], large: set) -> bool:
+        """Whether a plan joins its seed with a large relation (a variable predicate may be one)."""
+        rule, seed = plan
+        return any(j != seed and (a.rel() is None or a.rel() in large) for j, a in enumerate(rule.atoms))
 
     # ------------------------------------------------------------------------------- one rule
     def _c(self, t: Term) -> Term:

@@ -18,7 +18,7 @@ bucket, without re-derivation (DESIGN 4).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 INF = 1 << 62  # expiry of facts that never expire
 
@@ -109,15 +109,21 @@ class Store:
             self.buckets[expiry].append((rel, fact))
         return True
 
-    def add_new(self, rel: RelKey, facts: list[tuple], expiry: int) -> None:
-        """Insert facts known to be absent, all with the same expiry (bulk loading)."""
+    def add_new(self, rel: RelKey, facts: Iterable[tuple], expiry: int) -> int:
+        """Insert facts known to be absent, all with the same expiry (bulk loading); returns
+        how many."""
         r = self.relation(rel)
-        r.facts.update(dict.fromkeys(facts, expiry))
+        new = dict.fromkeys(facts, expiry)
+        if r.facts:
+            r.facts.update(new)
+        else:
+            r.facts = new
         if r.indexes:
-            for fact in facts:
+            for fact in new:
                 r._insert(fact)
         if expiry != INF:
-            self.buckets[expiry].extend((rel, fact) for fact in facts)
+            self.buckets[expiry].extend((rel, fact) for fact in new)
+        return len(new)
 
     def apply(self, items, delta: dict | None = None) -> dict[RelKey, dict[tuple, int]]:
         """``add`` for each ``(rel, fact, expiry)``, inlined (this is the engines' hot loop);
