@@ -90,7 +90,8 @@ class Materialiser:
                     self._triple_seeds.append(plan)
                 else:
                     self._seeds[rel].append(plan)
-        self.explicit: dict[tuple[RelKey, tuple], int] = {}  # explicit facts -> expiry
+        #: the explicit facts: relation -> {fact: expiry}
+        self.explicit: dict[RelKey, dict[tuple, int]] = {}
         self._local_facts: list[tuple[RelKey, tuple]] = []
         # rules without positive atoms derive their heads once, for ever
         self._propagate([item for c in self.incremental if not c.body_relations
@@ -111,9 +112,11 @@ class Materialiser:
             return self._bulk_add(items)
         explicit = self.explicit
         for rel, fact, expiry in items:
-            key = (rel, fact)
-            if explicit.get(key, -1) < expiry:
-                explicit[key] = expiry
+            held = explicit.get(rel)
+            if held is None:
+                held = explicit[rel] = {}
+            if held.get(fact, -1) < expiry:
+                held[fact] = expiry
         return self._propagate(items)
 
     def _bulk_add(self, items: list[FactItem]) -> int:
@@ -125,9 +128,13 @@ class Materialiser:
             batch: dict[RelKey, list[tuple]] = defaultdict(list)
             for rel, fact, _ in items:
                 batch[rel].append(fact)
-            self.explicit.update({(rel, fact): INF for rel, fact, _ in items})
+            derived = self._bulk.closure(self.store, batch)
             count = 0
-            for rel, facts in self._bulk.closure(self.store, batch).items():
+            for rel, facts in batch.items():  # the input's tuples, not new ones from the arrays
+                self.explicit.setdefault(rel, {}).update(dict.fromkeys(facts, INF))
+                held = self.store.relation(rel).facts
+                count += self.store.add_new(rel, [f for f in facts if f not in held] if held else facts, INF)
+            for rel, facts in derived.items():
                 count += self.store.add_new(rel, facts, INF)
             return count
         finally:
@@ -164,16 +171,16 @@ class Materialiser:
         dropped = [(rel, fact) for rel, fact, _ in self.store.expire(now)]
         explicit = self.explicit
         for rel, fact in dropped:
-            key = (rel, fact)
-            if explicit.get(key, INF) < now:
-                del explicit[key]
+            held = explicit.get(rel)
+            if held is not None and held.get(fact, INF) < now:
+                del held[fact]
         return dropped
 
     def retract(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
         """Remove explicit facts before their expiry (background updates): DRed. Everything
         derived from them is deleted, then what still has another derivation is re-derived."""
         store = self.store
-        removed = [(rel, fact) for rel, fact in facts if self.explicit.pop((rel, fact), None) is not None]
+        removed = [(rel, fact) for rel, fact in facts if self.explicit.get(rel, {}).pop(fact, None) is not None]
         overdeleted: set[tuple[RelKey, tuple]] = set()
         frontier = [(rel, fact, store.expiry(rel, fact)) for rel, fact in removed if store.expiry(rel, fact) is not None]
         overdeleted.update((rel, fact) for rel, fact, _ in frontier)
@@ -193,7 +200,8 @@ class Materialiser:
             store.remove(rel, fact)
         # rederive: explicit facts among the overdeleted, and one full evaluation of the rules
         # that derive overdeleted relations, keeping what is overdeleted
-        again = [(rel, fact, self.explicit[(rel, fact)]) for rel, fact in overdeleted if (rel, fact) in self.explicit]
+        again = [(rel, fact, self.explicit[rel][fact]) for rel, fact in overdeleted
+                 if fact in self.explicit.get(rel, ())]
         heads = {rel for rel, _ in overdeleted}
         for compiled in self.incremental:
             if compiled.head in heads or compiled.head is None:

@@ -110,8 +110,8 @@ class Store:
         return True
 
     def add_new(self, rel: RelKey, facts: Iterable[tuple], expiry: int) -> int:
-        """Insert facts known to be absent, all with the same expiry (bulk loading); returns
-        how many."""
+        """Insert facts that the relation does not hold, all with the same expiry (bulk loading;
+        repeats are allowed); returns how many."""
         r = self.relation(rel)
         new = dict.fromkeys(facts, expiry)
         if r.facts:
