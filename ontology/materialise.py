@@ -131,9 +131,13 @@ class Materialiser:
             derived = self._bulk.closure(self.store, batch)
             count = 0
             for rel, facts in batch.items():  # the input's tuples, not new ones from the arrays
-                self.explicit.setdefault(rel, {}).update(dict.fromkeys(facts, INF))
+                given = dict.fromkeys(facts, INF)
                 held = self.store.relation(rel).facts
-                count += self.store.add_new(rel, [f for f in facts if f not in held] if held else facts, INF)
+                count += self.store.add_new(rel, [f for f in given if f not in held] if held else given, INF)
+                if rel in self.explicit:
+                    self.explicit[rel].update(given)
+                else:
+                    self.explicit[rel] = given
             for rel, facts in derived.items():
                 count += self.store.add_new(rel, facts, INF)
             return count

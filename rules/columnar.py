@@ -234,21 +234,18 @@ class _Database:
         return cols
 
     def merge(self, rel: RelKey, candidates: np.ndarray) -> np.ndarray:
-        """Add the candidate keys; returns those that were new (sorted)."""
-        candidates = _sorted_unique(candidates)
+        """Add the candidate keys; returns those that were new (sorted). One sort of the old keys
+        (tagged 0) and the candidates (tagged 1): a key is new where it first occurs tagged 1."""
         old = self.keys.get(rel)
-        if old is None or len(old) == 0:
-            self.keys[rel] = candidates
-            self._cols.pop(rel, None)
+        tagged = np.concatenate((candidates * 2 + 1,) if old is None else (old * 2, candidates * 2 + 1))
+        if len(candidates) == 0:
             return candidates
-        pos = np.searchsorted(old, candidates)
-        present = np.zeros(len(candidates), dtype=bool)
-        inside = pos < len(old)
-        present[inside] = old[pos[inside]] == candidates[inside]
-        fresh = ~present
-        new = candidates[fresh]
+        tagged.sort()
+        keys = tagged >> 1
+        first = np.concatenate(([True], keys[1:] != keys[:-1]))
+        new = keys[first & (tagged & 1).astype(bool)]
         if len(new):
-            self.keys[rel] = np.insert(old, pos[fresh], new)
+            self.keys[rel] = keys[first]
             self._cols.pop(rel, None)
         return new
 

@@ -114,16 +114,18 @@ class Store:
         repeats are allowed); returns how many."""
         r = self.relation(rel)
         new = dict.fromkeys(facts, expiry)
-        if r.facts:
-            r.facts.update(new)
-        else:
-            r.facts = new
+        count = len(new)
         if r.indexes:
             for fact in new:
                 r._insert(fact)
         if expiry != INF:
             self.buckets[expiry].extend((rel, fact) for fact in new)
-        return len(new)
+        if count > len(r.facts):  # merge the smaller dict into the larger one
+            new.update(r.facts)
+            r.facts = new
+        else:
+            r.facts.update(new)
+        return count
 
     def apply(self, items, delta: dict | None = None) -> dict[RelKey, dict[tuple, int]]:
         """``add`` for each ``(rel, fact, expiry)``, inlined (this is the engines' hot loop);
