@@ -74,7 +74,8 @@ class Materialiser:
                 self.incremental.append(compiled)
         self.local.sort(key=lambda sr: sr[0])
         #: batches of at least this many facts that never expire, added while nothing in the store
-        #: expires, are closed set-at-a-time (rules.columnar); None: always fact by fact
+        #: expires, are closed set-at-a-time (rules.columnar) unless the store is over 16 times
+        #: larger (it is read into arrays); None: always fact by fact
         self.bulk_threshold = bulk_threshold
         self._bulk: ColumnarRules | None = None
         if bulk_threshold is not None:
@@ -108,7 +109,7 @@ class Materialiser:
         store were added or raised."""
         items = facts if isinstance(facts, list) else list(facts)
         if self._bulk is not None and len(items) >= self.bulk_threshold and not self.store.buckets \
-                and all(item[2] == INF for item in items):
+                and len(items) * 16 >= len(self.store) and all(item[2] == INF for item in items):
             return self._bulk_add(items)
         explicit = self.explicit
         for rel, fact, expiry in items:
