@@ -146,6 +146,13 @@ class Materialiser:
             if enabled:
                 gc.enable()
 
+    def build_indexes(self) -> None:
+        """Build now the indexes the join plans probe (the store builds them on first use; the
+        fact-by-fact path builds them while it materialises, the set-at-a-time path does not)."""
+        for compiled in self.incremental:
+            for rel, positions in compiled.indexes:
+                self.store.index(rel, positions)
+
     def _propagate(self, items: list[FactItem]) -> int:
         delta = self._apply(items)
         count = 0

@@ -80,6 +80,7 @@ class OntologicalStage:
         if load:
             self.add_background([*self.program.facts, *profile_facts])
             self.add_background(background)
+            self.materialiser.build_indexes()  # before the freeze: they are as long-lived
         if freeze_gc:
             # the materialised background is millions of acyclic objects that Python's cyclic
             # garbage collector would otherwise rescan at every full collection (tens of ms)
