@@ -27,6 +27,7 @@ point only.
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 from typing import Iterable
 
@@ -36,10 +37,12 @@ from rules import ir
 from rules.analysis import dependency_graph, pred_key, stratify
 from rules.terms import TermDictionary
 
+from rules.columnar import ColumnarRules, Unsupported
 from rules.plan import CompiledRule, compile_rule, evaluate_full
 from rules.store import INF, RelKey, Store
 
 FactItem = tuple  # (relation, fact tuple, expiry)
+BULK_THRESHOLD = 2000
 
 
 class Materialiser:
@@ -48,7 +51,8 @@ class Materialiser:
     expired before t, ``retract`` removes explicit facts (DRed), ``evaluate_local(t)`` evaluates
     the rules that sit downstream of a negation, for time point t only."""
 
-    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None):
+    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None,
+                 bulk_threshold: int | None = BULK_THRESHOLD):
         self.dictionary = dictionary
         self.store = store if store is not None else Store(lambda pid: isinstance(dictionary.term(pid), ir.Iri))
         rules = [r for r in rules if not r.is_fact]
@@ -69,6 +73,16 @@ class Materialiser:
             else:
                 self.incremental.append(compiled)
         self.local.sort(key=lambda sr: sr[0])
+        #: batches of at least this many facts that never expire, added while nothing in the store
+        #: expires, are closed set-at-a-time (rules.columnar) unless the store is over 16 times
+        #: larger (it is read into arrays); None: always fact by fact
+        self.bulk_threshold = bulk_threshold
+        self._bulk: ColumnarRules | None = None
+        if bulk_threshold is not None:
+            try:
+                self._bulk = ColumnarRules([r for r in rules if pred_key(r.head) not in downstream], dictionary)
+            except Unsupported:
+                pass
         self._seeds: dict[RelKey, list] = defaultdict(list)
         self._triple_seeds: list = []  # plans seeded at a variable-predicate atom
         for compiled in self.incremental:
@@ -77,7 +91,8 @@ class Materialiser:
                     self._triple_seeds.append(plan)
                 else:
                     self._seeds[rel].append(plan)
-        self.explicit: dict[tuple[RelKey, tuple], int] = {}  # explicit facts -> expiry
+        #: the explicit facts: relation -> {fact: expiry}
+        self.explicit: dict[RelKey, dict[tuple, int]] = {}
         self._local_facts: list[tuple[RelKey, tuple]] = []
         # rules without positive atoms derive their heads once, for ever
         self._propagate([item for c in self.incremental if not c.body_relations
@@ -92,14 +107,51 @@ class Materialiser:
     def add(self, facts: Iterable[FactItem]) -> int:
         """Add explicit facts (or raise their expiry) and propagate; returns how many facts of the
         store were added or raised."""
+        items = facts if isinstance(facts, list) else list(facts)
+        if self._bulk is not None and len(items) >= self.bulk_threshold and not self.store.buckets \
+                and len(items) * 16 >= len(self.store) and all(item[2] == INF for item in items):
+            return self._bulk_add(items)
         explicit = self.explicit
-        changed = []
-        for rel, fact, expiry in facts:
-            key = (rel, fact)
-            if explicit.get(key, -1) < expiry:
-                explicit[key] = expiry
-            changed.append((rel, fact, expiry))
-        return self._propagate(changed)
+        for rel, fact, expiry in items:
+            held = explicit.get(rel)
+            if held is None:
+                held = explicit[rel] = {}
+            if held.get(fact, -1) < expiry:
+                held[fact] = expiry
+        return self._propagate(items)
+
+    def _bulk_add(self, items: list[FactItem]) -> int:
+        """``add`` for facts that never expire into a store where nothing expires: the closure is
+        computed set-at-a-time (rules.columnar) and stored."""
+        enabled = gc.isenabled()
+        gc.disable()  # millions of new tuples, none cyclic: no collection is due
+        try:
+            batch: dict[RelKey, list[tuple]] = defaultdict(list)
+            for rel, fact, _ in items:
+                batch[rel].append(fact)
+            derived = self._bulk.closure(self.store, batch)
+            count = 0
+            for rel, facts in batch.items():  # the input's tuples, not new ones from the arrays
+                given = dict.fromkeys(facts, INF)
+                held = self.store.relation(rel).facts
+                count += self.store.add_new(rel, [f for f in given if f not in held] if held else given, INF)
+                if rel in self.explicit:
+                    self.explicit[rel].update(given)
+                else:
+                    self.explicit[rel] = given
+            for rel, facts in derived.items():
+                count += self.store.add_new(rel, facts, INF)
+            return count
+        finally:
+            if enabled:
+                gc.enable()
+
+    def build_indexes(self) -> None:
+        """Build now the indexes the join plans probe (the store builds them on first use; the
+        fact-by-fact path builds them while it materialises, the set-at-a-time path does not)."""
+        for compiled in self.incremental:
+            for rel, positions in compiled.indexes:
+                self.store.index(rel, positions)
 
     def _propagate(self, items: list[FactItem]) -> int:
         delta = self._apply(items)
@@ -131,16 +183,16 @@ class Materialiser:
         dropped = [(rel, fact) for rel, fact, _ in self.store.expire(now)]
         explicit = self.explicit
         for rel, fact in dropped:
-            key = (rel, fact)
-            if explicit.get(key, INF) < now:
-                del explicit[key]
+            held = explicit.get(rel)
+            if held is not None and held.get(fact, INF) < now:
+                del held[fact]
         return dropped
 
     def retract(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
         """Remove explicit facts before their expiry (background updates): DRed. Everything
         derived from them is deleted, then what still has another derivation is re-derived."""
         store = self.store
-        removed = [(rel, fact) for rel, fact in facts if self.explicit.pop((rel, fact), None) is not None]
+        removed = [(rel, fact) for rel, fact in facts if self.explicit.get(rel, {}).pop(fact, None) is not None]
         overdeleted: set[tuple[RelKey, tuple]] = set()
         frontier = [(rel, fact, store.expiry(rel, fact)) for rel, fact in removed if store.expiry(rel, fact) is not None]
         overdeleted.update((rel, fact) for rel, fact, _ in frontier)
@@ -160,7 +212,8 @@ class Materialiser:
             store.remove(rel, fact)
         # rederive: explicit facts among the overdeleted, and one full evaluation of the rules
         # that derive overdeleted relations, keeping what is overdeleted
-        again = [(rel, fact, self.explicit[(rel, fact)]) for rel, fact in overdeleted if (rel, fact) in self.explicit]
+        again = [(rel, fact, self.explicit[rel][fact]) for rel, fact in overdeleted
+                 if fact in self.explicit.get(rel, ())]
         heads = {rel for rel, _ in overdeleted}
         for compiled in self.incremental:
             if compiled.head in heads or compiled.head is None:

@@ -81,6 +81,7 @@ class OntologicalStage:
         if load:
             self.add_background([*self.program.facts, *profile_facts])
             self.add_background(background)
+            self.materialiser.build_indexes()  # before the freeze: they are as long-lived
         if freeze_gc:
             # the materialised background is millions of acyclic objects that Python's cyclic
             # garbage collector would otherwise rescan at every full collection (tens of ms)
@@ -154,7 +155,7 @@ class OntologicalStage:
             if when < t:
                 continue
             for rel, fact in items:
-                if self.store.expiry(rel, fact) is not None and (rel, fact) not in explicit \
+                if self.store.expiry(rel, fact) is not None and fact not in explicit.get(rel, ()) \
                         and not _internal(self.dictionary.term(rel[0])):
                     out.add((rel, fact))
         return sorted(out)
@@ -179,7 +180,8 @@ class OntologicalStage:
         return {
             "terms": self.dictionary.snapshot(),
             "facts": list(self.store),
-            "explicit": list(self.materialiser.explicit.items()),
+            "explicit": [((rel, fact), expiry) for rel, held in self.materialiser.explicit.items()
+                         for fact, expiry in held.items()],
             "local": list(self.materialiser._local_facts),
         }
 
@@ -189,7 +191,8 @@ class OntologicalStage:
         stage = cls(checked, dictionary=TermDictionary.restore(state["terms"]), load=False)
         for rel, fact, expiry in state["facts"]:
             stage.store.add(rel, fact, expiry)
-        stage.materialiser.explicit = dict(state["explicit"])
+        for (rel, fact), expiry in state["explicit"]:
+            stage.materialiser.explicit.setdefault(rel, {})[fact] = expiry
         stage.materialiser._local_facts = list(state["local"])
         return stage
 

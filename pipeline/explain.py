@@ -106,7 +106,7 @@ class Explainer:
         text = format_fact(self.d, rel, fact)
         if (rel, fact) in inputs:
             return [f"{pad}{text}: input at {t}"]
-        explicit = self.r.ontology.materialiser.explicit.get((rel, fact))
+        explicit = self.r.ontology.materialiser.explicit.get(rel, {}).get(fact)
         if explicit is not None:
             return [f"{pad}{text}: background fact" if explicit >= INF else f"{pad}{text}: stream fact (holds until {explicit})"]
         if (rel, fact) in seen or depth > MAX_DEPTH:

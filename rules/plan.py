@@ -60,6 +60,7 @@ class CompiledRule:
     # there is no positive atom, one plan to run once with the delta [((), INF)])
     negated_relations: tuple[tuple[int, int], ...]
     source: str  # the generated code, for inspection
+    indexes: tuple[tuple[tuple[int, int], tuple[int, ...]], ...] = ()  # (relation, positions) the plans probe
 
 
 class _Gen:
@@ -107,14 +108,15 @@ def compile_rule(head: ir.Atom | tuple, body: tuple, dictionary: TermDictionary,
     comparisons = [lit for lit in body if isinstance(lit, ir.Comparison)]
     if any(isinstance(lit, ir.TemporalLiteral) for lit in body):
         raise ValueError("a window or @ atom cannot be evaluated at one time point")
-    plans, sources = [], []
+    plans, sources, indexes = [], [], {}
     for seed in range(len(positives)) or [None]:  # no positive atom: one plan, run with [((), INF)]
-        fn, src = _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_rel, dictionary,
-                                  head.pred if isinstance(head, ir.Atom) else None)
+        fn, src, consts = _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_rel, dictionary,
+                                          head.pred if isinstance(head, ir.Atom) else None)
         plans.append(fn)
         sources.append(src)
+        indexes.update(dict.fromkeys(v for v in consts.values() if isinstance(v[0], tuple)))
     return CompiledRule(head_rel, tuple(relation_of(a, dictionary) for a in positives), tuple(plans),
-                        tuple(relation_of(a, dictionary) for a in negatives), "\n\n".join(sources))
+                        tuple(relation_of(a, dictionary) for a in negatives), "\n\n".join(sources), tuple(indexes))
 
 
 def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_rel, d, head_pred=None):
@@ -299,7 +301,7 @@ def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_re
     # an index constant is passed as its relation (store.index takes the relation)
     namespace.update({k: (v[0] if isinstance(v[0], tuple) else v) for k, v in g.consts.items()})
     exec(compile(source, f"<plan {head_rel}>", "exec"), namespace)
-    return namespace["plan"], source
+    return namespace["plan"], source, g.consts
 
 
 def evaluate_full(compiled: CompiledRule, store) -> list[tuple]:

@@ -18,7 +18,7 @@ bucket, without re-derivation (DESIGN 4).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 INF = 1 << 62  # expiry of facts that never expire
 
@@ -108,6 +108,24 @@ class Store:
         if expiry != INF:
             self.buckets[expiry].append((rel, fact))
         return True
+
+    def add_new(self, rel: RelKey, facts: Iterable[tuple], expiry: int) -> int:
+        """Insert facts that the relation does not hold, all with the same expiry (bulk loading;
+        repeats are allowed); returns how many."""
+        r = self.relation(rel)
+        new = dict.fromkeys(facts, expiry)
+        count = len(new)
+        if r.indexes:
+            for fact in new:
+                r._insert(fact)
+        if expiry != INF:
+            self.buckets[expiry].extend((rel, fact) for fact in new)
+        if count > len(r.facts):  # merge the smaller dict into the larger one
+            new.update(r.facts)
+            r.facts = new
+        else:
+            r.facts.update(new)
+        return count
 
     def apply(self, items, delta: dict | None = None) -> dict[RelKey, dict[tuple, int]]:
         """``add`` for each ``(rel, fact, expiry)``, inlined (this is the engines' hot loop);

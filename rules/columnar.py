@@ -1,0 +1,494 @@
+"""Set-at-a-time (columnar) semi-naive evaluation of positive Datalog rules with numpy, for large
+batches of facts that never expire (background loading).
+
+The per-fact join plans (rules/plan.py) cost about a microsecond per derivation; a background of
+100,000 triples makes millions of derivations under RDFS. Here a relation is a sorted array of
+packed int64 keys (fact ``(a, b)`` is ``a * N + b``, N above every term id), a rule seeded with a
+delta joins whole columns (sort the smaller side, binary-search the larger, expand the matches),
+and the new facts of a round are found by one sort and one binary search against the relation.
+Deltas of small relations (the schema) are processed first, so that the schema is closed before
+the large relations flow through the rules. The result equals the per-fact engine's (tests in
+tests/ontology/test_columnar.py compare them on random programs and graphs).
+
+Supported: positive atoms (constant or variable predicates, as in plan.py: a variable predicate
+ranges over the triple relations, or over the relation its binding names), ``=`` and ``!=``
+between terms, ``X = term`` assignments. Anything else (value comparisons, arithmetic, negation)
+raises :class:`Unsupported` when the rules are prepared, and the caller keeps the per-fact path.
+
+>>> from rules import parse
+>>> from rules.terms import TermDictionary
+>>> from rules.store import Store
+>>> from rules.ir import Name
+>>> d = TermDictionary()
+>>> program = ColumnarRules(parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules, d)
+>>> edge, path = (d.intern(Name("edge")), 2), (d.intern(Name("path")), 2)
+>>> a, b, c = (d.intern(Name(n)) for n in "abc")
+>>> new = program.closure(Store(), {edge: [(a, b), (b, c)]})
+>>> sorted(new[path]) == [(a, b), (a, c), (b, c)] and edge not in new
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain
+from typing import Iterable
+
+import numpy as np
+
+from rules import ir
+from rules.store import RelKey, Store
+from rules.terms import TermDictionary
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+_KEY_LIMIT = 1 << 62  # packed keys stay below this
+
+
+class Unsupported(ValueError):
+    """The rules use something the columnar evaluator does not (the per-fact path is used)."""
+
+
+Term = str | int  # a variable name, or a constant's term id
+
+
+@dataclass
+class _Atom:
+    pred: Term  # a variable name, or the predicate's term id
+    args: tuple[Term, ...]
+
+    def terms(self) -> tuple[Term, ...]:
+        return (self.pred, *self.args)
+
+    def rel(self) -> RelKey | None:
+        return None if isinstance(self.pred, str) else (self.pred, len(self.args))
+
+
+@dataclass
+class _Rule:
+    head: _Atom
+    atoms: tuple[_Atom, ...]
+    tests: tuple[tuple[str, Term, Term], ...]  # ("=" | "!=", left, right)
+
+
+def _term(t, d: TermDictionary) -> Term:
+    if isinstance(t, ir.Var):
+        return t.name
+    if isinstance(t, ir.BinOp):
+        raise Unsupported("arithmetic")
+    return d.intern(t)
+
+
+def _prepare(rule: ir.Rule, d: TermDictionary) -> _Rule:
+    atoms, tests = [], []
+    for lit in rule.body:
+        if isinstance(lit, ir.AtomLiteral) and not lit.negated:
+            atoms.append(_Atom(_term(lit.atom.pred, d), tuple(_term(t, d) for t in lit.atom.args)))
+        elif isinstance(lit, ir.Comparison) and lit.op in ("=", "!="):
+            tests.append((lit.op, _term(lit.left, d), _term(lit.right, d)))
+        else:
+            raise Unsupported(f"{type(lit).__name__} in a rule body")
+    for atom in atoms:
+        if isinstance(atom.pred, str) and len(atom.args) != 2:
+            raise Unsupported("a variable predicate with other than 2 arguments")
+    head = _Atom(_term(rule.head.pred, d), tuple(_term(t, d) for t in rule.head.args))
+    return _Rule(head, tuple(atoms), tuple(tests))
+
+
+class _Codes:
+    """Term ids as small non-negative codes: the ids themselves when they are small enough to pack
+    ``arity`` of them into an int64, else their ranks among the ids in play."""
+
+    def __init__(self, ids: np.ndarray, arity: int):
+        top = int(ids.max()) + 1 if len(ids) else 1
+        if top ** max(arity, 1) < _KEY_LIMIT:
+            self.table, self.n = None, top
+        else:
+            self.table = np.unique(ids)
+            self.n = len(self.table)
+            if self.n ** max(arity, 1) >= _KEY_LIMIT:
+                raise Unsupported("too many terms to pack a fact into 64 bits")
+
+    def encode(self, a: np.ndarray) -> np.ndarray:
+        return a if self.table is None else np.searchsorted(self.table, a)
+
+    def decode(self, a: np.ndarray) -> np.ndarray:
+        return a if self.table is None else self.table[a]
+
+    def const(self, i: int) -> int:
+        return i if self.table is None else int(np.searchsorted(self.table, i))
+
+
+def _array(facts, arity: int) -> np.ndarray:
+    """Fact tuples as an (n, arity) array."""
+    flat = np.fromiter(chain.from_iterable(facts), dtype=np.int64, count=len(facts) * arity)
+    return flat.reshape(len(facts), arity)
+
+
+def _pack(cols, n: int, size: int) -> np.ndarray:
+    if not cols:
+        return np.zeros(size, dtype=np.int64)
+    key = cols[0]
+    for c in cols[1:]:
+        key = key * n + c
+    return key
+
+
+def _unpack(keys: np.ndarray, n: int, arity: int) -> list[np.ndarray]:
+    cols = []
+    for _ in range(arity):
+        keys, c = np.divmod(keys, n)
+        cols.append(c)
+    return cols[::-1]
+
+
+def _sorted_unique(a: np.ndarray) -> np.ndarray:
+    a = np.sort(a)
+    if len(a) > 1:
+        a = a[np.concatenate(([True], a[1:] != a[:-1]))]
+    return a
+
+
+def _union(a: np.ndarray | None, b: np.ndarray) -> np.ndarray:
+    return b if a is None else _sorted_unique(np.concatenate((a, b)))
+
+
+def _match(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i, j) with ``left[i] == right[j]``: the smaller side is sorted, the larger
+    one binary-searched into its distinct keys."""
+    swap = len(left) < len(right)
+    small, big = (left, right) if swap else (right, left)
+    order = np.argsort(small, kind="stable")
+    ordered = small[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    keys = ordered[starts]
+    pos = np.searchsorted(keys, big)
+    pos[pos == len(keys)] = 0
+    hit = np.flatnonzero(keys[pos] == big)
+    if len(hit) == 0:
+        return _EMPTY, _EMPTY
+    pos = pos[hit]
+    if len(keys) == len(ordered):  # distinct keys: at most one match each
+        small_idx, big_idx = order[pos], hit
+    else:
+        count = np.diff(np.append(starts, len(ordered)))[pos]
+        big_idx = np.repeat(hit, count)
+        ends = np.cumsum(count)
+        small_idx = order[np.repeat(starts[pos] - ends + count, count) + np.arange(ends[-1])]
+    return (small_idx, big_idx) if swap else (big_idx, small_idx)
+
+
+def _groups(values: np.ndarray):
+    """(value, row indexes) for each distinct value (None: all rows)."""
+    if len(values) and (values == values[0]).all():
+        yield int(values[0]), None
+        return
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    ends = np.append(starts[1:], len(ordered))
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        yield int(ordered[s]), order[s:e]
+
+
+class _Bindings:
+    """A table of variable bindings: equal-length columns, one per variable."""
+
+    __slots__ = ("cols", "size")
+
+    def __init__(self, cols: dict[str, np.ndarray], size: int):
+        self.cols, self.size = cols, size
+
+    def take(self, idx: np.ndarray | None) -> "_Bindings":
+        if idx is None:
+            return self
+        return _Bindings({v: c[idx] for v, c in self.cols.items()}, len(idx))
+
+    def value(self, term: Term) -> np.ndarray:
+        if isinstance(term, str):
+            return self.cols[term]
+        return np.full(self.size, term, dtype=np.int64)
+
+
+class _Database:
+    """The relations during one closure: sorted packed keys, their columns on demand."""
+
+    def __init__(self, codes: _Codes, store: Store):
+        self.codes, self.n, self.store = codes, codes.n, store
+        self.keys: dict[RelKey, np.ndarray] = {}
+        self._cols: dict[RelKey, list[np.ndarray]] = {}
+        self._triple: dict[RelKey, bool] = {}
+
+    def is_triple(self, rel: RelKey) -> bool:
+        known = self._triple.get(rel)
+        if known is None:
+            known = self._triple[rel] = self.store.is_triple(rel)
+        return known
+
+    def cols(self, rel: RelKey) -> list[np.ndarray] | None:
+        cols = self._cols.get(rel)
+        if cols is None:
+            keys = self.keys.get(rel)
+            if keys is None or len(keys) == 0:
+                return None
+            cols = self._cols[rel] = _unpack(keys, self.n, rel[1])
+        return cols
+
+    def merge(self, rel: RelKey, candidates: np.ndarray) -> np.ndarray:
+        """Add the candidate keys; returns those that were new (sorted). One sort of the old keys
+        (tagged 0) and the candidates (tagged 1): a key is new where it first occurs tagged 1."""
+        old = self.keys.get(rel)
+        tagged = np.concatenate((candidates * 2 + 1,) if old is None else (old * 2, candidates * 2 + 1))
+        if len(candidates) == 0:
+            return candidates
+        tagged.sort()
+        keys = tagged >> 1
+        first = np.concatenate(([True], keys[1:] != keys[:-1]))
+        new = keys[first & (tagged & 1).astype(bool)]
+        if len(new):
+            self.keys[rel] = keys[first]
+            self._cols.pop(rel, None)
+        return new
+
+
+class ColumnarRules:
+    """Positive Datalog rules prepared for set-at-a-time evaluation (see the module docstring);
+    raises :class:`Unsupported` for rules it cannot evaluate."""
+
+    #: a relation whose size is at most this share of all facts counts as schema: its deltas are
+    #: processed before those of larger relations
+    SMALL_SHARE = 1 / 64
+
+    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary):
+        self.rules = [_prepare(r, dictionary) for r in rules if not r.is_fact and any(
+            isinstance(lit, ir.AtomLiteral) and not lit.negated for lit in r.body)]
+        self.by_rel: dict[RelKey, list[tuple[_Rule, int]]] = {}
+        self.by_triple: list[tuple[_Rule, int]] = []  # seeds with a variable predicate
+        for rule in self.rules:
+            for i, atom in enumerate(rule.atoms):
+                rel = atom.rel()
+                (self.by_triple if rel is None else self.by_rel.setdefault(rel, [])).append((rule, i))
+        self.reads_triples = bool(self.by_triple) or any(
+            isinstance(a.pred, str) for r in self.rules for a in r.atoms)
+        self.constants = [t for r in self.rules for a in (r.head, *r.atoms) for t in (a.pred, *a.args)
+                          if isinstance(t, int)] + [t for r in self.rules for _, l, rt in r.tests
+                                                    for t in (l, rt) if isinstance(t, int)]
+        self.arity = max((len(a.args) for r in self.rules for a in (r.head, *r.atoms)), default=1)
+
+    # -------------------------------------------------------------------------------- closure
+    def closure(self, store: Store, batch: dict[RelKey, list[tuple]]) -> dict[RelKey, Iterable[tuple]]:
+        """The facts of the closure of (the facts of ``store`` + ``batch``) under the rules that
+        are neither in ``store`` nor in ``batch``, per relation (an iterator of distinct tuples).
+        ``store`` is assumed closed already."""
+        relations = set(self.by_rel) | set(batch) | {r.head.rel() for r in self.rules if r.head.rel()}
+        relations.discard(None)
+        if self.reads_triples:  # a bound variable predicate may name any binary relation
+            relations |= {rel for rel in store.relations if rel[1] == 2}
+        old = {rel: _array(store.relations[rel].facts, rel[1]) for rel in relations
+               if rel in store.relations and store.relations[rel].facts}
+        new_facts = {rel: _array(facts, rel[1]) for rel, facts in batch.items() if facts}
+        ids = [a.ravel() for a in (*old.values(), *new_facts.values())]
+        ids.append(np.array(self.constants + [rel[0] for rel in relations], dtype=np.int64))
+        codes = _Codes(np.concatenate(ids), max([self.arity, *(rel[1] for rel in relations)]))
+        self._constants = {c: codes.const(c) for c in set(self.constants)}
+        db = _Database(codes, store)
+        pack = lambda rel, a: _pack([codes.encode(a[:, i]) for i in range(rel[1])], codes.n, len(a))  # noqa: E731
+        for rel, array in old.items():
+            db.keys[rel] = _sorted_unique(pack(rel, array))
+        pending: dict[RelKey, np.ndarray] = {}
+        added: dict[RelKey, list[np.ndarray]] = {}
+        for rel, array in new_facts.items():
+            new = db.merge(rel, pack(rel, array))
+            if len(new):
+                pending[rel] = new
+        # schema first: the deltas of small relations go through the rules whose other atoms are
+        # all small (closing the schema) before anything is joined with a large relation
+        total = sum(len(k) for k in db.keys.values())
+        large = {rel for rel, k in db.keys.items() if len(k) > total * self.SMALL_SHARE}
+        deferred: dict[RelKey, np.ndarray] = {}  # deltas still due to the plans with a large atom
+        while pending or deferred:
+            small = [rel for rel in pending if rel not in large]
+            candidates: dict[RelKey, list[np.ndarray]] = {}
+            if small:
+                for rel in small:
+                    keys = pending.pop(rel)
+                    self._run(rel, keys, db, candidates, lambda plan: not self._touches(plan, large))
+                    deferred[rel] = _union(deferred.get(rel), keys)
+            else:
+                for rel, keys in pending.items():
+                    self._run(rel, keys, db, candidates, lambda plan: True)
+                for rel, keys in deferred.items():
+                    self._run(rel, keys, db, candidates, lambda plan: self._touches(plan, large))
+                pending, deferred = {}, {}
+            for rel, parts in candidates.items():
+                new = db.merge(rel, np.concatenate(parts))
+                if len(new):
+                    pending[rel] = _union(pending.get(rel), new)
+                    added.setdefault(rel, []).append(new)
+        out = {}
+        for rel, parts in added.items():
+            cols = [codes.decode(c).tolist() for c in _unpack(np.concatenate(parts), db.n, rel[1])]
+            out[rel] = zip(*cols) if cols else [()]
+        return out
+
+    def _run(self, rel: RelKey, keys: np.ndarray, db: _Database, out: dict, which) -> None:
+        """Run the plans seeded at ``rel`` that ``which`` selects on the delta ``keys``."""
+        delta = None
+        seeds = list(self.by_rel.get(rel, ()))
+        if self.by_triple and db.is_triple(rel):
+            seeds += self.by_triple
+        for plan in seeds:
+            if which(plan):
+                if delta is None:
+                    delta = _unpack(keys, db.n, rel[1])
+                self._seeded(*plan, rel, delta, db, out)
+
+    @staticmethod
+    def _touches(plan: tuple[_Rule, int], large: set) -> bool:
+        """Whether a plan joins its seed with a large relation (a variable predicate may be one)."""
+        rule, seed = plan
+        return any(j != seed and (a.rel() is None or a.rel() in large) for j, a in enumerate(rule.atoms))
+
+    # ------------------------------------------------------------------------------- one rule
+    def _c(self, t: Term) -> Term:
+        return t if isinstance(t, str) else self._constants[t]
+
+    def _seeded(self, rule: _Rule, seed: int, rel: RelKey, delta: list[np.ndarray], db: _Database,
+                out: dict[RelKey, list[np.ndarray]]) -> None:
+        """Derive the heads of ``rule`` with atom ``seed`` matched against the delta of ``rel``."""
+        atom = rule.atoms[seed]
+        remaining = [a for j, a in enumerate(rule.atoms) if j != seed]
+        tests = list(rule.tests)
+
+        def needed() -> set[str]:  # the variables used after the current step
+            terms = [*rule.head.terms(), *(t for a in remaining for t in a.terms()),
+                     *(t for _, left, right in tests for t in (left, right))]
+            return {t for t in terms if isinstance(t, str)}
+        b = _Bindings({}, 1)  # one empty binding, joined with the delta
+        if isinstance(atom.pred, str):
+            b.cols[atom.pred] = np.full(1, db.codes.const(rel[0]), dtype=np.int64)
+        if delta:
+            b = self._join(b, atom.args, delta, len(delta[0]), db, needed())
+            if b is None:
+                return
+        while True:
+            b = self._test(b, tests)
+            if b is None or not remaining:
+                break
+            atom = max(remaining, key=lambda a: self._score(a, b))
+            remaining.remove(atom)
+            b = self._atom(b, atom, db, needed())
+            if b is None:
+                return
+        if b is None or tests:
+            return  # tests left: unbound variables (the rule is unsafe; validation rejects it)
+        head = rule.head
+        cols = [b.value(self._c(t)) for t in head.args]
+        if not isinstance(head.pred, str):
+            out.setdefault(head.rel(), []).append(_pack(cols, db.n, b.size))
+            return
+        for p, idx in _groups(b.cols[head.pred]):
+            hrel = (int(db.codes.decode(np.array([p]))[0]), len(head.args))
+            if db.is_triple(hrel):
+                sub = cols if idx is None else [c[idx] for c in cols]
+                out.setdefault(hrel, []).append(_pack(sub, db.n, b.size if idx is None else len(idx)))
+
+    def _score(self, atom: _Atom, b: _Bindings):
+        terms = (atom.pred, *atom.args)
+        bound = sum(1 for t in terms if not isinstance(t, str) or t in b.cols)
+        return (bound == len(terms), bound)
+
+    def _atom(self, b: _Bindings, atom: _Atom, db: _Database, keep: set[str]) -> _Bindings | None:
+        """Join the bindings with a (non-seed) atom."""
+        if not isinstance(atom.pred, str):
+            return self._table(b, atom.args, atom.rel(), db, keep)
+        parts = []
+        if atom.pred in b.cols:  # bound: the relation each binding names
+            for p, idx in _groups(b.cols[atom.pred]):
+                rel = (int(db.codes.decode(np.array([p]))[0]), 2)
+                joined = self._table(b.take(idx), atom.args, rel, db, keep)
+                if joined is not None:
+                    parts.append(joined)
+        else:  # unbound: every triple relation
+            for rel in list(db.keys):
+                if db.is_triple(rel):
+                    bound = _Bindings({**b.cols, atom.pred: np.full(b.size, db.codes.const(rel[0]))}, b.size)
+                    joined = self._table(bound, atom.args, rel, db, keep)
+                    if joined is not None:
+                        parts.append(joined)
+        if not parts:
+            return None
+        return _Bindings({v: np.concatenate([p.cols[v] for p in parts]) for v in parts[0].cols},
+                         sum(p.size for p in parts))
+
+    def _table(self, b: _Bindings, args, rel: RelKey, db: _Database, keep: set[str]) -> _Bindings | None:
+        cols = db.cols(rel)
+        if cols is None and rel[1] > 0:
+            return None
+        if cols is None:  # a 0-ary relation: holds or not
+            return b if len(db.keys.get(rel, _EMPTY)) else None
+        return self._join(b, args, cols, len(cols[0]), db, keep)
+
+    def _join(self, b: _Bindings, args, cols: list[np.ndarray], size: int, db: _Database,
+              keep: set[str]) -> _Bindings | None:
+        """Join the bindings with the rows ``cols`` of an atom with arguments ``args``; the
+        result has the columns of the variables in ``keep``."""
+        mask = None
+        first: dict[str, int] = {}
+        shared: list[tuple[int, str]] = []
+        for pos, t in enumerate(args):
+            if isinstance(t, str):
+                if t in b.cols:
+                    shared.append((pos, t))
+                    continue
+                if t not in first:
+                    first[t] = pos
+                    continue
+                cond = cols[pos] == cols[first[t]]
+            else:
+                cond = cols[pos] == self._constants[t]
+            mask = cond if mask is None else mask & cond
+        if mask is not None:
+            rows = np.flatnonzero(mask)
+            if len(rows) == 0:
+                return None
+            cols, size = [c[rows] for c in cols], len(rows)
+        if b.size == 0 or size == 0:
+            return None
+        if shared:
+            left = _pack([b.cols[v] for _, v in shared], db.n, b.size)
+            right = _pack([cols[pos] for pos, _ in shared], db.n, size)
+            bi, ri = _match(left, right)
+            if len(bi) == 0:
+                return None
+        elif b.size == 1:
+            bi, ri = np.zeros(size, dtype=np.int64), None
+        else:  # no shared variable: every pair
+            bi, ri = np.repeat(np.arange(b.size), size), np.tile(np.arange(size), b.size)
+        out = _Bindings({v: c[bi] for v, c in b.cols.items() if v in keep}, len(bi))
+        for v, pos in first.items():
+            if v in keep:
+                out.cols[v] = cols[pos] if ri is None else cols[pos][ri]
+        return out
+
+    def _test(self, b: _Bindings, tests: list) -> _Bindings | None:
+        """Apply the tests whose variables are bound; bind ``X = term`` when X is not."""
+        progress = True
+        while progress and tests:
+            progress = False
+            for test in list(tests):
+                op, left, right = test
+                lb = not isinstance(left, str) or left in b.cols
+                rb = not isinstance(right, str) or right in b.cols
+                if lb and rb:
+                    same = b.value(self._c(left)) == b.value(self._c(right))
+                    b = b.take(np.flatnonzero(same if op == "=" else ~same))
+                elif op == "=" and (lb or rb):
+                    target, source = (right, left) if lb else (left, right)
+                    b.cols[target] = b.value(self._c(source))
+                else:
+                    continue
+                tests.remove(test)
+                progress = True
+                if b.size == 0:
+                    return None
+        return b
