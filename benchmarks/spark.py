@@ -46,6 +46,7 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
     stream.mkdir()
     points_per_file = max(1, batch // per_point)
     lines: list[str] = []
+    counts: list[int] = []  # triples per file
     written, t, mtime = 0, 0, time.time() - 86_400
     while written < size:
         facts = []
@@ -60,7 +61,9 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
             path.write_text("\n".join(lines) + "\n")
             os.utime(path, (mtime, mtime))  # files in time order for Spark's file source
             mtime += 1
+            counts.append(sum(len(json.loads(line)["facts"]) for line in lines))
             lines = []
+    (folder / "counts.json").write_text(json.dumps(counts))
 
 
 def run_embedded(folder: Path) -> float:
@@ -100,8 +103,12 @@ def run_spark(folder: Path, master: str) -> dict:
     batches = [p["durationMs"]["triggerExecution"] / 1000 for p in query.recentProgress if p["numInputRows"]]
     outputs = spark.read.text(str(out)).count()
     spark.stop()
+    # after the first micro-batch (which also starts the Python workers and restores the
+    # background in them): the steady rate
+    rest = sum(json.loads((folder / "counts.json").read_text())[1:])  # triples after the first file
     return {"master": master, "seconds": elapsed, "setup_s": setup, "batches": len(batches),
-            "batch_median_s": statistics.median(batches), "batch_max_s": max(batches), "outputs": outputs}
+            "batch_median_s": statistics.median(batches), "batch_max_s": max(batches), "outputs": outputs,
+            "steady_per_s": rest / sum(batches[1:]) if len(batches) > 1 else None}
 
 
 def main(argv=None) -> int:
@@ -138,13 +145,17 @@ def main(argv=None) -> int:
                     figures = json.loads(done.stdout.strip().splitlines()[-1])
                     assert figures["outputs"] == embedded_outputs, (figures, embedded_outputs)
                     row[master] = figures
+                    steady = figures["steady_per_s"]
                     print(f"{'':>45}{master:<9} {size / figures['seconds']:>9,.0f} triples/s ({figures['seconds']:.1f} s,"
                           f" {figures['batches']} micro-batches: median {figures['batch_median_s']:.2f} s, max "
-                          f"{figures['batch_max_s']:.2f} s) = {embedded_s / figures['seconds']:.2f}x embedded",
-                          flush=True)
+                          f"{figures['batch_max_s']:.2f} s) = {embedded_s / figures['seconds']:.2f}x embedded"
+                          + (f"; after the first micro-batch {steady:,.0f} triples/s" if steady else ""), flush=True)
                 if "local[1]" in row and "local[2]" in row:
-                    row["scaling"] = row["local[1]"]["seconds"] / row["local[2]"]["seconds"]
-                    print(f"{'':>45}local[2] / local[1]: {row['scaling']:.2f}x", flush=True)
+                    one, two = row["local[1]"], row["local[2]"]
+                    row["scaling"] = one["seconds"] / two["seconds"]
+                    steady = f", after the first micro-batch {two['steady_per_s'] / one['steady_per_s']:.2f}x" \
+                        if one["steady_per_s"] and two["steady_per_s"] else ""
+                    print(f"{'':>45}local[2] / local[1]: {row['scaling']:.2f}x{steady}", flush=True)
                 rows.append(row)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)

@@ -83,9 +83,6 @@ _WORKERS: dict[str, _Worker] = {}
 
 def _worker(job: str, bundle) -> _Worker:
     worker = _WORKERS.get(job)
-    import os, time
-    with open("/tmp/sp/workers.log", "a") as f:
-        f.write(f"{time.time():.2f} {os.getpid()} {'hit' if worker else 'MISS'}\n")
     if worker is None:
         worker = _WORKERS[job] = _Worker(bundle.value)
     return worker
@@ -238,8 +235,6 @@ class SparkPipeline:
         fmt = self.input_format
 
         def split(frames):
-            import pandas as pd
-
             for frame in frames:
                 rows = [row for text, source in zip(frame["value"], frame["source"])
                         for row in split_text(text, source, fmt)]
@@ -264,31 +259,14 @@ class SparkPipeline:
         job, bundle = self.job, self._bundle
 
         def enrich(frames):
-            import pandas as pd
-
-            import time
-            t0 = time.time()
             rows = _rows(frames, ["source", "line", "t", "format", "payload"])
-            t1 = time.time()
-            r = enrich_rows(_worker(job, bundle), rows)
-            t2 = time.time()
-            df = pd.DataFrame(r, columns=["t", "kind", "payload"]).astype({"t": "Int64"})
-            with open("/tmp/sp/workers.log", "a") as f:
-                f.write(f"{t0:.2f} enrich {len(rows)} rows {t1-t0:.2f} {t2-t1:.2f} {time.time()-t2:.2f}\n")
-            yield df
+            yield pd.DataFrame(enrich_rows(_worker(job, bundle), rows), columns=["t", "kind", "payload"]
+                               ).astype({"t": "Int64"})
 
         def conclude(key, frames, state):
-            import pandas as pd
-
-            import time
-            t0 = time.time()
             rows = _rows(frames, ["t", "kind", "payload"])
-            t1 = time.time()
             out, new_state = conclude_rows(_worker(job, bundle), rows, state.get if state.exists else None)
-            t2 = time.time()
             state.update(new_state)
-            with open("/tmp/sp/workers.log", "a") as f:
-                f.write(f"{t0:.2f} conclude {len(rows)} rows {t1-t0:.2f} {t2-t1:.2f} {time.time()-t2:.2f}\n")
             yield pd.DataFrame(out, columns=["t", "kind", "json"]).astype({"t": "Int64"})
 
         partitions = self.spark.sparkContext.defaultParallelism
