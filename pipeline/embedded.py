@@ -230,6 +230,12 @@ class Reasoner:
         reasoner._ontology_expiries = state.get("ontology_expiries", [])
         return reasoner
 
+    @property
+    def conclude_needs_stream(self) -> bool:
+        """Whether :meth:`conclude` reads the stream facts of an ``Enriched`` (for LARS, and to
+        feed graphs back), or only its conclusions, events and solutions."""
+        return self.lars is not None or self._feedback or self.queries is not None
+
     def temporal_snapshot(self) -> dict:
         """The temporal state only (LARS, patterns, the terms added since construction): what the
         Spark stateful stage keeps per key; the background is rebuilt from the broadcast."""

@@ -161,8 +161,8 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
             continue
         finally:  # back to the background alone: the next time point may be an earlier one
             stage.materialiser.advance(t + 1)
-        if reasoner.lars is None and not reasoner._feedback and reasoner.queries is None:
-            point.stream = []  # the temporal stage needs them only for LARS and feedback
+        if not reasoner.conclude_needs_stream:
+            point.stream = []
         out.append((t, "point", encode_point(point, d, base)))
     stage.reset(reasoner._base_terms)  # forget the stream's terms: the worker's memory stays flat
     return out
