@@ -33,7 +33,7 @@ from rules.loader import CheckResult
 from rules.terms import TermDictionary, format_fact
 
 from .background import load_triples
-from .convert import atom_fact, from_rdflib
+from .convert import intern_fact
 from .events import CompiledEvent, compile_event
 from .materialise import Materialiser
 from rules.store import INF
@@ -94,22 +94,7 @@ class OntologicalStage:
 
     # ------------------------------------------------------------------------------ input
     def _intern(self, fact: Fact) -> tuple:
-        if isinstance(fact, ir.Atom):
-            atom = fact
-            if isinstance(atom.pred, ir.Iri) and len(atom.args) == 1:
-                atom = ir.Atom(ir.Iri(ir.RDF_TYPE), (atom.args[0], atom.pred))
-            return atom_fact(atom, self.dictionary)
-        if len(fact) == 3 and isinstance(fact[1], Node):
-            ids = self._node_ids
-            try:
-                s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]
-            except KeyError:
-                for node in fact:
-                    if node not in ids:
-                        ids[node] = self.dictionary.intern(from_rdflib(node))
-                s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]
-            return (p, 2), (s, o)
-        return fact  # already (relation, int tuple)
+        return intern_fact(fact, self.dictionary, self._node_ids)
 
     def add_background(self, facts: Iterable[Fact]) -> None:
         """Add facts that hold at every time point (also while streaming)."""

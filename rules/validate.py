@@ -16,6 +16,7 @@ from rdflib import URIRef, Variable as RdfVariable
 from . import ir
 from .analysis import Analysis, analyse, body_atoms, pred_key
 from .errors import Diagnostic
+from .csparql import is_csparql, parse_csparql
 from .sparql import parse_select, parse_template
 
 PROFILES = ("rdfs", "rdfs_full", "owl2rl")
@@ -275,6 +276,8 @@ class _Validator:
                     self.event(stmt, prefixes)
                 elif isinstance(stmt, ir.PatternDecl):
                     pattern_preds |= self.pattern(stmt, event_attrs, prefixes)
+                elif is_csparql(stmt.query):
+                    self.diags.extend(parse_csparql(stmt, prefixes, self.ms)[1])
         analysis = analyse(program, frozenset(pattern_preds))
         self.arities()
         self.stratification(analysis)
