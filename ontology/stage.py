@@ -58,6 +58,16 @@ def profile_rules(name: str) -> tuple[ir.Rule, ...]:
     return tuple(s for s in result.program.statements if isinstance(s, ir.Rule))
 
 
+def stage_rules(checked: CheckResult) -> tuple[list[ir.Rule], list[ir.Atom]]:
+    """The ontological stage's rules (the program's, then its profiles') and the profiles' facts."""
+    rules = list(checked.analysis.ontological)
+    profile_facts: list[ir.Atom] = []
+    for profile in dict.fromkeys(checked.program.profiles):
+        for rule in profile_rules(profile):
+            (profile_facts.append(rule.head) if rule.is_fact else rules.append(rule))
+    return rules, profile_facts
+
+
 class OntologicalStage:
     """Materialisation with expiry tags plus event extraction, per time point."""
 
@@ -66,11 +76,7 @@ class OntologicalStage:
         checked.raise_for_errors()
         self.program = checked.program
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
-        rules = list(checked.analysis.ontological)
-        profile_facts: list[ir.Atom] = []
-        for profile in dict.fromkeys(self.program.profiles):
-            for rule in profile_rules(profile):
-                (profile_facts.append(rule.head) if rule.is_fact else rules.append(rule))
+        rules, profile_facts = stage_rules(checked)
         self.materialiser = Materialiser(rules, self.dictionary)
         self.rules = [(r, r.body) for r in rules]  # the stage's rules, profiles included
         self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
