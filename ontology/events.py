@@ -340,8 +340,9 @@ class _Distinct:
 
 class _Aggregate:
     """GROUP BY with aggregates (rdflib's AggregateJoin over a Group): one solution per group
-    binding the group variables and each aggregate's result variable. An aggregate that errs
-    (SUM of a non-number, MIN of nothing) leaves its variable unbound, as SPARQL does."""
+    binding the group variables and each aggregate's result variable. Unbound values are left
+    out of an aggregate; one that errs (SUM of a non-number, MIN of nothing) leaves its variable
+    unbound."""
 
     def __init__(self, inner, keys: list, aggregates: list, d: TermDictionary, span):
         self.inner, self.d = inner, d
@@ -393,8 +394,7 @@ def _aggregate(kind: str, arg, distinct: bool, sols: list[Solution], d: TermDict
         try:
             values.append(arg(sol))
         except (_Undefined, TypeError):
-            if kind != "count":
-                return None  # an error in the group: the aggregate errs
+            continue  # unbound or erroring values are left out, as COUNT(?x) does
     if distinct:
         values = list(dict.fromkeys(values))
     if kind == "count":

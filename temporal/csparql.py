@@ -325,7 +325,8 @@ class CSparqlEngine:
     def _report(self, out: QueryOutput, query: _Query, report: Counter) -> None:
         term = self.dictionary.term
         if query.template is not None:
-            graph = sorted(tuple(term(i) for i in triple) for triple in report)
+            graph = sorted((tuple(term(i) for i in triple) for triple in report),
+                           key=lambda triple: [format_term(x) for x in triple])
             out.graphs.append(graph)
             out.constructed[query.query.name] = graph
             return
