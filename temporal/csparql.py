@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from rdflib import BNode, Variable
 
@@ -321,6 +321,34 @@ class CSparqlEngine:
                 self._report(out, query, report)
             query.prev, query.last_eval = result, t
         return out
+
+    def run(self, elements: Iterable[tuple[int, dict[str | None, list]]], until: int | None = None
+            ) -> Iterator[QueryOutput]:
+        """Evaluate a stream of ``(t, {stream: facts})`` (t non-decreasing; equal t are merged),
+        with the evaluation times between inputs and after the last one (up to ``until``)."""
+        def merged():
+            pending_t, pending = None, {}
+            for t, streams in elements:
+                if pending_t is not None and t != pending_t:
+                    yield pending_t, pending
+                    pending = {}
+                pending_t = t
+                for stream, facts in streams.items():
+                    pending.setdefault(stream, []).extend(facts)
+            if pending_t is not None:
+                yield pending_t, pending
+
+        for t, streams in merged():
+            yield from self._catch_up(t - 1)
+            yield self.step(t, streams)
+        yield from self._catch_up(until)
+
+    def _catch_up(self, until: int | None) -> Iterator[QueryOutput]:
+        while self.last_t is not None:
+            change = self.next_change(self.last_t)
+            if change is None or (until is not None and change > until):
+                return
+            yield self.step(change, {})
 
     def _report(self, out: QueryOutput, query: _Query, report: Counter) -> None:
         term = self.dictionary.term

@@ -82,37 +82,30 @@ streams = st.lists(st.tuples(st.integers(0, 12), st.sampled_from([*STREAMS, None
 
 
 def run_engine(engine: CSparqlEngine, elements, until: int, restart_at: int | None = None, checked=None):
-    """Drive the engine as the pipeline does: each input time, and every next_change between."""
-    by_time: dict[int, dict] = {}
-    for t, stream, fact in sorted(elements, key=lambda e: e[0]):
-        by_time.setdefault(t, {}).setdefault(stream, []).append(fact)
-    times = sorted(by_time)
+    """Drive the engine as the pipeline does (``run``), optionally continuing from a pickled
+    snapshot in a new engine after ``restart_at``; the reports in the reference's form."""
+    elements = sorted(elements, key=lambda e: e[0])
+    stream = [(t, {s: [f]}) for t, s, f in elements]
+    if restart_at is None:
+        outputs = list(engine.run(stream, until))
+    else:
+        outputs = list(engine.run([e for e in stream if e[0] <= restart_at], restart_at))
+        state = pickle.loads(pickle.dumps(engine.snapshot()))
+        engine = CSparqlEngine(checked, dictionary=engine.dictionary)
+        engine.restore(state)
+        outputs += engine.run([e for e in stream if e[0] > restart_at], until)
     out = {}
-    last = None
-    while True:
-        candidates = [t for t in times if last is None or t > last]
-        change = engine.next_change(last) if last is not None else None
-        if change is not None:
-            candidates.append(change)
-        if not candidates or min(candidates) > until:
-            break
-        t = min(candidates)
-        result = engine.step(t, by_time.get(t, {}))
-        if restart_at is not None and t >= restart_at:  # continue from a snapshot, pickled
-            state = pickle.loads(pickle.dumps(engine.snapshot()))
-            engine = CSparqlEngine(checked, dictionary=engine.dictionary)
-            engine.restore(state)
-            restart_at = None
-        last = t
+    for result in outputs:
         reported = {}
-        for q in engine.queries:
-            vars_ = next(c.vars for c, _ in engine._queries if c.query.name == q.name)
-            if q.name in result.answers:
-                reported[q.name] = sorted((tuple(r.get(v) for v in vars_) for r in result.answers[q.name]), key=_order)
-            elif q.name in result.constructed:
-                reported[q.name] = sorted(tuple(format_term(x) for x in tr) for tr in result.constructed[q.name])
+        for compiled, _ in engine._queries:
+            name = compiled.query.name
+            if name in result.answers:
+                rows = (tuple(r.get(v) for v in compiled.vars) for r in result.answers[name])
+                reported[name] = sorted(rows, key=_order)
+            elif name in result.constructed:
+                reported[name] = sorted(tuple(format_term(x) for x in tr) for tr in result.constructed[name])
         if reported:
-            out[t] = reported
+            out[result.t] = reported
     return out
 
 
