@@ -117,7 +117,7 @@ class _Reader:
     def duration(self, ms: bool, what: str) -> int:
         """``3 s``, ``3s``, ``500 ms``, ``1 min`` (with ``@timeunit ms``) or ``3`` (ticks / ms)."""
         kind, value, offset = self.next()
-        unit = None
+        unit, number = None, value
         if kind == "number":
             attached = self.peek()[2] == offset + len(value)
             if self.peek()[0] == "word" and (attached or self.word() not in _AFTER_DURATION):
@@ -131,7 +131,6 @@ class _Reader:
         if unit is not None and not ms:
             raise _Error("E305", f"duration {number} {unit} uses a time unit", offset,
                          "declare '@timeunit ms .' or give the duration in ticks")
-        number = value
         amount = float(number) * (UNIT_MS[unit.lower()] if unit else 1)
         if not amount.is_integer() or amount <= 0:
             raise _Error("E411", f"duration {number}{' ' + unit if unit else ''} {what} is not a positive "
@@ -219,6 +218,7 @@ def parse_csparql(decl: QueryDecl, prefixes: dict[str, str], ms: bool
             every = reader.duration(ms, "after 'compute every'")
         as_offset = reader.expect("as", "before the query (register ... compute every D as select ...)")
         blank(start, as_offset + 2)
+        body = reader.peek()[2]
         form, stream_op, windows, background, depth = None, "rstream", [], [], 0
         while reader.peek()[0] != "end":
             kind, value, offset = reader.peek()
@@ -249,10 +249,10 @@ def parse_csparql(decl: QueryDecl, prefixes: dict[str, str], ms: bool
                         background.append(_expand(name, kind, prefixes, name_offset))
             reader.next()
         if form is None:
-            raise _Error("E410", "expected 'select' or 'construct' after 'as'", as_offset + 2)
+            raise _Error("E410", "expected 'select' or 'construct' after 'as'", body)
         if not windows:
             raise _Error("E410", "a C-SPARQL query reads at least one stream: from stream <iri> [range R step S]",
-                         as_offset + 2)
+                         body)
         steps = [w.step for w in windows if w.step is not None]
         if every is None:
             if not steps:

@@ -175,3 +175,39 @@ query Typed := register compute every 1 as select ?x
     assert xs(engine.step(2, {EX + "s": [typ("c")]})) == ["a", "c"]
     assert xs(engine.step(3, {EX + "s": [typ("d"), typ("c")]})) == ["a", "c", "d"]
     assert xs(engine.step(9, {})) == ["a", "c", "d"]
+
+
+def test_having_tumbling_and_istream():
+    checked = check_text(PREFIX + """query Busy := register compute every 2 as select istream ?x (count(?y) as ?n)
+    from stream :s [range 4 tumbling] where { ?x :p ?y } group by ?x having (count(?y) > 1) .""")
+    engine = CSparqlEngine(checked)
+    p = lambda a, b: (node(":" + a), node(":p"), node(":" + b))
+    stream = [(1, {None: [p("a", "b"), p("a", "c"), p("b", "c")]}), (3, {EX + "s": [p("b", "d")]}),
+              (5, {EX + "s": [p("b", "d"), p("b", "a"), p("b", "e")]})]
+    outs = {o.t: o.answers["Busy"] for o in engine.run(stream) if "Busy" in o.answers}
+    # evaluated at 0, 2, 4, ...: windows (-4, 0] at 0 and 2 (empty: no report), (0, 4] at 4 and 6,
+    # (4, 8] at 8 and 10; istream reports only what is new
+    assert outs == {4: [{"x": f"<{EX}a>", "n": "2"}, {"x": f"<{EX}b>", "n": "2"}], 6: [],
+                    8: [{"x": f"<{EX}b>", "n": "3"}], 10: []}
+
+
+def test_check_time_errors_name_line_and_column():
+    text = PREFIX + """@timeunit ms .
+query A := register compute every 1 s as select ?x
+    from stream :s [range 0 s step 1 s] where { ?x :p ?y } .
+query B := register compute every 1 s as select ?x
+    from stream :s [range 3 s stride 1 s] where { ?x :p ?y } .
+query C := register compute every 1 fortnight as select ?x from stream :s [triples 5] where { ?x :p ?y } .
+query D := register as select ?x from stream :s [triples 5] where { ?x :p ?y } .
+query E := register compute every 1 s as select ?x from stream nope:s [triples 5] where { ?x :p ?y } .
+query F := register compute every 1 s as select ?x from stream :s [triples 5] where { ?x :p ?y ?z } .
+query G := register compute every 1 s as select ?x where { ?x :p ?y } .
+"""
+    checked = check_text(text, "q.dotr")
+    found = [(d.code, str(d.span)) for d in checked.diagnostics]
+    assert found == [("E411", "q.dotr:4:27"), ("E410", "q.dotr:6:31"), ("E410", "q.dotr:7:37"),
+                     ("E411", "q.dotr:8:12"), ("E304", "q.dotr:9:64"), ("E401", "q.dotr:10:96"),
+                     ("E410", "q.dotr:11:42")]
+    ticks = check_text(PREFIX + "query T := register compute every 1 s as select ?x from stream :s [triples 5] "
+                       "where { ?x :p ?y } .", "t.dotr")
+    assert [(d.code, str(d.span)) for d in ticks.diagnostics] == [("E305", "t.dotr:2:35")]
