@@ -119,6 +119,12 @@ def test_engine_agrees_with_recomputation(rules, background, queries, elements, 
     assert checked.ok, checked.diagnostics
     bg = [(node(s), node(p), node(o)) for s, o, p in background]
     until = 24
+    # the engine receives a time point's elements as a mapping stream -> facts: a count window
+    # orders them by time, then stream by stream in the mapping's order
+    by_time: dict = {}
+    for t, stream, fact in sorted(elements, key=lambda e: e[0]):
+        by_time.setdefault(t, {}).setdefault(stream, []).append(fact)
+    elements = [(t, stream, f) for t, streams in by_time.items() for stream, facts in streams.items() for f in facts]
     expected = CSparqlReference(checked, bg, elements).reports(until)
     engine = CSparqlEngine(checked, bg)
     got = run_engine(engine, elements, until, restart, checked)
