@@ -3,8 +3,8 @@
 rdflib parses the query and builds its algebra; the algebra is then compiled into operators that
 run on int ids: each basic graph pattern becomes join plans (``rules.plan``) with its simple
 filters pushed in, started at run time from its most selective triple pattern; OPTIONAL, UNION,
-BIND, VALUES, FILTER, DISTINCT and joins work on solutions (dicts variable -> id). rdflib's own
-evaluator is never used.
+BIND, VALUES, FILTER, DISTINCT, GROUP BY with aggregates and joins work on solutions (dicts
+variable -> id). rdflib's own evaluator is never used.
 
 >>> from rules import parse
 >>> from rules.terms import TermDictionary
@@ -32,131 +32,17 @@ from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from rules import ir
-from rules.builtins import arith, compare
-from rules.errors import Diagnostic, RuleError
+from rules.errors import RuleError
+from rules.plan import compile_rule
 from rules.sparql import parse_select
+from rules.sparql_expr import (IriValue, Solution, Undefined, UnsupportedQuery, compile_expr as _compile_expr,
+                               holds as _holds, unsupported as _unsupported)
+from rules.store import Store
 from rules.terms import TermDictionary
 
 from .convert import from_rdflib
-from rules.plan import compile_rule
-from rules.store import Store
 
-Solution = dict  # variable name -> term id
-
-
-class UnsupportedQuery(RuleError):
-    """The query uses SPARQL the compiler does not support."""
-
-
-def _unsupported(what: str, span) -> UnsupportedQuery:
-    return UnsupportedQuery([Diagnostic("E401", f"unsupported in event queries: {what}", span,
-                                        "supported: BGP, FILTER, OPTIONAL, UNION, BIND, VALUES, DISTINCT, "
-                                        "GROUP BY with COUNT, SUM, AVG, MIN, MAX, SAMPLE")])
-
-
-# ------------------------------------------------------------------------------- expressions
-
-class _Undefined(Exception):
-    """A SPARQL expression error (unbound variable, type error): the filter is false."""
-
-
-@dataclass(frozen=True)
-class _IriValue:
-    id: int
-
-
-def _compile_expr(expr, d: TermDictionary, span) -> Callable[[Solution], object]:
-    """A function from a solution to the expression's value (numbers, strings, bools, IRIs)."""
-    if isinstance(expr, Variable):
-        name = str(expr)
-
-        def var(sol):
-            if name not in sol:
-                raise _Undefined(name)
-            term_id = sol[name]
-            value = d.value(term_id)
-            return _IriValue(term_id) if value is None else value
-        return var
-    if isinstance(expr, (URIRef, RdfLiteral, BNode)):
-        term_id = d.intern(from_rdflib(expr))
-        value = d.value(term_id)
-        constant = _IriValue(term_id) if value is None else value
-        return lambda sol: constant
-    if not isinstance(expr, CompValue):
-        raise _unsupported(f"expression {expr!r}", span)
-    name = expr.name
-    if name == "RelationalExpression":
-        left, right, op = _compile_expr(expr.expr, d, span), _compile_expr(expr.other, d, span), expr.op
-        if op in ("IN", "NOT IN"):
-            raise _unsupported("IN", span)
-        return lambda sol: compare(op, left(sol), right(sol))
-    if name in ("ConditionalAndExpression", "ConditionalOrExpression"):
-        parts = [_compile_expr(expr.expr, d, span)] + [_compile_expr(e, d, span) for e in expr.other or []]
-        if name == "ConditionalAndExpression":
-            return lambda sol: all(_ebv(p(sol)) for p in parts)
-        return lambda sol: any(_safe_ebv(p, sol) for p in parts) or _raise_if_all_error(parts, sol)
-    if name in ("AdditiveExpression", "MultiplicativeExpression"):
-        first = _compile_expr(expr.expr, d, span)
-        rest = [(op, _compile_expr(e, d, span)) for op, e in zip(expr.op, expr.other)]
-
-        def arithmetic(sol):
-            value = first(sol)
-            for op, f in rest:
-                value = arith(op, value, f(sol))
-                if value is None:
-                    raise _Undefined(op)
-            return value
-        return arithmetic
-    if name == "UnaryNot":
-        inner = _compile_expr(expr.expr, d, span)
-        return lambda sol: not _ebv(inner(sol))
-    if name == "UnaryMinus":
-        inner = _compile_expr(expr.expr, d, span)
-        return lambda sol: -inner(sol)
-    if name == "Builtin_BOUND":
-        var_name = str(expr.arg)
-        return lambda sol: var_name in sol
-    if name == "Builtin_STR":
-        inner = _compile_expr(expr.arg, d, span)
-        return lambda sol: _str(inner(sol), d)
-    raise _unsupported(name, span)
-
-
-def _str(value, d: TermDictionary) -> str:
-    if isinstance(value, _IriValue):
-        term = d.term(value.id)
-        return term.value if isinstance(term, ir.Iri) else str(term)
-    return str(value)
-
-
-def _ebv(value) -> bool:
-    if isinstance(value, _IriValue):
-        raise _Undefined("effective boolean value of an IRI")
-    return bool(value)
-
-
-def _safe_ebv(part, sol) -> bool:
-    try:
-        return _ebv(part(sol))
-    except _Undefined:
-        return False
-
-
-def _raise_if_all_error(parts, sol) -> bool:
-    for part in parts:
-        try:
-            _ebv(part(sol))
-            return False
-        except _Undefined:
-            continue
-    raise _Undefined("||")
-
-
-def _holds(test, sol) -> bool:
-    try:
-        return _ebv(test(sol))
-    except (_Undefined, TypeError):
-        return False
+__all__ = ["CompiledEvent", "UnsupportedQuery", "compile_event", "compile_pattern", "compile_select"]
 
 
 # --------------------------------------------------------------------------------- operators
@@ -301,9 +187,9 @@ class _Extend:
         for sol in self.inner.run(store):
             try:
                 value = self.value(sol)
-                term_id = value.id if isinstance(value, _IriValue) else self.d.intern(_const_term(value))
+                term_id = value.id if isinstance(value, IriValue) else self.d.intern(_const_term(value))
                 out.append({**sol, self.var: term_id})
-            except (_Undefined, TypeError):
+            except (Undefined, TypeError):
                 out.append(sol)
         return out
 
@@ -361,7 +247,7 @@ class _Aggregate:
         for sol in self.inner.run(store):
             try:
                 key = tuple(_term_id(k(sol), self.d) for k in self.keys)
-            except (_Undefined, TypeError):
+            except (Undefined, TypeError):
                 key = None  # an erroring group key: SPARQL groups these together
             groups.setdefault(key, []).append(sol)
         if not groups and not self.keys:
@@ -381,7 +267,7 @@ _AGGREGATES = ("count", "sum", "avg", "min", "max", "sample")
 
 
 def _term_id(value, d: TermDictionary) -> int:
-    return value.id if isinstance(value, _IriValue) else d.intern(_const_term(value))
+    return value.id if isinstance(value, IriValue) else d.intern(_const_term(value))
 
 
 def _aggregate(kind: str, arg, distinct: bool, sols: list[Solution], d: TermDictionary) -> int | None:
@@ -393,7 +279,7 @@ def _aggregate(kind: str, arg, distinct: bool, sols: list[Solution], d: TermDict
             continue
         try:
             values.append(arg(sol))
-        except (_Undefined, TypeError):
+        except (Undefined, TypeError):
             continue  # unbound or erroring values are left out, as COUNT(?x) does
     if distinct:
         values = list(dict.fromkeys(values))
@@ -485,8 +371,8 @@ class _Compiler:
 
 
 def compile_pattern(algebra, d: TermDictionary, span=None):
-    """Compile an rdflib algebra node (a query's ``algebra["p"]``) into an operator whose
-    ``run(store)`` gives the solutions (dicts variable name -> term id)."""
+    """Compile an rdflib algebra node (a query's ``algebra["p"]``, SELECT or CONSTRUCT) into an
+    operator whose ``run(store)`` gives the solutions (dicts variable name -> term id)."""
     return _Compiler(d, span).op(algebra)
 
 
@@ -519,7 +405,7 @@ def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictiona
     query, diags = parse_select(event.query, prefixes)
     if query is None:
         raise RuleError(diags)
-    root = compile_pattern(query.algebra["p"], d, event.query.span)
+    root = _Compiler(d, event.query.span).op(query.algebra["p"])
 
     def run_query(store: Store) -> list[tuple]:
         rows = []
@@ -528,3 +414,32 @@ def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictiona
                 rows.append(tuple(sol[p] for p in params))
         return rows
     return CompiledEvent(event.name, params, run_query)
+
+
+@dataclass
+class CompiledSelect:
+    """A SPARQL SELECT compiled onto the store: ``run(store)`` gives its solutions (dicts variable
+    name -> term id; variables left unbound are absent)."""
+
+    text: ir.SparqlText
+    _root: object
+
+    def run(self, store: Store) -> list[Solution]:
+        return self._root.run(store)
+
+
+def compile_select(text: ir.SparqlText, prefixes: dict[str, str], d: TermDictionary) -> CompiledSelect:
+    """Compile a SPARQL SELECT (e.g. an EP-SPARQL query's group, ``temporal.epsparql``) onto the store.
+
+    >>> from rules.store import Store
+    >>> d = TermDictionary(); store = Store()
+    >>> p, a = d.intern(ir.Iri("http://ex.org/p")), d.intern(ir.Name("a"))
+    >>> _ = store.add((p, 2), (a, d.number(3)), 10)
+    >>> q = compile_select(ir.SparqlText("select * where { ?s :p ?v }"), {"": "http://ex.org/"}, d)
+    >>> [{k: d.value(v) for k, v in s.items()} for s in q.run(store)]
+    [{'s': 'a', 'v': 3}]
+    """
+    query, diags = parse_select(text, prefixes)
+    if query is None:
+        raise RuleError(diags)
+    return CompiledSelect(text, _Compiler(d, text.span).op(query.algebra["p"]))

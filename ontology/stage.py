@@ -30,7 +30,7 @@ from rdflib.term import Node
 
 from rules import check, ir
 from rules.loader import CheckResult
-from rules.terms import TermDictionary, format_fact
+from rules.terms import FIRST_INT_ID, TermDictionary, format_fact
 
 from .background import load_triples
 from .convert import intern_fact
@@ -80,6 +80,7 @@ class OntologicalStage:
         self.materialiser = Materialiser(rules, self.dictionary)
         self.rules = [(r, r.body) for r in rules]  # the stage's rules, profiles included
         self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
+        self.token_ids: dict[str, int] = {}  # a term as written in a fact -> id (pipeline.embedded.intern_fact)
         self.store = self.materialiser.store
         self.events: list[CompiledEvent] = [compile_event(e, self.program.prefixes, self.dictionary)
                                             for e in self.program.events]
@@ -119,6 +120,20 @@ class OntologicalStage:
         m.add([(*self._intern(f), expiry) for f in facts])
         m.evaluate_local(t)
         return TimePoint(t, {e.name: e.run(self.store) for e in self.events})
+
+    def reset(self, terms: int) -> None:
+        """Back to the background alone and to the dictionary's first ``terms`` terms (everything
+        a stream added is forgotten): the state of a stage restored from a snapshot taken with
+        ``terms`` terms, without re-adding the background. No background may change meanwhile."""
+        self.materialiser.advance(INF)
+        self.materialiser._local_facts = []
+        self.dictionary.truncate(terms)
+        self._node_ids = {node: i for node, i in self._node_ids.items() if i < terms or i >= FIRST_INT_ID}
+        self.token_ids = {}
+        store = self.store
+        for rel in [rel for rel in store.relations if terms <= rel[0] < FIRST_INT_ID]:
+            del store.relations[rel]
+        store.triple_predicates[:] = [p for p in store.triple_predicates if p < terms]
 
     # ----------------------------------------------------------------------------- output
     def conclusions(self, t: int) -> list[tuple]:

@@ -47,42 +47,123 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``dotr run``: evaluate a stream with the embedded pipeline (or Spark, see docs/cli.md)."""
     import json
     import os
+    import pickle
     import tempfile
     import time
 
     from rules import DotrError, RuleError
 
     from .embedded import InputError, Reasoner
-    from .io import in_order, read_jsonl, read_laserpp, read_trig, write_result
-
-    import pickle
-
-    from rules import check
+    from .io import write_result
 
     started = time.perf_counter()
+    if args.engine == "spark":
+        unsupported = [flag for flag, value in (("--reorder-within", args.reorder_within),
+                                                ("--snapshot", args.snapshot), ("--resume", args.resume)) if value]
+        if unsupported or args.input == "-" and args.trigger != "available-now":
+            print(f"dotr: {', '.join(unsupported) or '--input -'} cannot be used with --engine spark and this "
+                  "trigger (a Spark query continues from its --checkpoint)", file=sys.stderr)
+            return 2
+    rejects: list[dict] = []
+    counts = {"records": 0, "time points": 0, "outputs": 0}
     try:
-        if args.resume:
-            with open(args.resume, "rb") as f:
-                state = pickle.load(f)
-            reasoner = Reasoner.restore(check(args.rules), state, include_background=args.include_background)
+        if args.engine == "spark":
+            from .spark_run import spark_results
+
+            results = spark_results(args, rejects, counts)
         else:
-            reasoner = Reasoner.from_files(args.rules, args.ontology, include_background=args.include_background)
+            if args.resume:
+                with open(args.resume, "rb") as f:
+                    state = pickle.load(f)
+                reasoner = Reasoner.restore(check(args.rules), state, include_background=args.include_background)
+            else:
+                reasoner = Reasoner.from_files(args.rules, args.ontology, include_background=args.include_background)
+            results = reasoner.run(_elements(args, rejects, counts))
     except RuleError as err:
         print(err.render(), file=sys.stderr)
         return 2
     except DotrError as err:
         print(f"dotr: {err}", file=sys.stderr)
         return 2
-    rejects = []
+
+    live = args.engine == "spark" and args.trigger != "available-now"  # runs until interrupted
+    target_dir = os.path.dirname(os.path.abspath(args.output)) if args.output != "-" else None
+    if live:
+        out = open(args.output, "w", encoding="utf-8") if args.output != "-" else sys.stdout
+    else:
+        out = tempfile.NamedTemporaryFile("w", delete=False, encoding="utf-8", dir=target_dir, suffix=".part")
+    progress = _Progress(counts) if sys.stderr.isatty() and not args.quiet and not live else None
+    try:
+        previous: set[str] = set()
+        for result in results:
+            counts["time points"] += 1
+            if progress is not None:
+                progress.update(result.t)
+            if args.changes:  # only what was added or removed since the previous time point
+                now = set(result.facts)
+                result.removed = sorted(previous - now)
+                result.facts = sorted(now - previous)
+                previous = now
+                if not result.removed and result.is_empty() and not args.all_time_points:
+                    continue
+            elif result.is_empty() and not args.all_time_points:
+                continue
+            counts["outputs"] += 1
+            write_result(out, result, args.format)
+            if live:
+                out.flush()
+    except KeyboardInterrupt:
+        if not live:
+            raise
+    except InputError as err:
+        if not live:
+            out.close()
+            os.unlink(out.name)
+        print(f"{err.source or args.input}:{err}", file=sys.stderr)
+        print("dotr: stopped; nothing was written (use --on-error skip to skip bad records)", file=sys.stderr)
+        return 3
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.snapshot:
+        with open(args.snapshot + ".part", "wb") as f:
+            pickle.dump(reasoner.snapshot(), f)
+        os.replace(args.snapshot + ".part", args.snapshot)
+    if not live:
+        out.close()
+        if args.output == "-":
+            with open(out.name, encoding="utf-8") as f:
+                sys.stdout.write(f.read())
+            os.unlink(out.name)
+        else:
+            os.replace(out.name, args.output)
+    elif args.output != "-":
+        out.close()
+    if rejects:
+        path = args.rejects or ((args.output if args.output != "-" else "dotr") + ".rejects.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            for r in rejects:
+                f.write(json.dumps(r) + "\n")
+        print(f"dotr: {len(rejects)} record(s) rejected, see {path}", file=sys.stderr)
+    elapsed = time.perf_counter() - started
+    if not args.quiet:
+        records = f"{counts['records']} records, " if args.engine == "embedded" else "Spark: "
+        print(f"dotr: {records}{counts['time points']} time points, {counts['outputs']} outputs in {elapsed:.2f} s",
+              file=sys.stderr)
+    return 0
+
+
+def _elements(args: argparse.Namespace, rejects: list[dict], counts: dict):
+    """The ``(t, facts)`` elements of ``--input`` for the embedded pipeline, in time order."""
+    from .embedded import InputError
+    from .io import in_order, read_jsonl, read_laserpp, read_trig
 
     def reject(record, reason: str) -> None:
         rejects.append({"line": record.line, "reason": reason, "record": record.raw})
 
     def records(stream):
-        fmt = args.input_format
-        if fmt == "auto":
-            fmt = "trig" if args.input.endswith(".trig") else "laserpp" if args.input.endswith(".txt") else "jsonl"
-        reader = {"jsonl": read_jsonl, "laserpp": read_laserpp, "trig": lambda s: read_trig(s.read())}[fmt]
+        reader = {"jsonl": read_jsonl, "laserpp": read_laserpp, "trig": lambda s: read_trig(s.read())}[
+            input_format(args)]
         for item in reader(stream):
             if isinstance(item, InputError):
                 if args.on_error == "stop":
@@ -93,61 +174,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             yield item
 
     source = open(args.input, encoding="utf-8") if args.input != "-" else sys.stdin
-    target_dir = os.path.dirname(os.path.abspath(args.output)) if args.output != "-" else None
-    tmp = tempfile.NamedTemporaryFile("w", delete=False, encoding="utf-8", dir=target_dir, suffix=".part")
-    counts = {"records": 0, "time points": 0, "outputs": 0}
-    try:
-        with source, tmp:
-            def elements():
-                for record in in_order(records(source), args.reorder_within,
-                                       reject if args.on_error == "skip" else None):
-                    counts["records"] += 1
-                    yield record.t, record.facts
-            progress = _Progress(counts) if sys.stderr.isatty() and not args.quiet else None
-            previous: set[str] = set()
-            for result in reasoner.run(elements()):
-                counts["time points"] += 1
-                if progress is not None:
-                    progress.update(result.t)
-                if args.changes:  # only what was added or removed since the previous time point
-                    now = set(result.facts)
-                    result.removed = sorted(previous - now)
-                    result.facts = sorted(now - previous)
-                    previous = now
-                    if not result.removed and result.is_empty() and not args.all_time_points:
-                        continue
-                elif result.is_empty() and not args.all_time_points:
-                    continue
-                counts["outputs"] += 1
-                write_result(tmp, result, args.format)
-    except InputError as err:
-        os.unlink(tmp.name)
-        print(f"{args.input}:{err}", file=sys.stderr)
-        print("dotr: stopped; nothing was written (use --on-error skip to skip bad records)", file=sys.stderr)
-        return 3
-    if args.snapshot:
-        with open(args.snapshot + ".part", "wb") as f:
-            pickle.dump(reasoner.snapshot(), f)
-        os.replace(args.snapshot + ".part", args.snapshot)
-    if args.output == "-":
-        with open(tmp.name, encoding="utf-8") as f:
-            sys.stdout.write(f.read())
-        os.unlink(tmp.name)
-    else:
-        os.replace(tmp.name, args.output)
-    if rejects:
-        path = args.rejects or ((args.output if args.output != "-" else "dotr") + ".rejects.jsonl")
-        with open(path, "w", encoding="utf-8") as f:
-            for r in rejects:
-                f.write(json.dumps(r) + "\n")
-        print(f"dotr: {len(rejects)} record(s) rejected, see {path}", file=sys.stderr)
-    if progress is not None:
-        progress.close()
-    elapsed = time.perf_counter() - started
-    if not args.quiet:
-        print(f"dotr: {counts['records']} records, {counts['time points']} time points, {counts['outputs']} "
-              f"outputs in {elapsed:.2f} s", file=sys.stderr)
-    return 0
+    with source:
+        for record in in_order(records(source), args.reorder_within, reject if args.on_error == "skip" else None):
+            counts["records"] += 1
+            yield record.t, record.facts
+
+
+def input_format(args: argparse.Namespace) -> str:
+    """``--input-format``, with ``auto`` decided by the input's extension."""
+    if args.input_format != "auto":
+        return args.input_format
+    return "trig" if args.input.endswith(".trig") else "laserpp" if args.input.endswith(".txt") else "jsonl"
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -231,6 +268,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--snapshot", metavar="FILE", help="at the end, save the state to continue from")
     p_run.add_argument("--resume", metavar="FILE", help="continue from a --snapshot (--ontology is not needed)")
     p_run.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
+    p_run.add_argument("--engine", default="embedded", choices=["embedded", "spark"],
+                       help="the embedded pipeline (one process) or a Spark Structured Streaming job")
+    p_run.add_argument("--master", default="local[*]", help="Spark master URL (with --engine spark)")
+    p_run.add_argument("--checkpoint", metavar="DIR",
+                       help="Spark checkpoint directory: a restarted run continues where it stopped")
+    p_run.add_argument("--trigger", default="available-now", metavar="WHEN",
+                       help="Spark trigger: available-now (process the input, then stop) or an interval such as "
+                            "'5 seconds' (watch --input, a directory, until interrupted)")
     p_run.set_defaults(func=cmd_run)
     p_explain = sub.add_parser("explain", help="why a fact holds, or a graph was built, at a time point")
     p_explain.add_argument("--rules", required=True)

@@ -15,11 +15,13 @@ True
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from rdflib import Graph, Literal as RdfLiteral, URIRef
+from rdflib.plugins.serializers.nt import _quoteLiteral
 
 from ontology import OntologicalStage
 from ontology.background import load_triples
@@ -33,10 +35,11 @@ from temporal.patterns import PatternEngine
 
 
 class InputError(DotrError):
-    """A stream record could not be read (``line`` is its line number)."""
+    """A stream record could not be read (``line`` is its line number, ``source`` its file when
+    it is not the one input)."""
 
-    def __init__(self, message: str, line: int | None = None):
-        self.line = line
+    def __init__(self, message: str, line: int | None = None, source: str | None = None):
+        self.line, self.source = line, source
         super().__init__(f"line {line}: {message}" if line is not None else message)
 
 
@@ -65,9 +68,88 @@ class Result:
         return record
 
 
+@dataclass
+class Enriched:
+    """The ontological stage's output at ``t`` (:meth:`Reasoner.enrich`): the stream facts, the
+    conclusions and the events as term ids, and the times at which tagged facts expire."""
+
+    t: int
+    stream: list[tuple]
+    conclusions: list[tuple]
+    events: dict[str, list[tuple[int, ...]]]
+    expiries: list[int]
+
+
+def _expiries(store, t: int) -> list[int]:
+    """The times >= t at which some fact of ``store`` stops holding."""
+    return sorted(when for when, items in store.buckets.items()
+                  if when >= t and any(store.expiry(rel, fact) == when for rel, fact in items))
+
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_IRI = r"<[^<>\"{}|^`\\\s]+>"
+_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][+\-]?\d+)?"
+_ARG = re.compile(rf"{_NAME}|{_IRI}|{_NUMBER}")
+_SIMPLE_FACT = re.compile(rf"({_NAME}|{_IRI})(?:\(((?:{_NAME}|{_IRI}|{_NUMBER})(?:,(?:{_NAME}|{_IRI}|{_NUMBER}))*)\))?")
+_KEYWORDS = frozenset(re.findall(r'"([a-z]+)"', (Path(__file__).parents[1] / "rules" / "grammar.lark").read_text()))
+
+
+def _simple_term(text: str) -> ir.Term:
+    if text[0] == "<":
+        return ir.Iri(text[1:-1])
+    if text[0] == "-" or text[0].isdigit():
+        return ir.Num(float(text) if any(ch in text for ch in ".eE") else int(text))
+    return ir.Name(text)
+
+
 def parse_fact(text: str) -> ir.Atom:
-    """A ground atom in rule syntax, such as ``temp(r1,25)`` or ``:s1(:locA)``; identifiers are
-    constants whatever their case."""
+    """A ground atom in rule syntax, such as ``temp(r1,25)`` or ``<http://ex.org/s1>(<http://ex.org/locA>)``;
+    identifiers are constants whatever their case.
+
+    >>> parse_fact("temp(r1,-2.5)")
+    Atom(pred=Name(value='temp'), args=(Name(value='r1'), Num(value=-2.5)))
+    """
+    simple = _SIMPLE_FACT.fullmatch(text)
+    if simple is not None:  # names, IRIs and numbers only: no need for the grammar
+        pred, args = simple.groups()
+        terms = [_simple_term(a) for a in _ARG.findall(args)] if args else []
+        head = _simple_term(pred)
+        if not any(isinstance(x, ir.Name) and x.value in _KEYWORDS for x in [head, *terms]):
+            if isinstance(head, ir.Iri) and len(terms) == 1:  # a class membership: an rdf:type triple
+                return ir.Atom(ir.Iri(ir.RDF_TYPE), (terms[0], head))
+            return ir.Atom(head, tuple(terms))
+    return parse_fact_with_grammar(text)
+
+
+def intern_fact(stage: OntologicalStage, text: str) -> tuple:
+    """``(relation, ids)`` of a fact string: ``stage._intern(parse_fact(text))``, with the ids
+    of the names, IRIs and numbers seen before taken from ``stage.token_ids``.
+
+    >>> stage = Reasoner.from_files("examples/cooling/rules.dotr").ontology
+    >>> intern_fact(stage, "temp(25)") == stage._intern(parse_fact("temp(25)"))
+    True
+    """
+    simple = _SIMPLE_FACT.fullmatch(text)
+    if simple is not None:
+        cache, pred, args = stage.token_ids, *simple.groups()
+        ids = []
+        for token in [pred, *_ARG.findall(args)] if args else [pred]:
+            i = cache.get(token)
+            if i is None:
+                term = _simple_term(token)
+                if isinstance(term, ir.Name) and term.value in _KEYWORDS:
+                    break
+                i = cache[token] = stage.dictionary.intern(term)
+            ids.append(i)
+        else:
+            if pred[0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
+                return (stage.dictionary.intern(ir.Iri(ir.RDF_TYPE)), 2), (ids[1], ids[0])
+            return (ids[0], len(ids) - 1), tuple(ids[1:])
+    return stage._intern(parse_fact(text))
+
+
+def parse_fact_with_grammar(text: str) -> ir.Atom:
+    """:func:`parse_fact` through the rule grammar (every form; the fast path's reference)."""
     try:
         rule = parse(f"_fact :- {text} .", "<record>").rules[0]
     except DotrError as err:
@@ -90,16 +172,23 @@ class Reasoner:
         self.program = checked.program
         self.ontology = ontology if ontology is not None else OntologicalStage(checked, background)
         self.dictionary = d = self.ontology.dictionary
+        self._ontology_terms = len(d)  # the terms of the rules' and background's materialisation
         temporal = list(checked.analysis.temporal)
         self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
         self.patterns = PatternEngine(self.program, d) if self.program.patterns else None
+        # graphs of patterns re-enter the ontological stage when that can change its events (the
+        # profiles' rules read every triple; the program's own rules never read pattern outputs)
+        self._feedback = bool(self.program.profiles) or checked.analysis.graphs_reach_events
         self.include_background = include_background
         self.max_rounds = max_rounds
         self.ticks = self.program.timeunit == "ticks"
         outputs = self.program.outputs
         self._outputs = {d.intern(p) for p in outputs} if outputs else None
         self._last_t: int | None = None
+        self._ontology_t: int | None = None  # the time point the ontological stage last processed
+        self._ontology_expiries: list[int] = []  # when the ontological facts of _last_t expire
         self.last_matches: list = []
+        self._base_terms = len(d)  # the terms every reasoner built from the same files shares
 
     @classmethod
     def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), **options) -> "Reasoner":
@@ -112,7 +201,7 @@ class Reasoner:
         return {"ontology": self.ontology.snapshot(),
                 "lars": self.lars.snapshot() if self.lars else None,
                 "patterns": self.patterns.snapshot() if self.patterns else None,
-                "last_t": self._last_t}
+                "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
 
     @classmethod
     def restore(cls, checked: CheckResult, state: dict, **options) -> "Reasoner":
@@ -124,7 +213,30 @@ class Reasoner:
         if reasoner.patterns is not None:
             reasoner.patterns.restore(state["patterns"])
         reasoner._last_t = state["last_t"]
+        reasoner._ontology_expiries = state.get("ontology_expiries", [])
         return reasoner
+
+    def temporal_snapshot(self) -> dict:
+        """The temporal state only (LARS, patterns, the terms added since construction): what the
+        Spark stateful stage keeps per key; the background is rebuilt from the broadcast."""
+        return {"terms": self.dictionary.snapshot()[self._base_terms:],
+                "lars": self.lars.snapshot() if self.lars else None,
+                "patterns": self.patterns.snapshot() if self.patterns else None,
+                "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
+
+    def restore_temporal(self, state: dict) -> None:
+        """Continue from :meth:`temporal_snapshot` (on a reasoner freshly built from the same
+        files, so that the terms get the ids they had)."""
+        d = self.dictionary
+        if len(d) != self._base_terms:
+            raise ValueError("restore_temporal needs a freshly built reasoner")
+        for term in state["terms"]:
+            d.intern(term)
+        if self.lars is not None:
+            self.lars.restore(state["lars"])
+        if self.patterns is not None:
+            self.patterns.restore(state["patterns"])
+        self._last_t, self._ontology_expiries = state["last_t"], state["ontology_expiries"]
 
     # ------------------------------------------------------------------------- stepping
     def run(self, elements: Iterable[tuple[int, list]]) -> Iterator[Result]:
@@ -143,40 +255,56 @@ class Reasoner:
             yield from self._advance_to(pending_t, pending)
 
     def _advance_to(self, t: int, facts: list) -> Iterator[Result]:
+        yield from self.between(t)
+        yield self.step(t, facts)
+
+    def between(self, t: int) -> Iterator[Result]:
+        """The time points before ``t`` that are evaluated without input: every tick in tick
+        mode (with temporal rules), else the points where the output can change."""
         if self._last_t is not None and self.ticks and self.lars is not None:
             for tick in range(self._last_t + 1, t):
                 yield self.step(tick, [])
         elif self._last_t is not None and not self.ticks:
-            # between inputs, evaluate where the output can change: after a conclusion's horizon
             while True:
                 change = self.next_change()
                 if change is None or change >= t:
                     break
                 yield self.step(change, [])
-        yield self.step(t, facts)
 
     def next_change(self) -> int | None:
         """The first time point after the last evaluated one at which something stops holding
         (or an ``@T`` head placed something), or None."""
         last = self._last_t
-        candidates = []
-        stores = [self.ontology.store] + ([self.lars.store] if self.lars is not None else [])
-        for store in stores:
+        candidates = [when + 1 for when in self._ontology_expiries if when >= last]
+        if self.lars is not None:
+            store = self.lars.store
             for when, items in store.buckets.items():
                 if when >= last and any(store.expiry(rel, fact) == when for rel, fact in items):
                     candidates.append(when + 1)
-        if self.lars is not None:
             candidates += [when for when in self.lars._future if when > last]
         return min(candidates, default=None)
 
     def step(self, t: int, facts: Iterable) -> Result:
         """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as
         ``temp(r1,25)``, or RDF triples (rdflib terms)."""
-        facts = [parse_fact(f) if isinstance(f, str) else f for f in facts]
+        return self.conclude(self.enrich(t, facts))
+
+    def enrich(self, t: int, facts: Iterable) -> Enriched:
+        """The ontological stage at ``t``: everything the temporal stage needs (the first half of
+        :meth:`step`; on Spark it runs on the executors, :meth:`conclude` in the stateful stage)."""
+        ontology = self.ontology
+        facts = [intern_fact(ontology, f) if isinstance(f, str) else ontology._intern(f) for f in facts]
+        point = ontology.process(t, facts)
+        self._ontology_t = t
+        return Enriched(t, facts, ontology.conclusions(t), point.events, _expiries(ontology.store, t))
+
+    def conclude(self, point: Enriched) -> Result:
+        """Patterns (their graphs fed back through the ontological stage) and LARS at ``point.t``
+        (the second half of :meth:`step`)."""
+        t = point.t
         self._last_t = t
         d = self.dictionary
         result = Result(t)
-        point = self.ontology.process(t, facts)
         graph_facts: list[tuple] = []
         events = point.events
         emitted: list[str] = []
@@ -196,19 +324,31 @@ class Reasoner:
                 break
             if not new_triples:
                 break
-            triples = [tuple(_to_rdf(x) for x in tr) for tr in new_triples]
+            intern = d.intern
+            triples = [((intern(p), 2), (intern(s), intern(o))) for s, p, o in new_triples]
             graph_facts.extend(triples)
+            if not self._feedback:  # no event reads what the graphs hold: nothing new can follow
+                break
             before = {k: set(v) for k, v in events.items()}
+            if self._ontology_t != t:  # on Spark: this stage's ontology has not seen t's input yet
+                self.ontology.process(t, point.stream)
+                self._ontology_t = t
             again = self.ontology.process(t, triples)
             events = {k: [row for row in v if row not in before.get(k, set())] for k, v in again.events.items()}
             if not any(events.values()):
                 break
-        conclusions = self.ontology.conclusions(t)
-        stream = [self.ontology._intern(f) for f in facts]
+        conclusions = point.conclusions
+        self._ontology_expiries = point.expiries
+        if graph_facts and self._feedback:
+            conclusions = self.ontology.conclusions(t)
+            self._ontology_expiries = _expiries(self.ontology.store, t)
+        elif graph_facts:  # the graphs hold at t only
+            self._ontology_expiries = sorted({*point.expiries, t})
+        stream = point.stream
         inputs = set(stream)
         derived = set(conclusions)
         if self.lars is not None:
-            extra = [rf for rf in conclusions] + [self.ontology._intern(tr) for tr in graph_facts]
+            extra = list(conclusions) + graph_facts
             out = self.lars.step(t, stream, derived=extra)
             for rel, fact in out.facts:
                 if self.include_background or self.lars.store.expiry(rel, fact) != INF:
@@ -242,9 +382,34 @@ def _to_rdf(term):
     return RdfLiteral(term.value)
 
 
-def _ntriples(triples: list[tuple]) -> str:
+def ntriples_with_rdflib(triples: list[tuple]) -> str:
+    """:func:`_ntriples` through rdflib's serializer (its reference)."""
     g = Graph()
     for tr in triples:
         g.add(tuple(_to_rdf(x) for x in tr))
     lines = sorted(line for line in g.serialize(format="nt").splitlines() if line.strip())
     return "\n".join(lines) + "\n"
+
+
+_NT_TERMS: dict = {}  # (term, in object position) -> its text in rdflib's N-Triples, but for IRIs
+
+
+def _nt(term, obj: bool = False) -> str:
+    if type(term) is ir.Iri and _PLAIN_IRI.fullmatch(term.value):
+        return f"<{term.value}>"
+    key = (term, obj, type(getattr(term, "value", None)))  # Num(0) == Num(0.0), but not in N-Triples
+    text = _NT_TERMS.get(key)
+    if text is None:
+        if len(_NT_TERMS) > 100_000:
+            _NT_TERMS.clear()
+        node = _to_rdf(term)
+        text = _NT_TERMS[key] = _quoteLiteral(node) if obj and isinstance(node, RdfLiteral) else node.n3()
+    return text
+
+
+_PLAIN_IRI = re.compile(r"[^<>\"{}|^`\\\s\x00-\x20]+")
+
+
+def _ntriples(triples: list[tuple]) -> str:
+    """A graph (triples of terms) as a sorted N-Triples document, each triple once."""
+    return "".join(sorted({f"{_nt(s)} {_nt(p)} {_nt(o, True)} .\n" for s, p, o in triples}))

@@ -25,10 +25,11 @@ class Record:
     raw: str
 
 
-def read_jsonl(lines: Iterable[str]) -> Iterator[Record | InputError]:
+def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) -> Iterator[Record | InputError]:
     """Records of a JSON Lines stream: ``{"t": 12, "facts": [...]}`` or ``{"t": 12, "turtle":
-    "..."}``. A malformed record is yielded as an :class:`InputError` naming its line."""
-    for number, raw in enumerate(lines, start=1):
+    "..."}``. A malformed record is yielded as an :class:`InputError` naming its line (lines are
+    numbered from ``first_line``). With ``parse=False`` fact strings stay strings (unchecked)."""
+    for number, raw in enumerate(lines, start=first_line):
         text = raw.strip()
         if not text:
             continue
@@ -40,7 +41,7 @@ def read_jsonl(lines: Iterable[str]) -> Iterator[Record | InputError]:
             for fact in record.get("facts", []):
                 if not isinstance(fact, str):
                     raise InputError(f"a fact is a string, not {fact!r}", number)
-                facts.append(parse_fact(fact))
+                facts.append(parse_fact(fact) if parse else fact)
             if "turtle" in record:
                 facts.extend(rdflib.Graph().parse(data=record["turtle"], format="turtle"))
             if "facts" not in record and "turtle" not in record:

@@ -59,6 +59,9 @@ class Analysis:
     temporal: tuple[ir.Rule, ...]
     derived: frozenset  # predicates that appear in some rule head (intensional)
     negative_cycles: tuple[tuple, ...]  # SCCs containing a negative edge, as (pred, pred) edges
+    #: whether a pattern's graph can change what the events extract (its predicates are read by an
+    #: event); rules never read pattern outputs in the ontological stage (they are temporal then)
+    graphs_reach_events: bool = True
 
     @property
     def stratum_count(self) -> int:
@@ -110,9 +113,12 @@ def stratify(graph: nx.DiGraph) -> tuple[dict, list[tuple]]:
     return {pred: comp_stratum[comp] for pred, comp in members.items()}, [tuple(e) for e in cyclic.values()]
 
 
-def analyse(program: ir.Program, pattern_preds: frozenset = frozenset()) -> Analysis:
+def analyse(program: ir.Program, pattern_preds: frozenset = frozenset(), event_reads: frozenset | None = None,
+            any_triple_output: bool = False) -> Analysis:
     """Strata and stage split of ``program.rules``; ``pattern_preds`` are predicates that pattern
-    outputs (construct templates) add to the stream, which makes them temporal."""
+    outputs (construct templates) add to the stream, which makes them temporal; ``event_reads``
+    the predicates the events read (None: unknown, any); ``any_triple_output``: a template has a
+    variable predicate."""
     rules = program.rules
     graph = dependency_graph(rules)
     strata, negative_cycles = stratify(graph)
@@ -140,4 +146,15 @@ def analyse(program: ir.Program, pattern_preds: frozenset = frozenset()) -> Anal
         temporal=tuple(r for i, r in enumerate(rules) if i in temporal_rules),
         derived=frozenset(pred_key(r.head) for r in rules) | frozenset(pattern_preds),
         negative_cycles=tuple(negative_cycles),
+        graphs_reach_events=event_reads is None or _overlap(pattern_preds, event_reads, any_triple_output),
     )
+
+
+def _overlap(outputs: frozenset, reads: frozenset, any_output: bool) -> bool:
+    """Can a triple with a key of ``outputs`` match a pattern with a key of ``reads``?"""
+    if not reads:
+        return False
+    if any_output or ANY_TRIPLE in reads:
+        return bool(outputs) or any_output
+    any_class = (_TYPE, 2) in reads
+    return any(key in reads or any_class and key[1] == 1 and isinstance(key[0], ir.Iri) for key in outputs)

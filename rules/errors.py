@@ -44,6 +44,9 @@ CODES: dict[str, str] = {
     "E403": "variable not allowed in a pattern",
     "E404": "construct variable not defined by with",
     "E405": "aggregate or consuming clause names an event the pattern does not bind",
+    "E410": "malformed EP-SPARQL query",
+    "E411": "unreadable xsd:duration literal",
+    "W410": "EP-SPARQL query without a duration bound",
 }
 
 

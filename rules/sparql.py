@@ -83,3 +83,35 @@ def rdf_term(node):
         datatype = str(node.datatype) if node.datatype is not None else None
         return canonical(Literal(str(node), datatype, node.language))
     raise TypeError(f"not an RDF term: {node!r}")
+
+
+def query_reads(algebra) -> set:
+    """The predicate keys (rules.analysis.pred_key) the triple patterns of a translated query
+    read: ``ANY_TRIPLE`` for a variable predicate or a path, ``(rdf:type, 2)`` for a membership in
+    a variable class."""
+    from rdflib import RDF, URIRef
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    from . import ir
+    from .analysis import ANY_TRIPLE
+
+    keys: set = set()
+
+    def walk(node) -> None:
+        if isinstance(node, CompValue):
+            if node.name == "BGP":
+                for _, p, o in node["triples"]:
+                    if not isinstance(p, URIRef):
+                        keys.add(ANY_TRIPLE)
+                    elif p == RDF.type:
+                        keys.add((ir.Iri(str(o)), 1) if isinstance(o, URIRef) else (ir.Iri(str(p)), 2))
+                    else:
+                        keys.add((ir.Iri(str(p)), 2))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, (list, tuple)):
+            for item in node:
+                walk(item)
+
+    walk(algebra)
+    return keys

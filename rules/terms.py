@@ -62,6 +62,7 @@ def _value(term: Const) -> object:
 #: of readings and time points (``@T``) do not grow the dictionary.
 INT_OFFSET = 1 << 60
 _INT_LIMIT = 1 << 59
+FIRST_INT_ID = INT_OFFSET - _INT_LIMIT  #: ids from here up encode integers (the same in every dictionary)
 
 
 def _int_of(term) -> int | None:
@@ -124,12 +125,12 @@ class TermDictionary:
         return INT_OFFSET + v if v is not None else self._ids.get(term)
 
     def term(self, term_id: int) -> Const:
-        if term_id >= INT_OFFSET - _INT_LIMIT:
+        if term_id >= FIRST_INT_ID:
             return Num(term_id - INT_OFFSET)
         return self._terms[term_id]
 
     def value(self, term_id: int) -> object:
-        if term_id >= INT_OFFSET - _INT_LIMIT:
+        if term_id >= FIRST_INT_ID:
             return term_id - INT_OFFSET
         return self._values[term_id]
 
@@ -139,6 +140,12 @@ class TermDictionary:
 
     def __contains__(self, term: Const) -> bool:
         return self.lookup(term) is not None
+
+    def truncate(self, size: int) -> None:
+        """Forget every term but the first ``size`` (their ids stay)."""
+        for term in self._terms[size:]:
+            del self._ids[term]
+        del self._terms[size:], self._values[size:]
 
     def snapshot(self) -> list[Const]:
         """The terms in id order: ``TermDictionary.restore(d.snapshot())`` gives the same ids."""

@@ -15,9 +15,10 @@ from rdflib import URIRef, Variable as RdfVariable
 
 from . import ir
 from .analysis import Analysis, analyse, body_atoms, pred_key
-from .errors import Diagnostic
 from .csparql import is_csparql, parse_csparql
-from .sparql import parse_select, parse_template
+from .epsparql import is_epsparql, parse_epsparql
+from .errors import Diagnostic
+from .sparql import parse_select, parse_template, query_reads
 
 PROFILES = ("rdfs", "rdfs_full", "owl2rl")
 TIME_UNITS = ("ticks", "ms")
@@ -70,6 +71,7 @@ class _Validator:
         self.program = program
         self.diags: list[Diagnostic] = []
         self.ms = program.timeunit == "ms"
+        self.any_triple_output = False  # a construct template with a variable predicate
 
     def error(self, code: str, message: str, span: ir.Span | None, hint: str | None = None) -> None:
         self.diags.append(Diagnostic(code, message, span, hint))
@@ -132,22 +134,26 @@ class _Validator:
         self.body_safety(rule.body, list(_atom_vars(rule.head)), "head")
 
     # ----------------------------------------------------------------------------- events
-    def event(self, event: ir.EventDecl, prefixes: dict[str, str]) -> None:
+    def event(self, event: ir.EventDecl, prefixes: dict[str, str]) -> set:
+        """Checks an event; returns the predicate keys its query reads."""
         if event.query is not None:
             query, diags = parse_select(event.query, prefixes)
             self.diags.extend(diags)
             if query is not None:
+                reads = query_reads(query.algebra)
                 selected = {str(v) for v in query.algebra["PV"]}
                 for param in event.params:
                     if param.key not in selected:
                         self.error("E402", f"event parameter {param.name} is not selected by the query",
                                    param.span, f"add ?{param.key} to the SELECT clause")
-        else:
-            for lit in event.body:
-                if isinstance(lit, ir.TemporalLiteral):
-                    self.error("E308", "an event body is evaluated at one time point: no windows or @",
-                               lit.span, "derive the predicate with a rule and use it in the event")
-            self.body_safety(event.body, list(event.params), "event parameters")
+                return reads
+            return set()
+        for lit in event.body:
+            if isinstance(lit, ir.TemporalLiteral):
+                self.error("E308", "an event body is evaluated at one time point: no windows or @",
+                           lit.span, "derive the predicate with a rule and use it in the event")
+        self.body_safety(event.body, list(event.params), "event parameters")
+        return {pred_key(atom) for atom, _, _ in body_atoms(event.body)}
 
     # --------------------------------------------------------------------------- patterns
     def pattern(self, pattern: ir.PatternDecl, attrs: dict[str, tuple[str, ...]], prefixes) -> set:
@@ -241,6 +247,7 @@ class _Validator:
                                    f"define it in the with clause: with ?{term} = Event.attribute")
                 pred, obj = triple[1], triple[2]
                 if isinstance(pred, RdfVariable):
+                    self.any_triple_output = True
                     continue
                 atom = ir.Atom(ir.Iri(str(pred)), (ir.Var("?s"), ir.Iri(str(obj)) if isinstance(obj, URIRef) else ir.Var("?o")))
                 added.add(pred_key(atom))
@@ -258,6 +265,7 @@ class _Validator:
             elif isinstance(stmt, ir.PatternDecl) and stmt.emit is not None:
                 event_attrs.setdefault(stmt.emit.event, tuple(b.name for b in stmt.emit.bindings))
         pattern_preds: set = set()
+        event_reads: set = set()
         for stmt in program.statements:
             if isinstance(stmt, ir.PrefixDecl):
                 prefixes[stmt.prefix] = stmt.iri
@@ -273,12 +281,14 @@ class _Validator:
                     self.error("E309", f"{stmt.name} is already declared at {names[stmt.name]}", stmt.span)
                 names[stmt.name] = stmt.span
                 if isinstance(stmt, ir.EventDecl):
-                    self.event(stmt, prefixes)
+                    event_reads |= self.event(stmt, prefixes)
                 elif isinstance(stmt, ir.PatternDecl):
                     pattern_preds |= self.pattern(stmt, event_attrs, prefixes)
                 elif is_csparql(stmt.query):
                     self.diags.extend(parse_csparql(stmt, prefixes, self.ms)[1])
-        analysis = analyse(program, frozenset(pattern_preds))
+                elif is_epsparql(stmt.query):
+                    self.diags.extend(parse_epsparql(stmt.name, stmt.query, prefixes, self.ms)[1])
+        analysis = analyse(program, frozenset(pattern_preds), frozenset(event_reads), self.any_triple_output)
         self.arities()
         self.stratification(analysis)
         self.tuple_windows(analysis)

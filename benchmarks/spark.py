@@ -1,0 +1,157 @@
+"""The Spark pipeline end to end on a DOTR-style stream, against the embedded pipeline in the same run.
+
+The workload is DOTR's synthetic evaluation (benchmarks/patterns.py: sensors on objects in rooms,
+a Datalog rule deriving each sensor's room, 10 extra Datalog rules over 10k background triples,
+pattern rules ``from A and last B(room = A.room) within 30 s from A`` with a SPARQL FILTER),
+with sensor readings arriving as larger graphs: every time point (1 s apart) holds
+``--per-point`` readings, ``--terminators`` of them terminators (read_valA). The stream is
+written as JSON Lines files of ``--batch`` triples each; Spark reads one file per micro-batch
+(``maxFilesPerTrigger=1``) from a watched directory and writes JSON Lines files (exactly-once file
+sink). Each Spark configuration runs in its own process (one SparkContext per process); the
+figures exclude session start-up, include everything from the first micro-batch to the last.
+
+Reported per size, micro-batch size and master: input triples/s end to end, micro-batch
+latency (median, max), and the embedded pipeline (``dotr run``'s Reasoner, parsing included)
+on the same files; then local[2] / local[1].
+
+    python benchmarks/spark.py [--sizes 100000 1000000] [--batches 20000 100000] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+from benchmarks.patterns import EX, background, program  # noqa: E402
+
+
+def write_workload(folder: Path, size: int, batch: int, per_point: int, terminators: float, rules: int) -> None:
+    """rules.dotr, background.nt and the stream files (``batch`` triples each) in ``folder``."""
+    (folder / "rules.dotr").write_text(program(rules=rules))
+    (folder / "background.nt").write_text("".join(f"{s.n3()} {p.n3()} {o.n3()} .\n" for s, p, o in background(10_000)))
+    rnd = random.Random(7)
+    stream = folder / "in"
+    stream.mkdir()
+    points_per_file = max(1, batch // per_point)
+    lines: list[str] = []
+    written, t, mtime = 0, 0, time.time() - 86_400
+    while written < size:
+        facts = []
+        for _ in range(min(per_point, size - written)):
+            pred = "read_valA" if rnd.random() < terminators else "read_valB"
+            facts.append(f"<{EX}{pred}>(<{EX}sensor{rnd.randrange(500)}>,{rnd.randrange(100)})")
+        written += len(facts)
+        lines.append(json.dumps({"t": t, "facts": facts}))
+        t += 1000
+        if len(lines) == points_per_file or written >= size:
+            path = stream / f"{t:012d}.jsonl"
+            path.write_text("\n".join(lines) + "\n")
+            os.utime(path, (mtime, mtime))  # files in time order for Spark's file source
+            mtime += 1
+            lines = []
+
+
+def run_embedded(folder: Path) -> float:
+    from pipeline.embedded import Reasoner
+    from pipeline.io import read_jsonl
+
+    started = time.perf_counter()
+    reasoner = Reasoner.from_files(folder / "rules.dotr", [folder / "background.nt"])
+    load = time.perf_counter() - started
+    started = time.perf_counter()
+
+    def elements():
+        for path in sorted((folder / "in").iterdir()):
+            with open(path) as f:
+                for record in read_jsonl(f):
+                    yield record.t, record.facts
+
+    outputs = sum(1 for r in reasoner.run(elements()) if not r.is_empty())
+    return time.perf_counter() - started, load, outputs
+
+
+def run_spark(folder: Path, master: str) -> dict:
+    """In this process: the Spark job over ``folder``; the figures as a dict."""
+    from pipeline.spark_job import SparkPipeline
+    from pipeline.spark_session import spark_session
+
+    spark = spark_session(master, config={"spark.sql.shuffle.partitions": str(max(2, int(master[6:-1])))})
+    started = time.perf_counter()
+    job = SparkPipeline(spark, folder / "rules.dotr", [folder / "background.nt"])
+    setup = time.perf_counter() - started
+    out = folder / f"out-{master}"
+    started = time.perf_counter()
+    query = job.write(job.results(job.read_files(folder / "in", max_files_per_trigger=1)), out,
+                      folder / f"checkpoint-{master}")
+    query.awaitTermination()
+    elapsed = time.perf_counter() - started
+    batches = [p["durationMs"]["triggerExecution"] / 1000 for p in query.recentProgress if p["numInputRows"]]
+    outputs = spark.read.text(str(out)).count()
+    spark.stop()
+    return {"master": master, "seconds": elapsed, "setup_s": setup, "batches": len(batches),
+            "batch_median_s": statistics.median(batches), "batch_max_s": max(batches), "outputs": outputs}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--batches", type=int, nargs="+", default=[20_000, 100_000], help="triples per micro-batch")
+    parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
+    parser.add_argument("--per-point", type=int, default=1000, help="triples per time point")
+    parser.add_argument("--terminators", type=float, default=0.002)
+    parser.add_argument("--rules", type=int, default=50, help="pattern rules")
+    parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--spark-only", nargs=2, metavar=("FOLDER", "MASTER"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.spark_only:
+        print(json.dumps(run_spark(Path(args.spark_only[0]), args.spark_only[1])))
+        return 0
+    rows = []
+    for size in args.sizes:
+        for batch in args.batches:
+            folder = Path(tempfile.mkdtemp(prefix="dotr-bench-spark-"))
+            try:
+                write_workload(folder, size, batch, args.per_point, args.terminators, args.rules)
+                embedded_s, load_s, embedded_outputs = run_embedded(folder)
+                row = {"triples": size, "batch": batch, "embedded_s": embedded_s,
+                       "embedded_per_s": size / embedded_s, "outputs": embedded_outputs}
+                print(f"{size:>9,} triples, micro-batches of {batch:>7,}: embedded {size / embedded_s:>9,.0f} "
+                      f"triples/s ({embedded_s:.1f} s; background {load_s:.1f} s)", flush=True)
+                for master in args.masters:
+                    done = subprocess.run([sys.executable, __file__, "--spark-only", str(folder), master],
+                                          capture_output=True, text=True)
+                    if done.returncode != 0:
+                        print(done.stderr[-3000:], file=sys.stderr)
+                        return 1
+                    figures = json.loads(done.stdout.strip().splitlines()[-1])
+                    assert figures["outputs"] == embedded_outputs, (figures, embedded_outputs)
+                    row[master] = figures
+                    print(f"{'':>45}{master:<9} {size / figures['seconds']:>9,.0f} triples/s ({figures['seconds']:.1f} s,"
+                          f" {figures['batches']} micro-batches: median {figures['batch_median_s']:.2f} s, max "
+                          f"{figures['batch_max_s']:.2f} s) = {embedded_s / figures['seconds']:.2f}x embedded",
+                          flush=True)
+                if "local[1]" in row and "local[2]" in row:
+                    row["scaling"] = row["local[1]"]["seconds"] / row["local[2]"]["seconds"]
+                    print(f"{'':>45}local[2] / local[1]: {row['scaling']:.2f}x", flush=True)
+                rows.append(row)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

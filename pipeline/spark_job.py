@@ -1,0 +1,390 @@
+"""The pipeline as a Spark Structured Streaming job (DESIGN 6).
+
+Three steps, each running the embedded pipeline's own engine objects (:class:`Reasoner`):
+
+1. *split* (executors, per input file): the stream's records with their file, line and time.
+2. *enrich* (executors, in parallel over time points): the records, shuffled by time point, go
+   through the ontological stage (:meth:`Reasoner.enrich`). The background materialisation is
+   computed once on the driver, broadcast, and restored once per Python worker. Out come the time
+   points as bytes (:mod:`pipeline.wire`).
+3. *conclude* (the stateful operator ``applyInPandasWithState``, one key): patterns and LARS
+   (:meth:`Reasoner.conclude`) in time order. The temporal state is pickled into the state store
+   at every micro-batch, so a query restarted from its checkpoint continues exactly; the live
+   engine stays cached in the worker between micro-batches.
+
+Out comes a streaming DataFrame ``(t, kind, json)``: ``kind`` is ``result`` (``json`` is the
+embedded pipeline's JSON Lines record for t) or ``reject`` (a bad record or a late time point:
+``{"source", "line", "reason", "record"}``).
+
+A time point is complete at the end of the micro-batch its records arrive in: a record for a
+time point already evaluated is late and rejected. Publish a time point's records in one file and
+files in time order (write, then rename into the watched directory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import secrets
+
+import pandas as pd
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from ontology import OntologicalStage
+from ontology.background import load_triples
+from rules import DotrError, check
+from rules.loader import CheckResult
+
+from .embedded import InputError, Reasoner, Result, intern_fact
+from .io import read_jsonl, read_laserpp, read_trig
+from .wire import decode_point, encode_point
+
+ELEMENTS = "source string, line long, t long, format string, payload binary"
+POINTS = "t long, kind string, payload binary"
+RESULTS = "t long, kind string, json string"
+STATE = "version long, engine binary"
+RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<string, array<string>>, "
+                  "graphs array<string>")
+
+
+# ------------------------------------------------------------------------- per worker
+class _Worker:
+    """What a Python worker keeps for a job between tasks: the rules, and (built when first
+    needed) a reasoner for the enrich step and the live temporal engine, each over its own copy
+    of the background materialisation."""
+
+    def __init__(self, bundle: bytes):
+        self.checked, self.background, self.reasoner_options, self.options = pickle.loads(bundle)
+        self._enricher: Reasoner | None = None
+        self._stage: OntologicalStage | None = None  # the temporal engine's
+        self.engine: tuple[int, Reasoner] | None = None  # (state version, the live reasoner)
+
+    @property
+    def enricher(self) -> Reasoner:
+        if self._enricher is None:
+            self._enricher = Reasoner(self.checked, ontology=OntologicalStage.restore(self.checked, self.background),
+                                      **self.reasoner_options)
+        return self._enricher
+
+    def fresh_reasoner(self) -> Reasoner:
+        """A reasoner as built from the files (the background is restored once, then reset)."""
+        if self._stage is None:
+            self._stage = OntologicalStage.restore(self.checked, self.background)
+            self._terms = len(self._stage.dictionary)
+        self._stage.reset(self._terms)
+        return Reasoner(self.checked, ontology=self._stage, **self.reasoner_options)
+
+
+_WORKERS: dict[str, _Worker] = {}
+
+
+def _worker(job: str, bundle) -> _Worker:
+    worker = _WORKERS.get(job)
+    import os, time
+    with open("/tmp/sp/workers.log", "a") as f:
+        f.write(f"{time.time():.2f} {os.getpid()} {'hit' if worker else 'MISS'}\n")
+    if worker is None:
+        worker = _WORKERS[job] = _Worker(bundle.value)
+    return worker
+
+
+# ------------------------------------------------------------------------- the steps
+def split_text(text: str, source: str, fmt: str) -> Iterator[tuple]:
+    """The records of one input file as ``ELEMENTS`` rows: JSON Lines records travel as text
+    (parsed in the parallel enrich step), other formats are parsed here and travel pickled."""
+    if fmt == "auto":
+        fmt = "trig" if source.endswith(".trig") else "laserpp" if source.endswith(".txt") else "jsonl"
+    if fmt == "jsonl":
+        for number, raw in enumerate(text.splitlines(), start=1):
+            if raw.strip():
+                yield source, number, _time_of(raw), "jsonl", raw.encode()
+        return
+    reader = read_laserpp(text.splitlines()) if fmt == "laserpp" else read_trig(text)
+    for item in reader:
+        if isinstance(item, InputError):
+            yield source, item.line or 0, None, "error", _reject(source, item.line, item, None)
+        else:
+            yield source, item.line, item.t, "pickle", pickle.dumps(item.facts)
+
+
+def _time_of(raw: str) -> int | None:
+    try:
+        t = json.loads(raw).get("t")
+    except (ValueError, AttributeError):
+        return None
+    return t if type(t) is int else None
+
+
+def _reject(source: str, line: int | None, reason, record: str | None) -> bytes:
+    reason = str(reason).split(": ", 1)[-1] if str(reason).startswith("line ") else str(reason)
+    return json.dumps({"source": source, "line": line, "reason": reason, "record": record}).encode()
+
+
+def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
+    """``ELEMENTS`` rows to ``POINTS`` rows: per time point (its records in file and line
+    order) the ontological stage's output, and the bad records as rejects."""
+    out: list[tuple] = []
+    by_t: dict[int, list] = defaultdict(list)
+    for row in rows:
+        source, line, t, fmt, payload = row
+        if fmt == "error":
+            out.append((t, "reject", payload))
+        elif t is None:  # not a record: let the reader say why
+            error = next(read_jsonl([payload.decode()], line))
+            out.append((None, "reject", _reject(source, line, error, payload.decode())))
+        else:
+            by_t[t].append(row)
+    reasoner = worker.enricher
+    stage, d, base = reasoner.ontology, reasoner.dictionary, reasoner._ontology_terms
+    for t in sorted(by_t):
+        facts: list = []
+        good = 0
+        for source, line, _, fmt, payload in sorted(by_t[t], key=lambda r: (r[0], r[1])):
+            if fmt == "pickle":
+                facts.extend(pickle.loads(payload))
+                good += 1
+                continue
+            record = next(read_jsonl([payload.decode()], line, parse=False))
+            try:
+                if isinstance(record, InputError):
+                    raise record
+                facts.extend([intern_fact(stage, f) if isinstance(f, str) else f for f in record.facts])
+                good += 1
+            except InputError as err:
+                out.append((t, "reject", _reject(source, line, err, payload.decode())))
+        if not good:  # as in the embedded pipeline: a skipped record does not make a time point
+            continue
+        try:
+            point = reasoner.enrich(t, facts)
+        except DotrError as err:
+            out.append((t, "reject", _reject("", None, f"time point {t}: {err}", None)))
+            continue
+        finally:  # back to the background alone: the next time point may be an earlier one
+            stage.materialiser.advance(t + 1)
+        if reasoner.lars is None and not reasoner._feedback:
+            point.stream = []  # the temporal stage needs them only for LARS and feedback
+        out.append((t, "point", encode_point(point, d, base)))
+    stage.reset(reasoner._base_terms)  # forget the stream's terms: the worker's memory stays flat
+    return out
+
+
+def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None) -> tuple[list[tuple], tuple]:
+    """``POINTS`` rows (one micro-batch of a key) to ``RESULTS`` rows, continuing from
+    ``state`` (``(version, pickled temporal state)`` or None); returns the rows and the new state.
+    The worker's live engine is used when it is the one that wrote ``state``."""
+    version, blob = state if state is not None else (0, None)
+    cached = worker.engine
+    if cached is not None and cached[0] == version:
+        engine = cached[1]
+    else:  # a new worker, or a micro-batch run again after a failure
+        engine = worker.fresh_reasoner()
+        if blob is not None:
+            engine.restore_temporal(pickle.loads(blob))
+    keep_empty = worker.options.get("keep_empty", False)
+    out: list[tuple] = []
+
+    def emit(result: Result) -> None:
+        if keep_empty or not result.is_empty():
+            out.append((result.t, "result", json.dumps(result.to_json(), ensure_ascii=False)))
+
+    rejects = sorted(((t, json.loads(payload)) for t, kind, payload in rows if kind == "reject"),
+                     key=lambda tr: (tr[1]["source"], tr[1]["line"] or 0))
+    out.extend((t, "reject", json.dumps(r)) for t, r in rejects)
+    for t, _, payload in sorted((r for r in rows if r[1] == "point"), key=lambda r: r[0]):
+        if engine._last_t is not None and t <= engine._last_t:
+            reason = f"time point {t} arrived after time point {engine._last_t} was evaluated"
+            out.append((t, "reject", _reject("", None, reason, None).decode()))
+            continue
+        for result in engine.between(t):
+            emit(result)
+        emit(engine.conclude(decode_point(payload, engine.dictionary)))
+    version = secrets.randbits(62)  # unique: a cached engine matches only the state it wrote
+    worker.engine = (version, engine)
+    return out, (version, pickle.dumps(engine.temporal_snapshot(), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+# ------------------------------------------------------------------------- the job
+class SparkPipeline:
+    """The streaming job for a rule file and ontology files.
+
+    ``results(elements)`` turns a stream of elements (:meth:`read_files`, :meth:`read_feed`) into
+    results; :meth:`write` and :meth:`foreach` start the query.
+    """
+
+    def __init__(self, spark, rules: str | Path | CheckResult, ontologies: Iterable[str | Path] = (), *,
+                 include_background: bool = False, keep_empty: bool = False, input_format: str = "auto"):
+        checked = rules if isinstance(rules, CheckResult) else check(rules)
+        checked.raise_for_errors()
+        background = [t for path in ontologies for t in load_triples(path)]
+        stage = OntologicalStage(checked, background)
+        bundle = pickle.dumps((checked, stage.snapshot(), {"include_background": include_background},
+                               {"keep_empty": keep_empty}), protocol=pickle.HIGHEST_PROTOCOL)
+        self.spark = spark
+        self.job = hashlib.sha1(bundle).hexdigest()
+        self.input_format = input_format
+        self._bundle = spark.sparkContext.broadcast(bundle)
+
+    def read_files(self, path: str | Path, max_files_per_trigger: int | None = None):
+        """The elements of the files in a watched directory (JSON Lines, TriG, Laser++ text)."""
+        from pyspark.sql import functions as F
+
+        reader = self.spark.readStream.format("text").option("wholetext", "true")
+        if max_files_per_trigger:
+            reader = reader.option("maxFilesPerTrigger", max_files_per_trigger)
+        files = reader.load(str(path)).select("value", F.col("_metadata.file_path").alias("source"))
+        fmt = self.input_format
+
+        def split(frames):
+            import pandas as pd
+
+            for frame in frames:
+                rows = [row for text, source in zip(frame["value"], frame["source"])
+                        for row in split_text(text, source, fmt)]
+                yield pd.DataFrame(rows, columns=["source", "line", "t", "format", "payload"]).astype({"t": "Int64"})
+
+        return files.mapInPandas(split, ELEMENTS)
+
+    def read_feed(self, generator: str, count: int, per_batch: int = 1000, partitions: int = 2):
+        """The elements a generator makes (``"module:function"``, ``function(i)`` is the i-th
+        JSON Lines record, times non-decreasing in i): ``per_batch`` records per micro-batch."""
+        from .spark_source import register
+
+        register(self.spark)
+        return (self.spark.readStream.format("dotr-feed").option("generator", generator)
+                .option("count", count).option("perBatch", per_batch).option("partitions", partitions).load())
+
+    def results(self, elements):
+        """The streaming ``(t, kind, json)`` results of a stream of elements (``ELEMENTS``)."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.streaming.state import GroupStateTimeout
+
+        job, bundle = self.job, self._bundle
+
+        def enrich(frames):
+            import pandas as pd
+
+            import time
+            t0 = time.time()
+            rows = _rows(frames, ["source", "line", "t", "format", "payload"])
+            t1 = time.time()
+            r = enrich_rows(_worker(job, bundle), rows)
+            t2 = time.time()
+            df = pd.DataFrame(r, columns=["t", "kind", "payload"]).astype({"t": "Int64"})
+            with open("/tmp/sp/workers.log", "a") as f:
+                f.write(f"{t0:.2f} enrich {len(rows)} rows {t1-t0:.2f} {t2-t1:.2f} {time.time()-t2:.2f}\n")
+            yield df
+
+        def conclude(key, frames, state):
+            import pandas as pd
+
+            import time
+            t0 = time.time()
+            rows = _rows(frames, ["t", "kind", "payload"])
+            t1 = time.time()
+            out, new_state = conclude_rows(_worker(job, bundle), rows, state.get if state.exists else None)
+            t2 = time.time()
+            state.update(new_state)
+            with open("/tmp/sp/workers.log", "a") as f:
+                f.write(f"{t0:.2f} conclude {len(rows)} rows {t1-t0:.2f} {t2-t1:.2f} {time.time()-t2:.2f}\n")
+            yield pd.DataFrame(out, columns=["t", "kind", "json"]).astype({"t": "Int64"})
+
+        partitions = self.spark.sparkContext.defaultParallelism
+        points = elements.repartition(partitions, "t").mapInPandas(enrich, POINTS)
+        return (points.withColumn("key", F.lit(0)).groupBy("key")
+                .applyInPandasWithState(conclude, RESULTS, STATE, "append", GroupStateTimeout.NoTimeout))
+
+    # --------------------------------------------------------------------- sinks
+    def write(self, results, path: str | Path, checkpoint: str | Path, fmt: str = "jsonl",
+              trigger: dict | None = None):
+        """Start a query writing the results to files, exactly once: ``jsonl`` (the embedded
+        pipeline's records, one per line; a rejected record as ``{"t": ..., "rejected": {...}}``)
+        or ``parquet`` (columns ``RESULT_COLUMNS`` and ``rejected``, the reject as JSON)."""
+        from pyspark.sql import functions as F
+
+        rejected = F.col("kind") == "reject"
+        if fmt == "jsonl":
+            line = F.when(rejected, F.format_string('{"t": %s, "rejected": %s}', F.coalesce(F.col("t").cast("string"),
+                                                                                            F.lit("null")), "json"))
+            out = results.select(line.otherwise(F.col("json")).alias("value")).writeStream.format("text")
+        elif fmt == "parquet":
+            out = results.select(F.when(~rejected, F.from_json("json", RESULT_COLUMNS)).alias("r"),
+                                 F.when(rejected, F.col("json")).alias("rejected"))
+            out = out.select(F.coalesce("r.t", F.lit(None)).alias("t"), "r.facts", "r.removed", "r.at", "r.graphs",
+                             "rejected").writeStream.format("parquet")
+        else:
+            raise ValueError(f"unknown sink format {fmt!r} (jsonl, parquet)")
+        return _start(out.option("path", str(path)), checkpoint, trigger)
+
+    def foreach(self, results, callback: Callable[[int, list[dict]], None], checkpoint: str | Path,
+                trigger: dict | None = None):
+        """Start a query calling ``callback(batch_id, records)`` on the driver per micro-batch with
+        its records (result records and rejects, ``{"kind": ..., ...}``) in time order."""
+
+        def batch(frame, batch_id: int) -> None:
+            callback(batch_id, records(frame))
+
+        return _start(results.writeStream.foreachBatch(batch), checkpoint, trigger)
+
+
+def _rows(frames, columns: list[str]) -> list[tuple]:
+    """The rows of pandas frames as tuples, the nullable ``t`` and ``line`` as int or None."""
+    rows = []
+    for frame in frames:
+        frame = frame[columns].astype({c: "Int64" for c in ("t", "line") if c in columns}).astype(object)
+        rows.extend(tuple(None if v is pd.NA else v for v in row)
+                    for row in frame.where(frame.notna(), None).itertuples(index=False, name=None))
+    return rows
+
+
+def records(frame) -> list[dict]:
+    """The rows of a results DataFrame (not streaming) as records: the rejects as they came,
+    then the results in time order; each the JSON object of its row plus ``kind``."""
+    rows = frame.collect()
+    indexed = sorted(enumerate(rows), key=lambda ir: (ir[1]["kind"] == "result", ir[1]["kind"] == "result" and
+                                                      ir[1]["t"], ir[0]))
+    return [{"kind": row["kind"], **json.loads(row["json"])} for _, row in indexed]
+
+
+def result_of(record: dict) -> Result:
+    """The :class:`Result` of a result record."""
+    return Result(record["t"], record.get("facts", []), {int(k): v for k, v in record.get("at", {}).items()},
+                  record.get("graphs", []))
+
+
+def _start(writer, checkpoint, trigger: dict | None):
+    writer = writer.option("checkpointLocation", str(checkpoint)).outputMode("append")
+    return writer.trigger(**(trigger or {"availableNow": True})).start()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The job ``spark-submit pipeline/spark_submit.py`` runs: watch a directory, write a file
+    sink (options: ``--help``)."""
+    import argparse
+
+    from .spark_session import spark_session
+
+    parser = argparse.ArgumentParser(prog="dotr-spark", description="dotr as a Spark Structured Streaming job")
+    parser.add_argument("--rules", required=True)
+    parser.add_argument("--ontology", action="append", default=[])
+    parser.add_argument("--input", required=True, help="the directory to watch")
+    parser.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp"])
+    parser.add_argument("--sink", required=True, help="the output directory")
+    parser.add_argument("--sink-format", default="jsonl", choices=["jsonl", "parquet"])
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--trigger", default="available-now", help="available-now or an interval ('5 seconds')")
+    parser.add_argument("--max-files-per-trigger", type=int)
+    parser.add_argument("--master", help="the master URL (default: spark-submit's --master)")
+    parser.add_argument("--include-background", action="store_true")
+    parser.add_argument("--all-time-points", action="store_true")
+    args = parser.parse_args(argv)
+    spark = spark_session(args.master)
+    job = SparkPipeline(spark, args.rules, args.ontology, include_background=args.include_background,
+                        keep_empty=args.all_time_points, input_format=args.input_format)
+    trigger = {"availableNow": True} if args.trigger == "available-now" else {"processingTime": args.trigger}
+    query = job.write(job.results(job.read_files(args.input, args.max_files_per_trigger)), args.sink,
+                      args.checkpoint, args.sink_format, trigger)
+    query.awaitTermination()
+    return 0

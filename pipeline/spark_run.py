@@ -1,0 +1,66 @@
+"""``dotr run --engine spark``: the command's input and output around :class:`SparkPipeline`.
+
+The input (a file, standard input, or a directory to watch) is read by Spark's file source; the
+results come back to the driver per micro-batch (``foreachBatch``) and are printed exactly as the
+embedded pipeline prints them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from .embedded import InputError, Result
+
+
+def _trigger(text: str) -> dict:
+    return {"availableNow": True} if text == "available-now" else {"processingTime": text}
+
+
+def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict) -> Iterator[Result]:
+    """The results of ``args``'s run on Spark, in time order; bad records go to ``rejects`` (with
+    ``--on-error skip``) or raise :class:`InputError`."""
+    from .spark_job import SparkPipeline, result_of
+    from .spark_session import spark_session
+
+    spark = spark_session(args.master)
+    job = SparkPipeline(spark, args.rules, args.ontology, include_background=args.include_background,
+                        keep_empty=args.changes or args.all_time_points, input_format=args.input_format)
+    scratch = Path(tempfile.mkdtemp(prefix="dotr-spark-"))
+    try:
+        source = Path(args.input) if args.input != "-" else None
+        if source is not None and source.is_dir():
+            watched = source
+        else:  # one input file: Spark's file source watches a directory
+            watched = scratch / "input"
+            watched.mkdir()
+            name = source.name if source is not None else "stdin.jsonl"
+            with open(watched / name, "w", encoding="utf-8") as f:
+                shutil.copyfileobj(open(source, encoding="utf-8") if source else sys.stdin, f)
+        records: queue.Queue = queue.Queue()
+        query = job.foreach(job.results(job.read_files(watched)), lambda _, batch: [records.put(r) for r in batch],
+                            args.checkpoint or scratch / "checkpoint", _trigger(args.trigger))
+        try:
+            while query.isActive or not records.empty():
+                try:
+                    record = records.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if record.pop("kind") == "reject":
+                    if args.on_error == "stop":
+                        raise InputError(record["reason"], record["line"], record["source"] or None)
+                    rejects.append(record)
+                    continue
+                yield result_of(record)
+            if query.exception() is not None:
+                raise RuntimeError(f"the Spark query failed: {query.exception()}")
+        finally:
+            if query.isActive:
+                query.stop()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

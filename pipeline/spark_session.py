@@ -1,0 +1,40 @@
+"""A Spark session configured for dotr's streaming jobs.
+
+Small shuffles, no UI, no console progress bar and reused Python workers: a small stateful query
+takes seconds instead of tens of seconds with Spark's defaults (measured, docs/performance.md).
+Workers run this interpreter (``PYSPARK_PYTHON``), in which dotr is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+DEFAULTS = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.python.worker.reuse": "true",
+    "spark.sql.streaming.stopGracefullyOnShutdown": "true",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.executorEnv.PYTHONWARNINGS": "ignore::FutureWarning",  # pandas, inside pyspark's worker
+}
+
+
+def spark_session(master: str | None = "local[2]", app: str = "dotr", config: dict | None = None):
+    """The active session if there is one, else a new one for ``master`` (``local[N]``,
+    ``spark://host:port``; None: the one spark-submit gives): ``DEFAULTS`` overridden by
+    ``config``."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app)
+    if master is not None:
+        builder = builder.master(master)
+    for key, value in {**DEFAULTS, **(config or {})}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

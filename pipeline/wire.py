@@ -1,0 +1,58 @@
+"""Time points between Spark stages: an :class:`~pipeline.embedded.Enriched` as bytes.
+
+Term ids are local to a process's dictionary. Reasoners built from the same files agree on the ids
+of the terms they hold after construction (the rules' and the background's: the *base*); every
+other term travels as the term itself and is interned again on the receiving side.
+
+>>> from pipeline.embedded import Reasoner
+>>> a = Reasoner.from_files("examples/fire/rules.dotr", ["examples/fire/ontology.ttl"])
+>>> b = Reasoner.from_files("examples/fire/rules.dotr", ["examples/fire/ontology.ttl"])
+>>> point = a.enrich(1, ["temp(r9,50)"])
+>>> decoded = decode_point(encode_point(point, a.dictionary, a._base_terms), b.dictionary)
+>>> [b.ontology.format_fact(rel, fact) for rel, fact in decoded.stream]
+['temp(r9,50)']
+"""
+
+from __future__ import annotations
+
+import pickle
+
+from rules.terms import FIRST_INT_ID, TermDictionary
+
+from .embedded import Enriched
+
+
+
+def encode_point(point: Enriched, d: TermDictionary, base: int) -> bytes:
+    """``point`` as bytes; ids below ``base`` (and integers) stay, other terms go along."""
+    local: dict[int, int] = {}
+
+    def ids(row: tuple) -> tuple:
+        out = []
+        for i in row:
+            if base <= i < FIRST_INT_ID:
+                i = -1 - local.setdefault(i, len(local))
+            out.append(i)
+        return tuple(out)
+
+    def facts(items: list) -> list:
+        return [(ids(rel[:1]) + rel[1:], ids(fact)) for rel, fact in items]
+
+    body = (point.t, facts(point.stream), facts(point.conclusions),
+            {name: [ids(row) for row in rows] for name, rows in point.events.items()}, point.expiries)
+    return pickle.dumps((body, [d.term(i) for i in local]), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def decode_point(data: bytes, d: TermDictionary) -> Enriched:
+    """The time point :func:`encode_point` wrote, with ids of ``d``."""
+    (t, stream, conclusions, events, expiries), terms = pickle.loads(data)
+    local = [d.intern(term) for term in terms]
+
+    def ids(row: tuple) -> tuple:
+        return tuple(local[-1 - i] if i < 0 else i for i in row)
+
+    def facts(items: list) -> list:
+        return [(ids(rel[:1]) + rel[1:], ids(fact)) for rel, fact in items]
+
+    return Enriched(t, facts(stream), facts(conclusions),
+                    {name: [ids(row) for row in rows] for name, rows in events.items()}, expiries)

@@ -1,0 +1,156 @@
+"""The Spark pipeline gives the embedded pipeline's output: every example, several micro-batches,
+bad and late records, both file sinks, the feed source, a restored state, the command line."""
+
+import json
+import os
+import pickle
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from ontology import OntologicalStage
+from pipeline.cli import main
+from pipeline.embedded import Reasoner
+from pipeline.io import read_jsonl
+from pipeline.spark_job import SparkPipeline, _Worker, conclude_rows, enrich_rows, split_text
+from rules import check
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted(p.name for p in (ROOT / "examples").iterdir() if (p / "rules.dotr").exists())
+pytestmark = pytest.mark.spark
+
+
+def files(example: str) -> tuple[str, list[str]]:
+    ex = ROOT / "examples" / example
+    return str(ex / "rules.dotr"), [str(ex / "ontology.ttl")]
+
+
+def embedded(example: str, lines: list[str], **options) -> list[str]:
+    """The embedded pipeline's JSON Lines output for the stream ``lines``."""
+    rules, ontologies = files(example)
+    reasoner = Reasoner.from_files(rules, ontologies)
+    elements = [(r.t, r.facts) for r in read_jsonl(lines)]
+    keep_empty = options.get("keep_empty", False)
+    return [json.dumps(r.to_json(), ensure_ascii=False) for r in reasoner.run(elements) if keep_empty or not r.is_empty()]
+
+
+def publish(folder: Path, name: str, lines: list[str]) -> None:
+    """Write a file into a watched directory atomically (write, then rename), with a later
+    modification time than the files before it (Spark's file source orders files by it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    part = folder.parent / f".{name}.part"
+    part.write_text("".join(line + "\n" for line in lines))
+    latest = max((f.stat().st_mtime for f in folder.iterdir()), default=time.time() - 3600)
+    os.utime(part, (latest + 1,) * 2)  # in the past: the file source does not take files from the future
+    os.replace(part, folder / name)
+
+
+def run_job(spark, example: str, folder: Path, tmp_path: Path, **read) -> list[dict]:
+    rules, ontologies = files(example)
+    job = SparkPipeline(spark, rules, ontologies)
+    out: list[dict] = []
+    query = job.foreach(job.results(job.read_files(folder, **read)), lambda _, batch: out.extend(batch),
+                        tmp_path / "checkpoint")
+    query.awaitTermination()
+    assert query.exception() is None
+    return out
+
+
+def stream(example: str) -> list[str]:
+    return (ROOT / "examples" / example / "stream.jsonl").read_text().splitlines()
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_every_example_gives_the_embedded_output(spark, example, tmp_path):
+    shutil.copy(ROOT / "examples" / example / "stream.jsonl", tmp_path / "stream.jsonl")
+    (tmp_path / "in").mkdir()
+    os.replace(tmp_path / "stream.jsonl", tmp_path / "in" / "stream.jsonl")
+    out = run_job(spark, example, tmp_path / "in", tmp_path)
+    assert all(r.pop("kind") == "result" for r in out)
+    assert [json.dumps(r, ensure_ascii=False) for r in out] == embedded(example, stream(example))
+
+
+def test_one_time_point_per_file_over_several_micro_batches(spark, tmp_path):
+    lines = stream("cooling")
+    for i, line in enumerate(lines):
+        publish(tmp_path / "in", f"{i:04d}.jsonl", [line])
+    out = run_job(spark, "cooling", tmp_path / "in", tmp_path, max_files_per_trigger=3)
+    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == embedded("cooling", lines)
+
+
+def test_bad_and_late_records_are_rejected_with_their_file_and_line(spark, tmp_path):
+    lines = stream("cooling")
+    publish(tmp_path / "in", "a.jsonl", lines[:6] + ['{"t": 5, "facts": ["temp(("]}', "not json"])
+    publish(tmp_path / "in", "b.jsonl", ['{"t": 3, "facts": ["temp(10)"]}'] + lines[6:])
+    out = run_job(spark, "cooling", tmp_path / "in", tmp_path, max_files_per_trigger=1)
+    rejects = [r for r in out if r["kind"] == "reject"]
+    assert [(Path(r["source"]).name if r["source"] else None, r["line"]) for r in rejects] == \
+        [("a.jsonl", 7), ("a.jsonl", 8), (None, None)]
+    assert "not a fact" in rejects[0]["reason"] and "time point 3 arrived after" in rejects[2]["reason"]
+    results = [json.dumps(r) for r in out if r.pop("kind") == "result"]
+    assert results == embedded("cooling", lines)
+
+
+def test_file_sinks_jsonl_and_parquet(spark, tmp_path):
+    publish(tmp_path / "in", "s.jsonl", stream("cooling"))
+    rules, ontologies = files("cooling")
+    job = SparkPipeline(spark, rules, ontologies)
+    for fmt in ("jsonl", "parquet"):
+        job.write(job.results(job.read_files(tmp_path / "in")), tmp_path / fmt, tmp_path / f"ck-{fmt}", fmt
+                  ).awaitTermination()
+    expected = embedded("cooling", stream("cooling"))
+    written = [row.value for row in spark.read.text(str(tmp_path / "jsonl")).collect()]
+    assert sorted(written, key=lambda s: json.loads(s)["t"]) == expected
+    rows = spark.read.parquet(str(tmp_path / "parquet")).orderBy("t").collect()
+    assert [(r.t, r.facts) for r in rows] == [(json.loads(e)["t"], json.loads(e)["facts"]) for e in expected]
+
+
+def test_feed_source(spark, tmp_path):
+    lines = stream("cooling")
+    module = tmp_path / "cooling_feed.py"
+    module.write_text(f"LINES = {lines!r}\n\ndef record(i):\n    return LINES[i]\n")
+    spark.sparkContext.addPyFile(str(module))
+    rules, ontologies = files("cooling")
+    job = SparkPipeline(spark, rules, ontologies)
+    out: list[dict] = []
+    query = job.foreach(job.results(job.read_feed("cooling_feed:record", len(lines), per_batch=5)),
+                        lambda _, batch: out.extend(batch), tmp_path / "checkpoint")
+    query.awaitTermination()
+    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == embedded("cooling", lines)
+
+
+def test_the_command_line_runs_on_spark(spark, tmp_path):
+    rules, ontologies = files("fire")
+    out = tmp_path / "out.jsonl"
+    code = main(["run", "-q", "--engine", "spark", "--rules", rules, "--ontology", ontologies[0],
+                 "--input", str(ROOT / "examples/fire/stream.jsonl"), "--output", str(out)])
+    assert code == 0
+    assert out.read_text() == (ROOT / "tests/pipeline/golden/fire.jsonl").read_text()
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_a_restored_state_continues_exactly(example):
+    """The stateful step rebuilt from its pickled state (a new worker, or a micro-batch run again
+    after a failure) continues as the live engine does. No Spark: the steps themselves."""
+    rules, ontologies = files(example)
+    checked = check(rules)
+    from ontology.background import load_triples
+
+    stage = OntologicalStage(checked, [t for path in ontologies for t in load_triples(path)])
+    bundle = pickle.dumps((checked, stage.snapshot(), {}, {"keep_empty": True}))
+    lines = stream(example)
+    elements = [row for row in split_text("\n".join(lines), "s.jsonl", "jsonl")]
+    live, state, outputs = _Worker(bundle), None, []
+    reused, reused_state, reused_outputs = _Worker(bundle), None, []
+    for i in range(0, len(elements), 3):
+        rows = enrich_rows(_Worker(bundle), elements[i:i + 3])
+        out, state = conclude_rows(_Worker(bundle), rows, state)  # a fresh worker every batch
+        outputs += out
+        reused.engine = None  # the same worker, its engine reset and restored every batch
+        out, reused_state = conclude_rows(reused, enrich_rows(reused, elements[i:i + 3]), reused_state)
+        reused_outputs += out
+    continuous, _ = conclude_rows(live, enrich_rows(live, elements), None)
+    assert outputs == continuous == reused_outputs
+    assert [json for _, kind, json in outputs if kind == "result"] == embedded(example, lines, keep_empty=True)
