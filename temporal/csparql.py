@@ -119,7 +119,7 @@ class _Group:
     def __init__(self, every: int, windows: tuple[StreamWindow, ...], rules, background: Store,
                  background_explicit: dict, d: TermDictionary):
         self.every, self.windows = every, windows
-        store = Store(background._is_triple)
+        store = Store(lambda pid: isinstance(d.term(pid), ir.Iri))
         store.apply(list(background))
         self.m = Materialiser(rules, d, store)
         self.m.explicit = dict(background_explicit)
@@ -234,7 +234,7 @@ class _Group:
                 "timed": dict(self.timed), "max_expiry": self.max_expiry}
 
     def restore(self, state: dict) -> None:
-        store = Store(self.m.store._is_triple)
+        store = Store(lambda pid: isinstance(self.m.dictionary.term(pid), ir.Iri))
         store.apply(state["facts"])
         self.m.store = store
         self.m.explicit = dict(state["explicit"])
@@ -308,16 +308,16 @@ class CSparqlEngine:
         for query, group in self._queries:
             if id(group) not in live:
                 continue
-            now = query.query
+            spec = query.query
             result = query.result(group.m.store, t, d) if live[id(group)] else Counter()
-            prev = query.prev if query.last_eval == t - now.every else Counter()
-            if now.stream_op == "istream":
+            prev = query.prev if query.last_eval == t - spec.every else Counter()
+            if spec.stream_op == "istream":
                 report = result - prev
-            elif now.stream_op == "dstream":
+            elif spec.stream_op == "dstream":
                 report = prev - result
             else:
                 report = result
-            if live[id(group)] or (now.stream_op == "dstream" and report):
+            if live[id(group)] or (spec.stream_op == "dstream" and report):
                 self._report(out, query, report)
             query.prev, query.last_eval = result, t
         return out
