@@ -12,7 +12,7 @@ from __future__ import annotations
 from rdflib import Literal as RdfLiteral, URIRef
 from rdflib.term import Node
 
-from rules.ir import XSD, Atom, Iri, Literal, Name, Num
+from rules.ir import RDF_TYPE, XSD, Atom, Iri, Literal, Name, Num
 from rules.sparql import BNODE_PREFIX, rdf_term
 from rules.terms import TermDictionary
 
@@ -43,4 +43,25 @@ def atom_fact(atom: Atom, d: TermDictionary) -> tuple[tuple[int, int], tuple[int
     return (d.intern(atom.pred), len(atom.args)), tuple(d.intern(a) for a in atom.args)
 
 
-__all__ = ["from_rdflib", "to_rdflib", "triple_fact", "atom_fact", "BNODE_PREFIX", "XSD"]
+def intern_fact(fact, d: TermDictionary, cache: dict | None = None) -> tuple:
+    """``(relation, fact)`` for a stream fact: a ground atom (``C(s)`` with an IRI class is the
+    triple ``s rdf:type C``), an RDF triple of rdflib terms (``cache`` maps rdflib terms to ids,
+    to skip conversion), or an already interned ``(relation, int tuple)``."""
+    if isinstance(fact, Atom):
+        if isinstance(fact.pred, Iri) and len(fact.args) == 1:
+            fact = Atom(Iri(RDF_TYPE), (fact.args[0], fact.pred))
+        return atom_fact(fact, d)
+    if len(fact) == 3 and isinstance(fact[1], Node):
+        ids = cache if cache is not None else {}
+        try:
+            s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]
+        except KeyError:
+            for node in fact:
+                if node not in ids:
+                    ids[node] = d.intern(from_rdflib(node))
+            s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]
+        return (p, 2), (s, o)
+    return fact
+
+
+__all__ = ["from_rdflib", "to_rdflib", "triple_fact", "atom_fact", "intern_fact", "BNODE_PREFIX", "XSD"]

@@ -3,8 +3,8 @@
 rdflib parses the query and builds its algebra; the algebra is then compiled into operators that
 run on int ids: each basic graph pattern becomes join plans (``rules.plan``) with its simple
 filters pushed in, started at run time from its most selective triple pattern; OPTIONAL, UNION,
-BIND, VALUES, FILTER, DISTINCT and joins work on solutions (dicts variable -> id). rdflib's own
-evaluator is never used.
+BIND, VALUES, FILTER, DISTINCT, GROUP BY with aggregates and joins work on solutions (dicts
+variable -> id). rdflib's own evaluator is never used.
 
 >>> from rules import parse
 >>> from rules.terms import TermDictionary
@@ -42,7 +42,7 @@ from rules.terms import TermDictionary
 
 from .convert import from_rdflib
 
-__all__ = ["CompiledEvent", "UnsupportedQuery", "compile_event", "compile_select"]
+__all__ = ["CompiledEvent", "UnsupportedQuery", "compile_event", "compile_pattern", "compile_select"]
 
 
 # --------------------------------------------------------------------------------- operators
@@ -224,6 +224,80 @@ class _Distinct:
         return out
 
 
+class _Aggregate:
+    """GROUP BY with aggregates (rdflib's AggregateJoin over a Group): one solution per group
+    binding the group variables and each aggregate's result variable. Unbound values are left
+    out of an aggregate; one that errs (SUM of a non-number, MIN of nothing) leaves its variable
+    unbound."""
+
+    def __init__(self, inner, keys: list, aggregates: list, d: TermDictionary, span):
+        self.inner, self.d = inner, d
+        self.keys = [_compile_expr(k, d, span) for k in keys]
+        self.key_vars = [str(k) if isinstance(k, Variable) else None for k in keys]
+        self.aggregates = []
+        for agg in aggregates:
+            kind = agg.name[len("Aggregate_"):].rstrip("_").lower()
+            if kind not in _AGGREGATES:
+                raise _unsupported(agg.name, span)
+            arg = None if agg.vars == "*" else _compile_expr(agg.vars, d, span)
+            self.aggregates.append((kind, arg, bool(agg.distinct), str(agg.res)))
+
+    def run(self, store):
+        groups: dict[tuple, list[Solution]] = {}
+        for sol in self.inner.run(store):
+            try:
+                key = tuple(_term_id(k(sol), self.d) for k in self.keys)
+            except (Undefined, TypeError):
+                key = None  # an erroring group key: SPARQL groups these together
+            groups.setdefault(key, []).append(sol)
+        if not groups and not self.keys:
+            groups[()] = []  # no GROUP BY: one group, even over no solutions
+        out = []
+        for key, sols in groups.items():
+            row = {} if key is None else {v: k for v, k in zip(self.key_vars, key) if v is not None}
+            for kind, arg, distinct, res in self.aggregates:
+                value = _aggregate(kind, arg, distinct, sols, self.d)
+                if value is not None:
+                    row[res] = value
+            out.append(row)
+        return out
+
+
+_AGGREGATES = ("count", "sum", "avg", "min", "max", "sample")
+
+
+def _term_id(value, d: TermDictionary) -> int:
+    return value.id if isinstance(value, IriValue) else d.intern(_const_term(value))
+
+
+def _aggregate(kind: str, arg, distinct: bool, sols: list[Solution], d: TermDictionary) -> int | None:
+    """The term id of one aggregate over a group's solutions, or None (an error: unbound)."""
+    values = []
+    for sol in sols:
+        if arg is None:
+            values.append(tuple(sorted(sol.items())))
+            continue
+        try:
+            values.append(arg(sol))
+        except (Undefined, TypeError):
+            continue  # unbound or erroring values are left out, as COUNT(?x) does
+    if distinct:
+        values = list(dict.fromkeys(values))
+    if kind == "count":
+        return d.number(len(values))
+    if kind == "sample":
+        return _term_id(values[0], d) if values else None
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
+        return None  # numeric aggregates over non-numbers err
+    if kind == "sum":
+        return d.number(sum(values))
+    if kind == "avg":
+        return d.number(sum(values) / len(values) if values else 0)
+    if not values:
+        return None
+    return d.number(min(values) if kind == "min" else max(values))
+
+
 def _to_comparisons(expr, d) -> list[ir.Comparison] | None:
     """A filter as rule-language comparisons (to push into a BGP's plan), or None."""
     if isinstance(expr, CompValue) and expr.name == "ConditionalAndExpression":
@@ -290,7 +364,16 @@ class _Compiler:
             return self.op(node.p)
         if name in ("Distinct", "Reduced"):
             return _Distinct(self.op(node.p))
+        if name == "AggregateJoin":
+            group = node.p
+            return _Aggregate(self.op(group.p), list(group.expr or []), list(node.A), self.d, self.span)
         raise _unsupported(name, self.span)
+
+
+def compile_pattern(algebra, d: TermDictionary, span=None):
+    """Compile an rdflib algebra node (a query's ``algebra["p"]``, SELECT or CONSTRUCT) into an
+    operator whose ``run(store)`` gives the solutions (dicts variable name -> term id)."""
+    return _Compiler(d, span).op(algebra)
 
 
 def _vars(comparison: ir.Comparison):

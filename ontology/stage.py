@@ -33,7 +33,7 @@ from rules.loader import CheckResult
 from rules.terms import FIRST_INT_ID, TermDictionary, format_fact
 
 from .background import load_triples
-from .convert import atom_fact, from_rdflib
+from .convert import intern_fact
 from .events import CompiledEvent, compile_event
 from .materialise import Materialiser
 from rules.store import INF
@@ -58,6 +58,16 @@ def profile_rules(name: str) -> tuple[ir.Rule, ...]:
     return tuple(s for s in result.program.statements if isinstance(s, ir.Rule))
 
 
+def stage_rules(checked: CheckResult) -> tuple[list[ir.Rule], list[ir.Atom]]:
+    """The ontological stage's rules (the program's, then its profiles') and the profiles' facts."""
+    rules = list(checked.analysis.ontological)
+    profile_facts: list[ir.Atom] = []
+    for profile in dict.fromkeys(checked.program.profiles):
+        for rule in profile_rules(profile):
+            (profile_facts.append(rule.head) if rule.is_fact else rules.append(rule))
+    return rules, profile_facts
+
+
 class OntologicalStage:
     """Materialisation with expiry tags plus event extraction, per time point."""
 
@@ -66,11 +76,7 @@ class OntologicalStage:
         checked.raise_for_errors()
         self.program = checked.program
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
-        rules = list(checked.analysis.ontological)
-        profile_facts: list[ir.Atom] = []
-        for profile in dict.fromkeys(self.program.profiles):
-            for rule in profile_rules(profile):
-                (profile_facts.append(rule.head) if rule.is_fact else rules.append(rule))
+        rules, profile_facts = stage_rules(checked)
         self.materialiser = Materialiser(rules, self.dictionary)
         self.rules = [(r, r.body) for r in rules]  # the stage's rules, profiles included
         self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
@@ -96,22 +102,7 @@ class OntologicalStage:
 
     # ------------------------------------------------------------------------------ input
     def _intern(self, fact: Fact) -> tuple:
-        if isinstance(fact, ir.Atom):
-            atom = fact
-            if isinstance(atom.pred, ir.Iri) and len(atom.args) == 1:
-                atom = ir.Atom(ir.Iri(ir.RDF_TYPE), (atom.args[0], atom.pred))
-            return atom_fact(atom, self.dictionary)
-        if len(fact) == 3 and isinstance(fact[1], Node):
-            ids = self._node_ids
-            try:
-                s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]
-            except KeyError:
-                for node in fact:
-                    if node not in ids:
-                        ids[node] = self.dictionary.intern(from_rdflib(node))
-                s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]
-            return (p, 2), (s, o)
-        return fact  # already (relation, int tuple)
+        return intern_fact(fact, self.dictionary, self._node_ids)
 
     def add_background(self, facts: Iterable[Fact]) -> None:
         """Add facts that hold at every time point (also while streaming)."""

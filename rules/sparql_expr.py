@@ -38,7 +38,8 @@ class UnsupportedQuery(RuleError):
 
 def unsupported(what: str, span) -> UnsupportedQuery:
     return UnsupportedQuery([Diagnostic("E401", f"unsupported in event queries: {what}", span,
-                                        "supported: BGP, FILTER, OPTIONAL, UNION, BIND, VALUES, DISTINCT")])
+                                        "supported: BGP, FILTER, OPTIONAL, UNION, BIND, VALUES, DISTINCT, "
+                                        "GROUP BY with COUNT, SUM, AVG, MIN, MAX, SAMPLE")])
 
 
 class Undefined(Exception):

@@ -15,6 +15,7 @@ from rdflib import URIRef, Variable as RdfVariable
 
 from . import ir
 from .analysis import Analysis, analyse, body_atoms, pred_key
+from .csparql import is_csparql, parse_csparql
 from .epsparql import is_epsparql, parse_epsparql
 from .errors import Diagnostic
 from .sparql import parse_select, parse_template, query_reads
@@ -283,6 +284,8 @@ class _Validator:
                     event_reads |= self.event(stmt, prefixes)
                 elif isinstance(stmt, ir.PatternDecl):
                     pattern_preds |= self.pattern(stmt, event_attrs, prefixes)
+                elif is_csparql(stmt.query):
+                    self.diags.extend(parse_csparql(stmt, prefixes, self.ms)[1])
                 elif is_epsparql(stmt.query):
                     self.diags.extend(parse_epsparql(stmt.name, stmt.query, prefixes, self.ms)[1])
         analysis = analyse(program, frozenset(pattern_preds), frozenset(event_reads), self.any_triple_output)

@@ -1,0 +1,389 @@
+"""C-SPARQL queries: stream windows, IMaRS maintenance of their entailments, reports per STEP.
+
+A query ``register compute every E as select ... from stream <s> [range R step S] ... where
+{...}`` is evaluated at the multiples of E. At an evaluation time τ the window of a stream holds
+the stream's triples with time in (σ - R, σ], where σ is the latest multiple of S not after τ
+(with S = E, the usual case, σ = τ); ``[triples N]`` holds the last N triples with time ≤ τ.
+Stream elements name their stream; unnamed elements belong to the default stream, which every
+window reads besides its named stream.
+
+The window contents, the background knowledge and the ontological stage's rules (the rule file's
+Datalog rules and its ``@profile``) are materialised incrementally as in IMaRS: a triple enters
+the materialisation with its expiry (the last evaluation period its window holds it: arriving at
+t with S = 1 it holds until t + R - 1, so IMaRS's tag "expires at t + R" is the first time it no
+longer holds), entailments take the minimum expiry of their premises and the maximum over their
+derivations, and expired facts are dropped without re-derivation (``ontology.materialise``). A
+triple leaving a count window has no expiry known in advance: it is retracted with DRed. Queries
+with the same windows and period share one materialisation.
+
+At τ a query reports if its window content is non-empty: RStream (the default) all solutions,
+``select istream`` those not in the solutions at τ - E, ``select dstream`` those that were there
+and are gone (including at the first τ whose window is empty).
+
+>>> from rules import check_text
+>>> checked = check_text('''@prefix : <http://ex.org/> .
+... :isIn(?x, ?z) :- :isIn(?x, ?y), :isIn(?y, ?z) .
+... query Where := register compute every 1 as select ?x ?z
+...     from stream :positions [range 10 step 1] where { ?x :isIn ?z } .''')
+>>> engine = CSparqlEngine(checked)
+>>> from rules.ir import Atom, Iri
+>>> ex = lambda n: Iri("http://ex.org/" + n)
+>>> isin = lambda a, b: Atom(ex("isIn"), (ex(a), ex(b)))
+>>> out = engine.step(1, {"http://ex.org/positions": [isin("A", "B")]})
+>>> out = engine.step(2, {None: [isin("B", "C")]})
+>>> [f"{a['x'][-2]} {a['z'][-2]}" for a in out.answers["Where"]]
+['A B', 'A C', 'B C']
+>>> engine.next_change(2)
+3
+>>> engine.step(11, {}).answers["Where"]
+[{'x': '<http://ex.org/B>', 'z': '<http://ex.org/C>'}]
+>>> engine.next_change(11) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from rdflib import BNode, Variable
+
+from ontology.convert import from_rdflib, intern_fact
+from ontology.events import compile_pattern
+from ontology.materialise import Materialiser
+from ontology.stage import stage_rules
+from rules import ir
+from rules.csparql import CSparqlQuery, StreamWindow, is_csparql, parse_csparql, translate
+from rules.errors import RuleError
+from rules.loader import CheckResult
+from rules.store import INF, Store
+from rules.terms import TermDictionary, format_term
+
+#: the expiry of a triple in a count window: it holds until it is retracted (DRed)
+HELD = INF - 1
+
+Key = tuple  # (relation, int tuple)
+
+
+@dataclass
+class QueryOutput:
+    """What the queries report at ``t``: per SELECT query its solutions (variable name without
+    ``?`` -> canonical term text), and one graph (triples of terms, sorted) per CONSTRUCT query, in
+    declaration order. A query is present only at its evaluation times with a non-empty window."""
+
+    t: int
+    answers: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    graphs: list[list[tuple]] = field(default_factory=list)
+    constructed: dict[str, list[tuple]] = field(default_factory=dict)  # CONSTRUCT query -> its graph
+
+
+class _Query:
+    """One compiled query and its last result (for IStream / DStream)."""
+
+    def __init__(self, query: CSparqlQuery, prefixes: dict[str, str], d: TermDictionary):
+        self.query = query
+        algebra = translate(query, prefixes).algebra
+        self.root = compile_pattern(algebra["p"], d, query.sparql.span)
+        self.vars = [str(v) for v in algebra.get("PV") or ()]
+        self.template = list(algebra.get("template") or ()) if query.form == "construct" else None
+        self.prev: Counter = Counter()
+        self.last_eval: int | None = None
+
+    def result(self, store: Store, t: int, d: TermDictionary) -> Counter:
+        solutions = self.root.run(store)
+        if self.template is None:
+            return Counter(tuple(sol.get(v) for v in self.vars) for sol in solutions)
+        triples: Counter = Counter()
+        for n, sol in enumerate(solutions):
+            fresh: dict[str, int] = {}
+            for triple in self.template:
+                ids = []
+                for node in triple:
+                    if isinstance(node, Variable):
+                        ids.append(sol.get(str(node)))
+                    elif isinstance(node, BNode):
+                        if str(node) not in fresh:
+                            fresh[str(node)] = d.intern(ir.Iri(f"urn:dotr:query:{self.query.name}:{t}:{n}:{node}"))
+                        ids.append(fresh[str(node)])
+                    else:
+                        ids.append(d.intern(from_rdflib(node)))
+                if None not in ids and isinstance(d.term(ids[1]), ir.Iri):
+                    triples[tuple(ids)] = 1  # a graph: each triple once
+        return triples
+
+
+class _Group:
+    """Queries with the same windows and period: one materialisation of their window contents."""
+
+    def __init__(self, every: int, windows: tuple[StreamWindow, ...], rules, background: Store,
+                 background_explicit: dict, d: TermDictionary):
+        self.every, self.windows = every, windows
+        store = Store(lambda pid: isinstance(d.term(pid), ir.Iri))
+        store.apply(list(background))
+        self.m = Materialiser(rules, d, store)
+        self.m.explicit = dict(background_explicit)
+        self.queries: list[_Query] = []
+        self.pending: list[list[tuple[int, Key]]] = [[] for _ in windows]  # arrived, not yet in
+        self.counted: list[deque] = [deque() for _ in windows]  # count windows' contents
+        self.held: Counter = Counter()  # key -> copies in count windows
+        self.timed: dict[Key, int] = {}  # key -> expiry from time windows (for count-window keys)
+        self.max_expiry = -1  # of the time-window triples added so far
+        self.counts = any(w.triples is not None for w in windows)
+
+    def receive(self, t: int, stream: str | None, keys: list[Key]) -> None:
+        for w, window in enumerate(self.windows):
+            if stream is None or stream == window.stream:
+                self.pending[w].extend((t, key) for key in keys)
+
+    # ------------------------------------------------------------------------- windows
+    def _expiry(self, window: StreamWindow, t: int) -> int:
+        """The last time point at which a triple arriving at t is in the window (σ only moves at
+        multiples of the step)."""
+        return ((t + window.range - 1) // window.step) * window.step + window.step - 1
+
+    def _visible(self, window: StreamWindow, t: int) -> int:
+        """The first time point whose window holds a triple arriving at t."""
+        return -(-t // window.step) * window.step
+
+    def advance(self, now: int) -> bool:
+        """Move every window to evaluation time ``now``; True when the windows hold something."""
+        m = self.m
+        for rel, fact in m.advance(now):
+            if self.timed.get((rel, fact), INF) < now:
+                del self.timed[(rel, fact)]
+        timed: list = []
+        entered: list[Key] = []
+        left: list[Key] = []
+        for w, window in enumerate(self.windows):
+            pending = self.pending[w]
+            if window.triples is not None:
+                arrived = [key for t, key in pending if t <= now]
+                self.pending[w] = pending[len(arrived):]
+                counted = self.counted[w]
+                counted.extend(arrived)
+                entered.extend(arrived)
+                while len(counted) > window.triples:
+                    left.append(counted.popleft())
+                continue
+            k = 0
+            while k < len(pending) and self._visible(window, pending[k][0]) <= now:
+                t, (rel, fact) = pending[k]
+                expiry = self._expiry(window, t)
+                if expiry >= now:
+                    timed.append((rel, fact, expiry))
+                    self.max_expiry = max(self.max_expiry, expiry)
+                k += 1
+            del pending[:k]
+        if self.counts:
+            for rel, fact, expiry in timed:
+                if self.timed.get((rel, fact), -1) < expiry:
+                    self.timed[(rel, fact)] = expiry
+        m.add(timed)
+        if entered or left:
+            self._count(entered, left, now)
+        m.evaluate_local(now)
+        return self.max_expiry >= now or any(self.counted)
+
+    def _count(self, entered: list[Key], left: list[Key], now: int) -> None:
+        """Triples entering count windows hold until they leave them; then DRed retracts them."""
+        held = self.held
+        touched = {key: held[key] for key in (*entered, *left)}
+        for key in entered:
+            held[key] += 1
+        for key in left:
+            held[key] -= 1
+        added = [(rel, fact, HELD) for (rel, fact), before in touched.items() if not before and held[(rel, fact)]]
+        gone = [key for key, before in touched.items() if before and not held[key]]
+        for key in gone:
+            del held[key]
+        m = self.m
+        m.add(added)
+        gone = [key for key in gone if m.explicit.get(key) != INF]  # background stays
+        if gone:
+            m.retract(gone)
+            m.add([(rel, fact, self.timed[(rel, fact)]) for rel, fact in gone
+                   if self.timed.get((rel, fact), -1) >= now])
+
+    def next_time(self, last: int) -> int | None:
+        """The first evaluation time after ``last`` whose windows hold something (given no more
+        input)."""
+        every = self.every
+        first = (last // every + 1) * every
+        if self.max_expiry >= first or any(self.counted):
+            return first
+        best = None
+        for w, window in enumerate(self.windows):
+            for t, _ in self.pending[w]:
+                if window.triples is not None:
+                    when = max(first, -(-t // every) * every)
+                else:
+                    start = max(first, self._visible(window, t))
+                    when = -(-start // every) * every
+                    if when > self._expiry(window, t):
+                        continue
+                if best is None or when < best:
+                    best = when
+        return best
+
+    # --------------------------------------------------------------------------- state
+    def snapshot(self) -> dict:
+        return {"facts": list(self.m.store), "explicit": list(self.m.explicit.items()),
+                "local": list(self.m._local_facts), "pending": [list(p) for p in self.pending],
+                "counted": [list(c) for c in self.counted], "held": dict(self.held),
+                "timed": dict(self.timed), "max_expiry": self.max_expiry}
+
+    def restore(self, state: dict) -> None:
+        store = Store(lambda pid: isinstance(self.m.dictionary.term(pid), ir.Iri))
+        store.apply(state["facts"])
+        self.m.store = store
+        self.m.explicit = dict(state["explicit"])
+        self.m._local_facts = list(state["local"])
+        self.pending = [list(p) for p in state["pending"]]
+        self.counted = [deque(c) for c in state["counted"]]
+        self.held = Counter(state["held"])
+        self.timed = dict(state["timed"])
+        self.max_expiry = state["max_expiry"]
+
+
+class CSparqlEngine:
+    """The C-SPARQL queries of a checked rule file (those whose text starts with ``register``)
+    over background facts (RDF triples of rdflib terms, ground atoms, or interned pairs).
+
+    ``step(t, elements)`` takes the stream elements at ``t`` (stream IRI or None -> facts) and
+    returns what the queries report at ``t``; call it at every ``next_change(t)`` between inputs
+    too, so that evaluation times without input are not skipped."""
+
+    def __init__(self, checked: CheckResult, background: Iterable = (), dictionary: TermDictionary | None = None):
+        checked.raise_for_errors()
+        program = checked.program
+        self.dictionary = d = dictionary if dictionary is not None else TermDictionary()
+        prefixes, ms = program.prefixes, program.timeunit == "ms"
+        queries = []
+        for decl in program.queries:
+            if is_csparql(decl.query):
+                query, diags = parse_csparql(decl, prefixes, ms)
+                if query is None:
+                    raise RuleError(diags, checked.sources)
+                queries.append(query)
+        rules, facts = stage_rules(checked)
+        self._node_ids: dict = {}
+        base = Materialiser(rules, d)
+        base.add([(*intern_fact(f, d, self._node_ids), INF) for f in (*program.facts, *facts, *background)])
+        self.groups: list[_Group] = []
+        self._queries: list[tuple[_Query, _Group]] = []
+        by_windows: dict[tuple, _Group] = {}
+        for query in queries:
+            key = (query.every, query.windows)
+            if key not in by_windows:
+                by_windows[key] = _Group(query.every, query.windows, rules, base.store, base.explicit, d)
+                self.groups.append(by_windows[key])
+            group = by_windows[key]
+            compiled = _Query(query, prefixes, d)
+            group.queries.append(compiled)
+            self._queries.append((compiled, group))
+        self.last_t: int | None = None
+
+    @property
+    def queries(self) -> list[CSparqlQuery]:
+        return [q.query for q, _ in self._queries]
+
+    def store(self, name: str) -> Store:
+        """The materialisation query ``name`` is evaluated on (window contents, background and
+        their entailments; each fact's expiry is the last time point it holds)."""
+        return next(group.m.store for q, group in self._queries if q.query.name == name)
+
+    def step(self, t: int, elements: dict[str | None, list]) -> QueryOutput:
+        """Feed the elements at ``t`` (non-decreasing) and report the queries evaluated at ``t``."""
+        if self.last_t is not None and t < self.last_t:
+            raise ValueError(f"time {t} is before {self.last_t}")
+        self.last_t = t
+        d = self.dictionary
+        for stream, facts in elements.items():
+            keys = [intern_fact(f, d, self._node_ids) for f in facts]
+            for group in self.groups:
+                group.receive(t, stream, keys)
+        out = QueryOutput(t)
+        live = {id(group): group.advance(t) for group in self.groups if t % group.every == 0}
+        for query, group in self._queries:
+            if id(group) not in live:
+                continue
+            spec = query.query
+            result = query.result(group.m.store, t, d) if live[id(group)] else Counter()
+            prev = query.prev if query.last_eval == t - spec.every else Counter()
+            if spec.stream_op == "istream":
+                report = result - prev
+            elif spec.stream_op == "dstream":
+                report = prev - result
+            else:
+                report = result
+            if live[id(group)] or (spec.stream_op == "dstream" and report):
+                self._report(out, query, report)
+            query.prev, query.last_eval = result, t
+        return out
+
+    def run(self, elements: Iterable[tuple[int, dict[str | None, list]]], until: int | None = None
+            ) -> Iterator[QueryOutput]:
+        """Evaluate a stream of ``(t, {stream: facts})`` (t non-decreasing; equal t are merged),
+        with the evaluation times between inputs and after the last one (up to ``until``)."""
+        def merged():
+            pending_t, pending = None, {}
+            for t, streams in elements:
+                if pending_t is not None and t != pending_t:
+                    yield pending_t, pending
+                    pending = {}
+                pending_t = t
+                for stream, facts in streams.items():
+                    pending.setdefault(stream, []).extend(facts)
+            if pending_t is not None:
+                yield pending_t, pending
+
+        for t, streams in merged():
+            yield from self._catch_up(t - 1)
+            yield self.step(t, streams)
+        yield from self._catch_up(until)
+
+    def _catch_up(self, until: int | None) -> Iterator[QueryOutput]:
+        while self.last_t is not None:
+            change = self.next_change(self.last_t)
+            if change is None or (until is not None and change > until):
+                return
+            yield self.step(change, {})
+
+    def _report(self, out: QueryOutput, query: _Query, report: Counter) -> None:
+        term = self.dictionary.term
+        if query.template is not None:
+            graph = sorted((tuple(term(i) for i in triple) for triple in report),
+                           key=lambda triple: [format_term(x) for x in triple])
+            out.graphs.append(graph)
+            out.constructed[query.query.name] = graph
+            return
+        rows = []
+        for row in report.elements():
+            rows.append({v: format_term(term(i)) for v, i in zip(query.vars, row) if i is not None})
+        rows.sort(key=lambda r: [r.get(v, "") for v in query.vars])
+        out.answers[query.query.name] = rows
+
+    def next_change(self, last_t: int) -> int | None:
+        """The first time after ``last_t`` at which a query reports although no input arrives
+        (its window still holds something, or a DStream query must report what left), or None."""
+        times = [group.next_time(last_t) for group in self.groups]
+        for query, group in self._queries:
+            if query.query.stream_op == "dstream" and query.prev:
+                times.append(query.last_eval + query.query.every)
+        return min((t for t in times if t is not None and t > last_t), default=None)
+
+    # ----------------------------------------------------------------------------- state
+    def snapshot(self) -> dict:
+        """The engine's state as plain (picklable) data; the term dictionary is the caller's."""
+        return {"groups": [g.snapshot() for g in self.groups],
+                "queries": [(q.prev, q.last_eval) for q, _ in self._queries], "last_t": self.last_t}
+
+    def restore(self, state: dict) -> None:
+        """Continue from ``snapshot()``'s state (in an engine built from the same rule file over a
+        dictionary restored to the same terms; the background is part of the state)."""
+        for group, group_state in zip(self.groups, state["groups"]):
+            group.restore(group_state)
+        for (query, _), (prev, last_eval) in zip(self._queries, state["queries"]):
+            query.prev, query.last_eval = Counter(prev), last_eval
+        self.last_t = state["last_t"]
