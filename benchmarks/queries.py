@@ -46,7 +46,7 @@ from rules.epsparql import parse_epsparql  # noqa: E402
 from rules.ir import Iri  # noqa: E402
 from rules.store import INF, Store  # noqa: E402
 from rules.terms import TermDictionary  # noqa: E402
-from temporal.csparql import CSparqlEngine  # noqa: E402
+from ontology.csparql import CSparqlEngine  # noqa: E402
 from temporal.epsparql import EpSparqlEngine  # noqa: E402
 from tests.temporal.epsparql_reference import Reference  # noqa: E402
 

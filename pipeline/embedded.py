@@ -451,7 +451,8 @@ _NT_TERMS: dict = {}  # (term, in object position) -> its text in rdflib's N-Tri
 def _nt(term, obj: bool = False) -> str:
     if type(term) is ir.Iri and _PLAIN_IRI.fullmatch(term.value):
         return f"<{term.value}>"
-    key = (term, obj, type(getattr(term, "value", None)))  # Num(0) == Num(0.0), but not in N-Triples
+    # Num(0) == Num(0.0) == Num(-0.0) in Python, not in N-Triples
+    key = (term, obj, repr(term.value)) if type(term) is ir.Num else (term, obj)
     text = _NT_TERMS.get(key)
     if text is None:
         if len(_NT_TERMS) > 100_000:

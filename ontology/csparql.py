@@ -122,7 +122,7 @@ class _Group:
         store = Store(lambda pid: isinstance(d.term(pid), ir.Iri))
         store.apply(list(background))
         self.m = Materialiser(rules, d, store)
-        self.m.explicit = dict(background_explicit)
+        self.m.explicit = {rel: dict(facts) for rel, facts in background_explicit.items()}
         self.queries: list[_Query] = []
         self.pending: list[list[tuple[int, Key]]] = [[] for _ in windows]  # arrived, not yet in
         self.counted: list[deque] = [deque() for _ in windows]  # count windows' contents
@@ -199,7 +199,7 @@ class _Group:
             del held[key]
         m = self.m
         m.add(added)
-        gone = [key for key in gone if m.explicit.get(key) != INF]  # background stays
+        gone = [(rel, fact) for rel, fact in gone if m.explicit.get(rel, {}).get(fact) != INF]  # background stays
         if gone:
             m.retract(gone)
             m.add([(rel, fact, self.timed[(rel, fact)]) for rel, fact in gone
@@ -228,7 +228,7 @@ class _Group:
 
     # --------------------------------------------------------------------------- state
     def snapshot(self) -> dict:
-        return {"facts": list(self.m.store), "explicit": list(self.m.explicit.items()),
+        return {"facts": list(self.m.store), "explicit": [(rel, dict(facts)) for rel, facts in self.m.explicit.items()],
                 "local": list(self.m._local_facts), "pending": [list(p) for p in self.pending],
                 "counted": [list(c) for c in self.counted], "held": dict(self.held),
                 "timed": dict(self.timed), "max_expiry": self.max_expiry}
@@ -237,7 +237,7 @@ class _Group:
         store = Store(lambda pid: isinstance(self.m.dictionary.term(pid), ir.Iri))
         store.apply(state["facts"])
         self.m.store = store
-        self.m.explicit = dict(state["explicit"])
+        self.m.explicit = {rel: dict(facts) for rel, facts in state["explicit"]}
         self.m._local_facts = list(state["local"])
         self.pending = [list(p) for p in state["pending"]]
         self.counted = [deque(c) for c in state["counted"]]

@@ -10,8 +10,8 @@ from rdflib import Literal, URIRef
 
 from rules import check_text, ir
 from rules.terms import format_term
-from temporal.csparql import CSparqlEngine
-from tests.temporal.csparql_reference import CSparqlReference, _order
+from ontology.csparql import CSparqlEngine
+from tests.ontology.csparql_reference import CSparqlReference, _order
 
 EX = "http://ex.org/"
 PREFIX = f"@prefix : <{EX}> .\n"
