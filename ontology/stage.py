@@ -122,6 +122,11 @@ class OntologicalStage:
         m.evaluate_local(t)
         return TimePoint(t, {e.name: e.run(self.store) for e in self.events})
 
+    def background_facts(self) -> list[tuple]:
+        """The explicit background facts (the rule files' facts and the ontologies), interned."""
+        return [(rel, fact) for rel, held in self.materialiser.explicit.items()
+                for fact, expiry in held.items() if expiry == INF]
+
     def reset(self, terms: int) -> None:
         """Back to the background alone and to the dictionary's first ``terms`` terms (everything
         a stream added is forgotten): the state of a stage restored from a snapshot taken with

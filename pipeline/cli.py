@@ -177,7 +177,7 @@ def _elements(args: argparse.Namespace, rejects: list[dict], counts: dict):
     with source:
         for record in in_order(records(source), args.reorder_within, reject if args.on_error == "skip" else None):
             counts["records"] += 1
-            yield record.t, record.facts
+            yield record.t, record.facts, record.stream
 
 
 def input_format(args: argparse.Namespace) -> str:

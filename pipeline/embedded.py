@@ -30,7 +30,9 @@ from rules import DotrError, check, ir
 from rules.loader import CheckResult
 from rules.parser import parse
 from rules.store import INF
+from ontology.csparql import CSparqlEngine
 from ontology.events import compile_select
+from rules.csparql import is_csparql
 from rules.epsparql import is_epsparql
 from temporal.epsparql import EpSparqlEngine
 from temporal.lars import LarsEngine
@@ -85,6 +87,7 @@ class Enriched:
     events: dict[str, list[tuple[int, ...]]]
     expiries: list[int]
     solutions: list[list[dict]] = field(default_factory=list)  # per EP-SPARQL group: var -> id
+    streams: dict = field(default_factory=dict)  # for C-SPARQL: stream name (or None) -> its facts
 
 
 def _expiries(store, t: int) -> list[int]:
@@ -187,6 +190,8 @@ class Reasoner:
             if any(is_epsparql(q.query) for q in self.program.queries) else None
         self._groups = [compile_select(g, self.program.prefixes, d) for g in self.queries.groups] \
             if self.queries is not None else []
+        registered = [q for q in self.program.queries if is_csparql(q.query)]
+        self.csparql = CSparqlEngine(checked, self.ontology.background_facts(), d) if registered else None
         # graphs of patterns re-enter the ontological stage when that can change its events (the
         # profiles' rules read every triple; the program's own rules never read pattern outputs)
         self._feedback = bool(self.program.profiles) or checked.analysis.graphs_reach_events
@@ -213,6 +218,7 @@ class Reasoner:
                 "lars": self.lars.snapshot() if self.lars else None,
                 "patterns": self.patterns.snapshot() if self.patterns else None,
                 "queries": self.queries.snapshot() if self.queries else None,
+                "csparql": self.csparql.snapshot() if self.csparql else None,
                 "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
 
     @classmethod
@@ -226,6 +232,8 @@ class Reasoner:
             reasoner.patterns.restore(state["patterns"])
         if reasoner.queries is not None:
             reasoner.queries.restore(state["queries"])
+        if reasoner.csparql is not None:
+            reasoner.csparql.restore(state["csparql"])
         reasoner._last_t = state["last_t"]
         reasoner._ontology_expiries = state.get("ontology_expiries", [])
         return reasoner
@@ -234,7 +242,7 @@ class Reasoner:
     def conclude_needs_stream(self) -> bool:
         """Whether :meth:`conclude` reads the stream facts of an ``Enriched`` (for LARS, and to
         feed graphs back), or only its conclusions, events and solutions."""
-        return self.lars is not None or self._feedback or self.queries is not None
+        return self.lars is not None or self._feedback or self.queries is not None or self.csparql is not None
 
     def temporal_snapshot(self) -> dict:
         """The temporal state only (LARS, patterns, the terms added since construction): what the
@@ -243,6 +251,7 @@ class Reasoner:
                 "lars": self.lars.snapshot() if self.lars else None,
                 "patterns": self.patterns.snapshot() if self.patterns else None,
                 "queries": self.queries.snapshot() if self.queries else None,
+                "csparql": self.csparql.snapshot() if self.csparql else None,
                 "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
 
     def restore_temporal(self, state: dict) -> None:
@@ -259,32 +268,35 @@ class Reasoner:
             self.patterns.restore(state["patterns"])
         if self.queries is not None:
             self.queries.restore(state["queries"])
+        if self.csparql is not None:
+            self.csparql.restore(state["csparql"])
         self._last_t, self._ontology_expiries = state["last_t"], state["ontology_expiries"]
 
     # ------------------------------------------------------------------------- stepping
-    def run(self, elements: Iterable[tuple[int, list]]) -> Iterator[Result]:
-        """Evaluate a stream of ``(t, facts)`` (t non-decreasing; equal t are merged); in tick mode
-        the ticks between inputs are evaluated too."""
-        pending_t, pending = None, []
-        for t, facts in elements:
+    def run(self, elements: Iterable[tuple]) -> Iterator[Result]:
+        """Evaluate a stream of ``(t, facts)`` or ``(t, facts, stream name)`` (t non-decreasing;
+        equal t are merged); in tick mode the ticks between inputs are evaluated too."""
+        pending_t, pending = None, {}
+        for element in elements:
+            t, facts, stream = element if len(element) == 3 else (*element, None)
             if pending_t is not None and t < pending_t:
                 raise InputError(f"time {t} is before {pending_t}")
             if pending_t is not None and t != pending_t:
                 yield from self._advance_to(pending_t, pending)
-                pending = []
+                pending = {}
             pending_t = t
-            pending.extend(facts)
+            pending.setdefault(stream, []).extend(facts)
         if pending_t is not None:
             yield from self._advance_to(pending_t, pending)
 
-    def _advance_to(self, t: int, facts: list) -> Iterator[Result]:
+    def _advance_to(self, t: int, facts) -> Iterator[Result]:
         yield from self.between(t)
         yield self.step(t, facts)
 
     def between(self, t: int) -> Iterator[Result]:
         """The time points before ``t`` that are evaluated without input: every tick in tick
         mode (with temporal rules), else the points where the output can change."""
-        if self._last_t is not None and self.ticks and self.lars is not None:
+        if self._last_t is not None and self.ticks and (self.lars is not None or self.csparql is not None):
             for tick in range(self._last_t + 1, t):
                 yield self.step(tick, [])
         elif self._last_t is not None and not self.ticks:
@@ -305,22 +317,30 @@ class Reasoner:
                 if when >= last and any(store.expiry(rel, fact) == when for rel, fact in items):
                     candidates.append(when + 1)
             candidates += [when for when in self.lars._future if when > last]
+        if self.csparql is not None:
+            candidates.append(self.csparql.next_change(last))
+            candidates = [c for c in candidates if c is not None]
         return min(candidates, default=None)
 
-    def step(self, t: int, facts: Iterable) -> Result:
+    def step(self, t: int, facts: Iterable | dict) -> Result:
         """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as
-        ``temp(r1,25)``, or RDF triples (rdflib terms)."""
+        ``temp(r1,25)``, or RDF triples (rdflib terms); or a dict stream name -> facts (for
+        C-SPARQL windows; None names the default stream)."""
         return self.conclude(self.enrich(t, facts))
 
-    def enrich(self, t: int, facts: Iterable) -> Enriched:
+    def enrich(self, t: int, facts: Iterable | dict) -> Enriched:
         """The ontological stage at ``t``: everything the temporal stage needs (the first half of
         :meth:`step`; on Spark it runs on the executors, :meth:`conclude` in the stateful stage)."""
         ontology = self.ontology
-        facts = [intern_fact(ontology, f) if isinstance(f, str) else ontology._intern(f) for f in facts]
+        by_stream = facts if isinstance(facts, dict) else {None: facts}
+        streams = {name: [intern_fact(ontology, f) if isinstance(f, str) else ontology._intern(f) for f in items]
+                   for name, items in by_stream.items()}
+        facts = [f for items in streams.values() for f in items]
         point = ontology.process(t, facts)
         self._ontology_t = t
         return Enriched(t, facts, ontology.conclusions(t), point.events, _expiries(ontology.store, t),
-                        [g.run(ontology.store) for g in self._groups])
+                        [g.run(ontology.store) for g in self._groups],
+                        streams if self.csparql is not None else {})
 
     def _ontology_at(self, t: int, point: Enriched) -> OntologicalStage:
         """This reasoner's ontological stage holding ``point``'s input (on Spark the enrich step
@@ -369,6 +389,12 @@ class Reasoner:
         fed_back = bool(graph_facts) and self._feedback
         if self.queries is not None:
             fed_back |= self._queries(t, point, result, graph_facts, graph_matches)
+        if self.csparql is not None:
+            out = self.csparql.step(t, point.streams)
+            for name, rows in out.answers.items():
+                if rows:
+                    result.answers[name] = rows
+            graph_matches.extend((_ntriples(g), name) for name, g in out.constructed.items() if g)
         conclusions = point.conclusions
         self._ontology_expiries = point.expiries
         if fed_back:

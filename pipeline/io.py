@@ -23,6 +23,7 @@ class Record:
     t: int
     facts: list
     raw: str
+    stream: str | None = None  # the stream the record belongs to (for C-SPARQL windows)
 
 
 def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) -> Iterator[Record | InputError]:
@@ -46,7 +47,10 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) ->
                 facts.extend(rdflib.Graph().parse(data=record["turtle"], format="turtle"))
             if "facts" not in record and "turtle" not in record:
                 raise InputError('a record has "facts" or "turtle"', number)
-            yield Record(number, record["t"], facts, text)
+            stream = record.get("stream")
+            if stream is not None and not isinstance(stream, str):
+                raise InputError(f'"stream" is an IRI string, not {stream!r}', number)
+            yield Record(number, record["t"], facts, text, stream)
         except InputError as err:
             message = str(err).split(": ", 1)[-1] if str(err).startswith("line ") else str(err)
             yield _with_raw(InputError(message, number), text)
@@ -113,6 +117,7 @@ def read_trig(text: str) -> Iterator[Record | InputError]:
     times = {}
     for g, _, t in dataset.default_graph.triples((None, TIME, None)):
         times[g] = int(t)
+    streams = {g: str(s) for g, _, s in dataset.default_graph.triples((None, STREAM, None))}
     records = []
     for graph in dataset.graphs():
         name = graph.identifier
@@ -124,11 +129,12 @@ def read_trig(text: str) -> Iterator[Record | InputError]:
         if t is None:
             yield InputError(f"graph {name} has no time (say <{name}> <{TIME}> T in the default graph)", None)
             continue
-        records.append(Record(0, t, list(graph), str(name)))
+        records.append(Record(0, t, list(graph), str(name), streams.get(name)))
     yield from sorted(records, key=lambda r: r.t)
 
 
 TIME = rdflib.URIRef("http://dotr.invalid/time")
+STREAM = rdflib.URIRef("http://dotr.invalid/stream")
 
 
 def in_order(records: Iterable[Record], reorder_within: int = 0,

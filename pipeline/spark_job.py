@@ -104,7 +104,7 @@ def split_text(text: str, source: str, fmt: str) -> Iterator[tuple]:
         if isinstance(item, InputError):
             yield source, item.line or 0, None, "error", _reject(source, item.line, item, None)
         else:
-            yield source, item.line, item.t, "pickle", pickle.dumps(item.facts)
+            yield source, item.line, item.t, "pickle", pickle.dumps((item.stream, item.facts))
 
 
 def _time_of(raw: str) -> int | None:
@@ -137,18 +137,20 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
     reasoner = worker.enricher
     stage, d, base = reasoner.ontology, reasoner.dictionary, reasoner._ontology_terms
     for t in sorted(by_t):
-        facts: list = []
+        facts: dict = {}  # stream -> facts
         good = 0
         for source, line, _, fmt, payload in sorted(by_t[t], key=lambda r: (r[0], r[1])):
             if fmt == "pickle":
-                facts.extend(pickle.loads(payload))
+                stream, items = pickle.loads(payload)
+                facts.setdefault(stream, []).extend(items)
                 good += 1
                 continue
             record = next(read_jsonl([payload.decode()], line, parse=False))
             try:
                 if isinstance(record, InputError):
                     raise record
-                facts.extend([intern_fact(stage, f) if isinstance(f, str) else f for f in record.facts])
+                interned = [intern_fact(stage, f) if isinstance(f, str) else f for f in record.facts]
+                facts.setdefault(record.stream, []).extend(interned)
                 good += 1
             except InputError as err:
                 out.append((t, "reject", _reject(source, line, err, payload.decode())))

@@ -40,13 +40,14 @@ def encode_point(point: Enriched, d: TermDictionary, base: int) -> bytes:
 
     solutions = [[(tuple(sol), ids(tuple(sol.values()))) for sol in group] for group in point.solutions]
     body = (point.t, facts(point.stream), facts(point.conclusions),
-            {name: [ids(row) for row in rows] for name, rows in point.events.items()}, point.expiries, solutions)
+            {name: [ids(row) for row in rows] for name, rows in point.events.items()}, point.expiries, solutions,
+            {name: facts(items) for name, items in point.streams.items()})
     return pickle.dumps((body, [d.term(i) for i in local]), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def decode_point(data: bytes, d: TermDictionary) -> Enriched:
     """The time point :func:`encode_point` wrote, with ids of ``d``."""
-    (t, stream, conclusions, events, expiries, solutions), terms = pickle.loads(data)
+    (t, stream, conclusions, events, expiries, solutions, streams), terms = pickle.loads(data)
     local = [d.intern(term) for term in terms]
 
     def ids(row: tuple) -> tuple:
@@ -57,4 +58,5 @@ def decode_point(data: bytes, d: TermDictionary) -> Enriched:
 
     return Enriched(t, facts(stream), facts(conclusions),
                     {name: [ids(row) for row in rows] for name, rows in events.items()}, expiries,
-                    [[dict(zip(names, ids(values))) for names, values in group] for group in solutions])
+                    [[dict(zip(names, ids(values))) for names, values in group] for group in solutions],
+                    {name: facts(items) for name, items in streams.items()})

@@ -142,14 +142,16 @@ def test_a_restored_state_continues_exactly(example):
     bundle = pickle.dumps((checked, stage.snapshot(), {}, {"keep_empty": True}))
     lines = stream(example)
     elements = [row for row in split_text("\n".join(lines), "s.jsonl", "jsonl")]
+    times = sorted({row[2] for row in elements})
+    batches = [[row for row in elements if row[2] in times[i:i + 3]] for i in range(0, len(times), 3)]
     live, state, outputs = _Worker(bundle), None, []
     reused, reused_state, reused_outputs = _Worker(bundle), None, []
-    for i in range(0, len(elements), 3):
-        rows = enrich_rows(_Worker(bundle), elements[i:i + 3])
+    for batch in batches:  # three time points each
+        rows = enrich_rows(_Worker(bundle), batch)
         out, state = conclude_rows(_Worker(bundle), rows, state)  # a fresh worker every batch
         outputs += out
         reused.engine = None  # the same worker, its engine reset and restored every batch
-        out, reused_state = conclude_rows(reused, enrich_rows(reused, elements[i:i + 3]), reused_state)
+        out, reused_state = conclude_rows(reused, enrich_rows(reused, batch), reused_state)
         reused_outputs += out
     continuous, _ = conclude_rows(live, enrich_rows(live, elements), None)
     assert outputs == continuous == reused_outputs
