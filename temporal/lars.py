@@ -68,6 +68,35 @@ def _add(e: int, n: int) -> int:
     return INF if e >= INF or n >= INF else min(e + n, INF)
 
 
+def _reach(rule: ir.Rule) -> int:
+    """How far before the evaluation time the ``@`` head of ``rule`` can place an atom: for
+    ``@T`` with T from ``[n] @T p`` n, for ``@U`` with ``U = T + k`` n - k; otherwise no bound
+    (INF: T from a whole-stream or tuple window, from data, or a fixed time).
+
+    >>> from rules import parse
+    >>> [_reach(r) for r in parse("@U h(X) :- [3] @T p(X), U = T + -2 .  @T g(X) :- [1] @T p(X) .").rules]
+    [5, 1]
+    >>> _reach(parse("@T g(X) :- @T p(X) .").rules[0]) == INF
+    True
+    """
+    at, offset = rule.at, 0
+    if not isinstance(at, ir.Var):
+        return INF
+    name = at.name
+    for lit in rule.body:
+        if isinstance(lit, ir.Comparison) and lit.op == "=" and isinstance(lit.left, ir.Var) and lit.left.name == name:
+            expr = lit.right
+            if not (isinstance(expr, ir.BinOp) and expr.op in "+-" and isinstance(expr.left, ir.Var)
+                    and isinstance(expr.right, ir.Num) and isinstance(expr.right.value, int)):
+                return INF
+            name, offset = expr.left.name, expr.right.value * (1 if expr.op == "+" else -1)
+    sizes = [lit.window.length() for lit in rule.body
+             if isinstance(lit, ir.TemporalLiteral) and isinstance(lit.op, ir.At) and not lit.negated
+             and isinstance(lit.op.time, ir.Var) and lit.op.time.name == name
+             and lit.window is not None and not lit.window.tuple]
+    return max(min(sizes) - offset, 0) if sizes else INF
+
+
 class LarsEngine:
     """Evaluates LARS rules time point by time point; see the module docstring."""
 
@@ -141,6 +170,8 @@ class LarsEngine:
         self._at_targets = set(self._at_heads.values())
         self._tracked = self._at_targets & plain_heads
         self._held: dict[RelKey, dict[tuple, list[list[int]]]] = defaultdict(dict)
+        # how far back an @ head can place an atom again: both are kept that long
+        self._placement_horizon = max((_reach(r) for r in rules if r.at is not None), default=0) + 1
         self._inputs: set[tuple[RelKey, tuple]] = set()
         self._prev_t: int | None = None
         # Laser2: a box window [n] [] p cannot hold for n time points after one where p has no fact;
@@ -266,15 +297,18 @@ class LarsEngine:
 
     def _prune(self, t: int) -> None:
         """Forget what no window can see any more, so that memory stays flat on long streams:
-        placements (kept to report each once) and box intervals older than the largest window."""
+        box intervals older than the largest window, and placements (kept to report each once)
+        older than the furthest an ``@`` head can place again (:func:`_reach`)."""
         finite = [a.size for a in self._aux.values() if a.size < INF]
         horizon = max(finite, default=0) + 1
-        self._placed = {key for key in self._placed if key[0] >= t - horizon}
-        for runs in self._held.values():
-            for fact in list(runs):
-                runs[fact] = [run for run in runs[fact] if run[1] >= t - horizon]
-                if not runs[fact]:
-                    del runs[fact]
+        reach = self._placement_horizon
+        if reach < INF:
+            self._placed = {key for key in self._placed if key[0] >= t - reach}
+            for runs in self._held.values():
+                for fact in list(runs):
+                    runs[fact] = [run for run in runs[fact] if run[1] >= t - reach]
+                    if not runs[fact]:
+                        del runs[fact]
         whole = {a.base for a in self._pertime if a.kind == "box" and a.size >= INF}
         for rel, runs in self._occ.items():
             for fact in list(runs):

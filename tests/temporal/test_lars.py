@@ -129,6 +129,8 @@ c(z, x) ."""
 @given(programs(), streams())
 @example(PLACED_WHERE_DERIVED, [[], ["b(z)"]])
 @example(PLACED_BACK_WHERE_DERIVED, [[], ["a(z)", "b(z)"]])
+# placed before the timeline from the whole stream, again at every time point: reported once
+@example("@U h0(X) :- @T c(X, Y), not a(X), U = T + -2 .", [["c(x, x)"]])
 def test_engine_agrees_with_the_lars_definitions(program_text, stream):
     run(program_text, stream)
 
