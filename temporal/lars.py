@@ -260,14 +260,14 @@ class LarsEngine:
         self._advance(t)
         facts, derived = list(facts), list(derived)
         self._inputs = {(rel, fact) for rel, fact in facts}
-        if self._at_targets:
+        self._seen_atoms += len(facts)
+        if self.tuple_size:
+            self._recent.extend((t, rel, fact) for rel, fact in facts)
+        targets = self._at_targets
+        if targets:  # an input atom of an @ head's predicate holds at t (see _place)
             for rel, fact in facts + derived:
-                if rel in self._at_targets:
+                if rel in targets:
                     self._note_held(rel, fact, t, t)
-        for rel, fact in facts:
-            self._seen_atoms += 1
-            if self.tuple_size:
-                self._recent.append((t, rel, fact))
         items = [(rel, fact, t) for rel, fact in facts]
         items += [(rel, fact, t) for rel, fact in self._future.pop(t, ())]
         items += [(rel, fact, t) for rel, fact in derived]
