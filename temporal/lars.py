@@ -68,6 +68,35 @@ def _add(e: int, n: int) -> int:
     return INF if e >= INF or n >= INF else min(e + n, INF)
 
 
+def _reach(rule: ir.Rule) -> int:
+    """How far before the evaluation time the ``@`` head of ``rule`` can place an atom: for
+    ``@T`` with T from ``[n] @T p`` n, for ``@U`` with ``U = T + k`` n - k; otherwise no bound
+    (INF: T from a whole-stream or tuple window, from data, or a fixed time).
+
+    >>> from rules import parse
+    >>> [_reach(r) for r in parse("@U h(X) :- [3] @T p(X), U = T + -2 .  @T g(X) :- [1] @T p(X) .").rules]
+    [5, 1]
+    >>> _reach(parse("@T g(X) :- @T p(X) .").rules[0]) == INF
+    True
+    """
+    at, offset = rule.at, 0
+    if not isinstance(at, ir.Var):
+        return INF
+    name = at.name
+    for lit in rule.body:
+        if isinstance(lit, ir.Comparison) and lit.op == "=" and isinstance(lit.left, ir.Var) and lit.left.name == name:
+            expr = lit.right
+            if not (isinstance(expr, ir.BinOp) and expr.op in "+-" and isinstance(expr.left, ir.Var)
+                    and isinstance(expr.right, ir.Num) and isinstance(expr.right.value, int)):
+                return INF
+            name, offset = expr.left.name, expr.right.value * (1 if expr.op == "+" else -1)
+    sizes = [lit.window.length() for lit in rule.body
+             if isinstance(lit, ir.TemporalLiteral) and isinstance(lit.op, ir.At) and not lit.negated
+             and isinstance(lit.op.time, ir.Var) and lit.op.time.name == name
+             and lit.window is not None and not lit.window.tuple]
+    return max(min(sizes) - offset, 0) if sizes else INF
+
+
 class LarsEngine:
     """Evaluates LARS rules time point by time point; see the module docstring."""
 
@@ -88,6 +117,7 @@ class LarsEngine:
         rules = [r for r in rules if not r.is_fact]
         self.intensional: set[RelKey] = set()
         self._at_heads: dict[RelKey, RelKey] = {}  # pseudo head relation -> placed relation
+        plain_heads: set[RelKey] = set()
         compiled: list[tuple[ir.Rule, CompiledRule, bool]] = []
         graph = nx.DiGraph()
         for rule in rules:
@@ -100,6 +130,8 @@ class LarsEngine:
                 pseudo = ir.Atom(ir.Name(f"_lars:place:{head_rel[0]}:{head_rel[1]}"), (*head.args, rule.at))
                 self._at_heads[(d.intern(pseudo.pred), len(pseudo.args))] = head_rel
                 head = pseudo
+            else:
+                plain_heads.add(head_rel)
             for lit in body:
                 if isinstance(lit, ir.AtomLiteral):
                     rel = (d.intern(lit.atom.pred), len(lit.atom.args))
@@ -133,6 +165,13 @@ class LarsEngine:
         self._future: dict[int, list[tuple[RelKey, tuple]]] = defaultdict(list)
         self._occ: dict[RelKey, dict[tuple, list[list[int]]]] = defaultdict(dict)  # box: intervals
         self._placed: set[tuple[int, RelKey, tuple]] = set()
+        # when the atoms of @ heads held other than by a placement (derived by a plain rule, or
+        # input): a placement into the past reports and feeds to the windows only what is new there
+        self._at_targets = set(self._at_heads.values())
+        self._tracked = self._at_targets & plain_heads
+        self._held: dict[RelKey, dict[tuple, list[list[int]]]] = defaultdict(dict)
+        # how far back an @ head can place an atom again: both are kept that long
+        self._placement_horizon = max((_reach(r) for r in rules if r.at is not None), default=0) + 1
         self._inputs: set[tuple[RelKey, tuple]] = set()
         self._prev_t: int | None = None
         # Laser2: a box window [n] [] p cannot hold for n time points after one where p has no fact;
@@ -150,7 +189,7 @@ class LarsEngine:
         the same rules over a dictionary restored to the same terms: :meth:`restore`."""
         return {"facts": list(self.store), "future": dict(self._future), "occ": dict(self._occ),
                 "disabled": dict(self._disabled_until),
-                "placed": set(self._placed), "recent": list(self._recent), "seen": self._seen_atoms,
+                "placed": set(self._placed), "held": dict(self._held), "recent": list(self._recent), "seen": self._seen_atoms,
                 "t": self.t, "prev": self._prev_t}
 
     def restore(self, state: dict) -> None:
@@ -159,6 +198,7 @@ class LarsEngine:
         self._future = defaultdict(list, state["future"])
         self._occ = defaultdict(dict, state["occ"])
         self._placed = set(state["placed"])
+        self._held = defaultdict(dict, state.get("held", {}))
         self._disabled_until = dict(state["disabled"])
         self._recent.extend(state["recent"])
         self._seen_atoms, self.t, self._prev_t = state["seen"], state["t"], state["prev"]
@@ -218,12 +258,16 @@ class LarsEngine:
             raise ValueError(f"time point {t} is not after {self.t}")
         self.t = t
         self._advance(t)
-        facts = list(facts)
+        facts, derived = list(facts), list(derived)
         self._inputs = {(rel, fact) for rel, fact in facts}
-        for rel, fact in facts:
-            self._seen_atoms += 1
-            if self.tuple_size:
-                self._recent.append((t, rel, fact))
+        self._seen_atoms += len(facts)
+        if self.tuple_size:
+            self._recent.extend((t, rel, fact) for rel, fact in facts)
+        targets = self._at_targets
+        if targets:  # an input atom of an @ head's predicate holds at t (see _place)
+            for rel, fact in facts + derived:
+                if rel in targets:
+                    self._note_held(rel, fact, t, t)
         items = [(rel, fact, t) for rel, fact in facts]
         items += [(rel, fact, t) for rel, fact in self._future.pop(t, ())]
         items += [(rel, fact, t) for rel, fact in derived]
@@ -253,10 +297,18 @@ class LarsEngine:
 
     def _prune(self, t: int) -> None:
         """Forget what no window can see any more, so that memory stays flat on long streams:
-        placements (kept to report each once) and box intervals older than the largest window."""
+        box intervals older than the largest window, and placements (kept to report each once)
+        older than the furthest an ``@`` head can place again (:func:`_reach`)."""
         finite = [a.size for a in self._aux.values() if a.size < INF]
         horizon = max(finite, default=0) + 1
-        self._placed = {key for key in self._placed if key[0] >= t - horizon}
+        reach = self._placement_horizon
+        if reach < INF:
+            self._placed = {key for key in self._placed if key[0] >= t - reach}
+            for runs in self._held.values():
+                for fact in list(runs):
+                    runs[fact] = [run for run in runs[fact] if run[1] >= t - reach]
+                    if not runs[fact]:
+                        del runs[fact]
         whole = {a.base for a in self._pertime if a.kind == "box" and a.size >= INF}
         for rel, runs in self._occ.items():
             for fact in list(runs):
@@ -304,7 +356,7 @@ class LarsEngine:
 
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
         """Store items (placing ``@`` heads, deriving diamond auxiliaries); returns the delta."""
-        at_heads, dia_of = self._at_heads, self._dia_of
+        at_heads, dia_of, tracked = self._at_heads, self._dia_of, self._tracked
         t = self.t if self.t is not None else self.start
         delta: dict[RelKey, dict[tuple, int]] = {}
         while items:
@@ -324,6 +376,9 @@ class LarsEngine:
                     delta.setdefault(rel, {}).update(changed)
                     for aux in dia_of.get(rel, ()):
                         items.extend((aux.rel, fact, _add(expiry, aux.size)) for fact, expiry in changed.items())
+                    if rel in tracked:
+                        for fact, expiry in changed.items():
+                            self._note_held(rel, fact, t, expiry)
         return delta
 
     def _place(self, rel: RelKey, fact: tuple, when: int, now: int) -> list[FactItem]:
@@ -332,7 +387,7 @@ class LarsEngine:
         if when == now:
             self._placed.add(key)
             return [(rel, fact, now)]
-        if key in self._placed:
+        if key in self._placed or when < now and self._held_at(rel, fact, when):
             return []
         self._placed.add(key)
         self._placed_now.append(key)
@@ -350,6 +405,17 @@ class LarsEngine:
                 self._record(rel, fact, when, when)
                 self._disabled_until.pop(aux.rel, None)  # the past changed: decide again
         return out
+
+    def _note_held(self, rel: RelKey, fact: tuple, start: int, end: int) -> None:
+        """Note that ``fact`` holds throughout [start, end] (start: the current time point)."""
+        runs = self._held[rel].setdefault(fact, [])
+        if runs and runs[-1][1] >= start - 1:
+            runs[-1][1] = max(runs[-1][1], end)
+        else:
+            runs.append([start, end])
+
+    def _held_at(self, rel: RelKey, fact: tuple, when: int) -> bool:
+        return any(start <= when <= end for start, end in self._held.get(rel, {}).get(fact, ()))
 
     # ------------------------------------------------------------ per-time-point windows
     def _record(self, rel: RelKey, fact: tuple, start: int, end: int) -> None:

@@ -1,7 +1,7 @@
 """The LARS engine agrees with the literal reading of the LARS definitions (tests/temporal/
 reference.py) on generated programs and streams: every operator, negation, tuple windows, @ heads."""
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from rules import check_text, ir, parse
@@ -113,10 +113,40 @@ def run(program_text: str, stream: list[list[str]], **options):
             sorted((w, _ref_text(f)) for w, f in placed), (t, program_text)
 
 
+# an @ head placing into the past an atom a plain rule had derived there: nothing new to report
+PLACED_WHERE_DERIVED = """@T h0(X) :- a(X), [1] @T a(X), not b(X) .
+h1(X) :- a(X) .
+h2(X) :- a(X) .
+h3(X) :- a(X), not a(X) .
+h0(X) :- [1] <> h0(X), b(X) .
+a(z) ."""
+PLACED_BACK_WHERE_DERIVED = """@U h0(X) :- <> a(X), [0] @T c(X,Y), U = T + -1 .
+h0(X) :- [1] <> h0(X), b(X) .
+c(z, x) ."""
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(programs(), streams())
+@example(PLACED_WHERE_DERIVED, [[], ["b(z)"]])
+@example(PLACED_BACK_WHERE_DERIVED, [[], ["a(z)", "b(z)"]])
+# placed before the timeline from the whole stream, again at every time point: reported once
+@example("@U h0(X) :- @T c(X, Y), not a(X), U = T + -2 .", [["c(x, x)"]])
 def test_engine_agrees_with_the_lars_definitions(program_text, stream):
     run(program_text, stream)
+
+
+def test_a_placement_into_the_past_reports_only_what_is_new_there():
+    # h(z) holds at 0 (derived by the plain rule); at 2 the @ head places h(z) at 0 and 1: only
+    # (1, h(z)) is new to the answer stream
+    program = "h(X) :- a(X), c(X) .\n@T h(X) :- [2] @T a(X), b(X) ."
+    engine = LarsEngine(parse(program).rules)
+    stream = [["a(z)", "c(z)"], ["a(z)"], ["b(z)"]]
+    outputs = []
+    for t, facts in enumerate(stream):
+        out = engine.step(t, [engine._fact(parse(f + ".").facts[0]) for f in facts])
+        outputs.append(sorted((w, format_fact(engine.dictionary, rel, f)) for w, rel, f in out.at))
+    assert outputs == [[], [], [(1, "h(z)")]]
+    run(program, stream)
 
 
 def test_cooling_example():
