@@ -214,29 +214,28 @@ class Reasoner:
     # ---------------------------------------------------------------------------- state
     def snapshot(self) -> dict:
         """Everything needed to continue the run later, as plain (picklable) data."""
-        return {"ontology": self.ontology.snapshot(),
-                "lars": self.lars.snapshot() if self.lars else None,
-                "patterns": self.patterns.snapshot() if self.patterns else None,
-                "queries": self.queries.snapshot() if self.queries else None,
-                "csparql": self.csparql.snapshot() if self.csparql else None,
-                "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
+        return {"ontology": self.ontology.snapshot(), **self._engines_state()}
 
     @classmethod
     def restore(cls, checked: CheckResult, state: dict, **options) -> "Reasoner":
         """A reasoner for the same rules that continues from ``snapshot()``'s state (the
         background is in the state)."""
         reasoner = cls(checked, ontology=OntologicalStage.restore(checked, state["ontology"]), **options)
-        if reasoner.lars is not None:
-            reasoner.lars.restore(state["lars"])
-        if reasoner.patterns is not None:
-            reasoner.patterns.restore(state["patterns"])
-        if reasoner.queries is not None:
-            reasoner.queries.restore(state["queries"])
-        if reasoner.csparql is not None:
-            reasoner.csparql.restore(state["csparql"])
-        reasoner._last_t = state["last_t"]
-        reasoner._ontology_expiries = state.get("ontology_expiries", [])
+        reasoner._restore_engines(state)
         return reasoner
+
+    _ENGINES = ("lars", "patterns", "queries", "csparql")  # the stateful parts after the ontology
+
+    def _engines_state(self) -> dict:
+        state = {name: engine.snapshot() if (engine := getattr(self, name)) is not None else None
+                 for name in self._ENGINES}
+        return {**state, "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
+
+    def _restore_engines(self, state: dict) -> None:
+        for name in self._ENGINES:
+            if (engine := getattr(self, name)) is not None:
+                engine.restore(state[name])
+        self._last_t, self._ontology_expiries = state["last_t"], state.get("ontology_expiries", [])
 
     @property
     def conclude_needs_stream(self) -> bool:
@@ -247,12 +246,7 @@ class Reasoner:
     def temporal_snapshot(self) -> dict:
         """The temporal state only (LARS, patterns, the terms added since construction): what the
         Spark stateful stage keeps per key; the background is rebuilt from the broadcast."""
-        return {"terms": self.dictionary.snapshot()[self._base_terms:],
-                "lars": self.lars.snapshot() if self.lars else None,
-                "patterns": self.patterns.snapshot() if self.patterns else None,
-                "queries": self.queries.snapshot() if self.queries else None,
-                "csparql": self.csparql.snapshot() if self.csparql else None,
-                "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
+        return {"terms": self.dictionary.snapshot()[self._base_terms:], **self._engines_state()}
 
     def restore_temporal(self, state: dict) -> None:
         """Continue from :meth:`temporal_snapshot` (on a reasoner freshly built from the same
@@ -262,15 +256,7 @@ class Reasoner:
             raise ValueError("restore_temporal needs a freshly built reasoner")
         for term in state["terms"]:
             d.intern(term)
-        if self.lars is not None:
-            self.lars.restore(state["lars"])
-        if self.patterns is not None:
-            self.patterns.restore(state["patterns"])
-        if self.queries is not None:
-            self.queries.restore(state["queries"])
-        if self.csparql is not None:
-            self.csparql.restore(state["csparql"])
-        self._last_t, self._ontology_expiries = state["last_t"], state["ontology_expiries"]
+        self._restore_engines(state)
 
     # ------------------------------------------------------------------------- stepping
     def run(self, elements: Iterable[tuple]) -> Iterator[Result]:
