@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import gc
 from collections import defaultdict
+from itertools import repeat
 from typing import Iterable
 
 import networkx as nx
@@ -43,6 +44,11 @@ from rules.store import INF, RelKey, Store
 
 FactItem = tuple  # (relation, fact tuple, expiry)
 BULK_THRESHOLD = 2000
+#: a batch of at least this share of the store's size is closed set-at-a-time when it never
+#: expires and nothing in the store expires (background loading)
+BULK_SHARE = 1 / 16
+#: otherwise (expiry tags), when it is at least this share (measured: benchmarks/ontology.py)
+BULK_SHARE_TAGGED = 1 / 64
 
 
 class Materialiser:
@@ -73,9 +79,9 @@ class Materialiser:
             else:
                 self.incremental.append(compiled)
         self.local.sort(key=lambda sr: sr[0])
-        #: batches of at least this many facts that never expire, added while nothing in the store
-        #: expires, are closed set-at-a-time (rules.columnar) unless the store is over 16 times
-        #: larger (it is read into arrays); None: always fact by fact
+        #: batches of at least this many facts are closed set-at-a-time (rules.columnar) when they
+        #: are a large enough share of the store (which is read into arrays): BULK_SHARE,
+        #: BULK_SHARE_TAGGED; None: always fact by fact
         self.bulk_threshold = bulk_threshold
         self._bulk: ColumnarRules | None = None
         if bulk_threshold is not None:
@@ -108,9 +114,16 @@ class Materialiser:
         """Add explicit facts (or raise their expiry) and propagate; returns how many facts of the
         store were added or raised."""
         items = facts if isinstance(facts, list) else list(facts)
-        if self._bulk is not None and len(items) >= self.bulk_threshold and not self.store.buckets \
-                and len(items) * 16 >= len(self.store) and all(item[2] == INF for item in items):
-            return self._bulk_add(items)
+        if self._bulk is not None and len(items) >= self.bulk_threshold:
+            size = len(self.store)
+            if len(items) >= size * BULK_SHARE and not self.store.buckets and all(item[2] == INF for item in items):
+                return self._bulk_add(items)
+            if len(items) >= size * BULK_SHARE_TAGGED:
+                return self._bulk_add_tagged(items)
+        self._add_explicit(items)
+        return self._propagate(items)
+
+    def _add_explicit(self, items: list[FactItem]) -> None:
         explicit = self.explicit
         for rel, fact, expiry in items:
             held = explicit.get(rel)
@@ -118,7 +131,27 @@ class Materialiser:
                 held = explicit[rel] = {}
             if held.get(fact, -1) < expiry:
                 held[fact] = expiry
-        return self._propagate(items)
+
+    def _bulk_add_tagged(self, items: list[FactItem]) -> int:
+        """``add`` for a large batch with expiry tags: the max-min fixpoint set-at-a-time
+        (rules.columnar), then the facts that are new or rose are stored."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._add_explicit(items)
+            batch: dict[RelKey, list[tuple]] = defaultdict(list)
+            expiries: dict[RelKey, list[int]] = defaultdict(list)
+            for rel, fact, expiry in items:
+                batch[rel].append(fact)
+                expiries[rel].append(expiry)
+            changed = self._bulk.closure_tagged(self.store, batch, expiries)
+            delta: dict = {}
+            for rel, (facts, exps) in changed.items():
+                self.store.apply(zip(repeat(rel), facts, exps), delta)
+            return sum(len(v) for v in delta.values())
+        finally:
+            if enabled:
+                gc.enable()
 
     def _bulk_add(self, items: list[FactItem]) -> int:
         """``add`` for facts that never expire into a store where nothing expires: the closure is
