@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import gc
 from collections import defaultdict
-from itertools import repeat
 from typing import Iterable
 
 import networkx as nx
@@ -144,11 +143,12 @@ class Materialiser:
             for rel, fact, expiry in items:
                 batch[rel].append(fact)
                 expiries[rel].append(expiry)
-            changed = self._bulk.closure_tagged(self.store, batch, expiries)
-            delta: dict = {}
-            for rel, (facts, exps) in changed.items():
-                self.store.apply(zip(repeat(rel), facts, exps), delta)
-            return sum(len(v) for v in delta.values())
+            count = 0
+            for rel, parts in self._bulk.closure_tagged(self.store, batch, expiries).items():
+                for (facts, exps), new in zip(parts, (True, False)):
+                    self.store.add_batch(rel, facts, exps.tolist(), new)
+                    count += len(exps)
+            return count
         finally:
             if enabled:
                 gc.enable()

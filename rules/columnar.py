@@ -232,6 +232,7 @@ class _Database:
         self.codes, self.n, self.store = codes, codes.n, store
         self.keys: dict[RelKey, np.ndarray] = {}
         self.exp: dict[RelKey, np.ndarray] = {}
+        self.stored: dict[RelKey, np.ndarray] = {}  # the store's keys, before the closure
         self._cols: dict[RelKey, list[np.ndarray]] = {}
         self._triple: dict[RelKey, bool] = {}
 
@@ -340,15 +341,26 @@ class ColumnarRules:
         return {rel: self._decode(db, rel, keys) for rel, keys in added.items()}
 
     def closure_tagged(self, store: Store, batch: dict[RelKey, list[tuple]],
-                       expiries: dict[RelKey, list[int]]) -> dict[RelKey, tuple[Iterable[tuple], list[int]]]:
+                       expiries: dict[RelKey, list[int]]) -> dict[RelKey, list[tuple[Iterable[tuple], np.ndarray]]]:
         """The same with expiries (``expiries[rel]`` aligned with ``batch[rel]``): the max-min
         fixpoint of the per-fact engine (a derivation's expiry is the minimum of its premises', a
-        fact keeps the maximum over its derivations). Returns, per relation, the facts of the
-        store or the batch that are new or whose expiry rose, with their new expiries. ``store``
-        is assumed closed (every stored expiry is that fixpoint's)."""
+        fact keeps the maximum over its derivations). Returns, per relation, ``[(new facts,
+        their expiries), (facts of the store whose expiry rose, their new expiries)]`` (facts of
+        the batch included; expiries as arrays). ``store`` is assumed closed (every stored expiry
+        is that fixpoint's)."""
         db, added = self._fixpoint(store, batch, expiries)
-        return {rel: (self._decode(db, rel, keys), db.expiries(rel, keys).tolist()
-                      if rel in db.exp else [INF] * len(keys)) for rel, keys in added.items()}
+        out = {}
+        for rel, keys in added.items():
+            exp = db.expiries(rel, keys)
+            if exp is None:
+                exp = np.full(len(keys), INF, dtype=np.int64)
+            held = db.stored.get(rel)
+            if held is None or len(held) == 0:
+                new = np.ones(len(keys), dtype=bool)
+            else:
+                new = held[np.minimum(np.searchsorted(held, keys), len(held) - 1)] != keys
+            out[rel] = [(self._decode(db, rel, keys[part]), exp[part]) for part in (new, ~new)]
+        return out
 
     def _fixpoint(self, store: Store, batch: dict[RelKey, list[tuple]],
                   expiries: dict[RelKey, list[int]] | None) -> tuple[_Database, dict[RelKey, np.ndarray]]:
@@ -372,7 +384,7 @@ class ColumnarRules:
         for rel, array in old.items():
             keys = pack(rel, array)
             order = np.argsort(keys)
-            db.keys[rel] = keys[order]
+            db.keys[rel] = db.stored[rel] = keys[order]
             if tagged:
                 exp = np.fromiter(stored[rel].values(), dtype=np.int64, count=len(keys))
                 if (exp != INF).any():
