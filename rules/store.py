@@ -191,12 +191,17 @@ class Store:
         """Drop every fact whose expiry is before ``now``; return what was dropped, with the
         expiry each had."""
         dropped = []
+        relations = self.relations
         for when in sorted(t for t in self.buckets if t < now):
+            last = r = facts = None
             for rel, fact in self.buckets.pop(when):
-                r = self.relations[rel]
-                if r.facts.get(fact) == when:
-                    del r.facts[fact]
-                    r._delete(fact)
+                if rel is not last:  # entries come in runs of one relation
+                    r = relations[rel]
+                    facts, last = r.facts, rel
+                if facts.get(fact) == when:  # else: its expiry rose, it is listed again later
+                    del facts[fact]
+                    if r.indexes:
+                        r._delete(fact)
                     dropped.append((rel, fact, when))
         return dropped
 
