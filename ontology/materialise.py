@@ -47,7 +47,7 @@ BULK_THRESHOLD = 2000
 #: expires and nothing in the store expires (background loading)
 BULK_SHARE = 1 / 16
 #: otherwise (expiry tags), when it is at least this share (measured: benchmarks/ontology.py)
-BULK_SHARE_TAGGED = 1 / 64
+BULK_SHARE_TAGGED = 1 / 100
 
 
 class Materialiser:
