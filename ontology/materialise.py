@@ -28,6 +28,7 @@ point only.
 from __future__ import annotations
 
 import gc
+from contextlib import contextmanager
 from collections import defaultdict
 from typing import Iterable
 
@@ -48,6 +49,18 @@ BULK_THRESHOLD = 2000
 BULK_SHARE = 1 / 16
 #: otherwise (expiry tags), when it is at least this share (measured: benchmarks/ontology.py)
 BULK_SHARE_TAGGED = 1 / 100
+
+
+@contextmanager
+def _no_gc():
+    """Millions of new tuples, none cyclic: no collection is due while they are made."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Materialiser:
@@ -111,7 +124,8 @@ class Materialiser:
     # ------------------------------------------------------------------------ maintenance
     def add(self, facts: Iterable[FactItem]) -> int:
         """Add explicit facts (or raise their expiry) and propagate; returns how many facts of the
-        store were added or raised."""
+        store were added or raised. A large batch (``bulk_threshold``, ``BULK_SHARE``,
+        ``BULK_SHARE_TAGGED``) is evaluated set-at-a-time, with the same result."""
         items = facts if isinstance(facts, list) else list(facts)
         if self._bulk is not None and len(items) >= self.bulk_threshold:
             size = len(self.store)
@@ -134,9 +148,7 @@ class Materialiser:
     def _bulk_add_tagged(self, items: list[FactItem]) -> int:
         """``add`` for a large batch with expiry tags: the max-min fixpoint set-at-a-time
         (rules.columnar), then the facts that are new or rose are stored."""
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with _no_gc():
             self._add_explicit(items)
             batch: dict[RelKey, list[tuple]] = defaultdict(list)
             expiries: dict[RelKey, list[int]] = defaultdict(list)
@@ -149,16 +161,11 @@ class Materialiser:
                     self.store.add_batch(rel, facts, exps.tolist(), new)
                     count += len(exps)
             return count
-        finally:
-            if enabled:
-                gc.enable()
 
     def _bulk_add(self, items: list[FactItem]) -> int:
         """``add`` for facts that never expire into a store where nothing expires: the closure is
         computed set-at-a-time (rules.columnar) and stored."""
-        enabled = gc.isenabled()
-        gc.disable()  # millions of new tuples, none cyclic: no collection is due
-        try:
+        with _no_gc():
             batch: dict[RelKey, list[tuple]] = defaultdict(list)
             for rel, fact, _ in items:
                 batch[rel].append(fact)
@@ -175,9 +182,6 @@ class Materialiser:
             for rel, facts in derived.items():
                 count += self.store.add_new(rel, facts, INF)
             return count
-        finally:
-            if enabled:
-                gc.enable()
 
     def build_indexes(self) -> None:
         """Build now the indexes the join plans probe (the store builds them on first use; the
