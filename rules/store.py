@@ -140,7 +140,7 @@ class Store:
         if not facts:
             return
         first = expiries[0]
-        if all(e == first for e in expiries):
+        if expiries.count(first) == len(expiries):
             if first != INF:
                 self.buckets[first].extend(zip(repeat(rel), facts))
             return
