@@ -28,6 +28,7 @@ point only.
 from __future__ import annotations
 
 import gc
+from contextlib import contextmanager
 from collections import defaultdict
 from typing import Iterable
 
@@ -43,6 +44,23 @@ from rules.store import INF, RelKey, Store
 
 FactItem = tuple  # (relation, fact tuple, expiry)
 BULK_THRESHOLD = 2000
+#: a batch of at least this share of the store's size is closed set-at-a-time when it never
+#: expires and nothing in the store expires (background loading)
+BULK_SHARE = 1 / 16
+#: otherwise (expiry tags), when it is at least this share (measured: benchmarks/ontology.py)
+BULK_SHARE_TAGGED = 1 / 100
+
+
+@contextmanager
+def _no_gc():
+    """Millions of new tuples, none cyclic: no collection is due while they are made."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Materialiser:
@@ -73,9 +91,9 @@ class Materialiser:
             else:
                 self.incremental.append(compiled)
         self.local.sort(key=lambda sr: sr[0])
-        #: batches of at least this many facts that never expire, added while nothing in the store
-        #: expires, are closed set-at-a-time (rules.columnar) unless the store is over 16 times
-        #: larger (it is read into arrays); None: always fact by fact
+        #: batches of at least this many facts are closed set-at-a-time (rules.columnar) when they
+        #: are a large enough share of the store (which is read into arrays): BULK_SHARE,
+        #: BULK_SHARE_TAGGED; None: always fact by fact
         self.bulk_threshold = bulk_threshold
         self._bulk: ColumnarRules | None = None
         if bulk_threshold is not None:
@@ -106,11 +124,19 @@ class Materialiser:
     # ------------------------------------------------------------------------ maintenance
     def add(self, facts: Iterable[FactItem]) -> int:
         """Add explicit facts (or raise their expiry) and propagate; returns how many facts of the
-        store were added or raised."""
+        store were added or raised. A large batch (``bulk_threshold``, ``BULK_SHARE``,
+        ``BULK_SHARE_TAGGED``) is evaluated set-at-a-time, with the same result."""
         items = facts if isinstance(facts, list) else list(facts)
-        if self._bulk is not None and len(items) >= self.bulk_threshold and not self.store.buckets \
-                and len(items) * 16 >= len(self.store) and all(item[2] == INF for item in items):
-            return self._bulk_add(items)
+        if self._bulk is not None and len(items) >= self.bulk_threshold:
+            size = len(self.store)
+            if len(items) >= size * BULK_SHARE and not self.store.buckets and all(item[2] == INF for item in items):
+                return self._bulk_add(items)
+            if len(items) >= size * BULK_SHARE_TAGGED:
+                return self._bulk_add_tagged(items)
+        self._add_explicit(items)
+        return self._propagate(items)
+
+    def _add_explicit(self, items: list[FactItem]) -> None:
         explicit = self.explicit
         for rel, fact, expiry in items:
             held = explicit.get(rel)
@@ -118,14 +144,28 @@ class Materialiser:
                 held = explicit[rel] = {}
             if held.get(fact, -1) < expiry:
                 held[fact] = expiry
-        return self._propagate(items)
+
+    def _bulk_add_tagged(self, items: list[FactItem]) -> int:
+        """``add`` for a large batch with expiry tags: the max-min fixpoint set-at-a-time
+        (rules.columnar), then the facts that are new or rose are stored."""
+        with _no_gc():
+            self._add_explicit(items)
+            batch: dict[RelKey, list[tuple]] = defaultdict(list)
+            expiries: dict[RelKey, list[int]] = defaultdict(list)
+            for rel, fact, expiry in items:
+                batch[rel].append(fact)
+                expiries[rel].append(expiry)
+            count = 0
+            for rel, parts in self._bulk.closure_tagged(self.store, batch, expiries).items():
+                for (facts, exps), new in zip(parts, (True, False)):
+                    self.store.add_batch(rel, facts, exps.tolist(), new)
+                    count += len(exps)
+            return count
 
     def _bulk_add(self, items: list[FactItem]) -> int:
         """``add`` for facts that never expire into a store where nothing expires: the closure is
         computed set-at-a-time (rules.columnar) and stored."""
-        enabled = gc.isenabled()
-        gc.disable()  # millions of new tuples, none cyclic: no collection is due
-        try:
+        with _no_gc():
             batch: dict[RelKey, list[tuple]] = defaultdict(list)
             for rel, fact, _ in items:
                 batch[rel].append(fact)
@@ -142,9 +182,6 @@ class Materialiser:
             for rel, facts in derived.items():
                 count += self.store.add_new(rel, facts, INF)
             return count
-        finally:
-            if enabled:
-                gc.enable()
 
     def build_indexes(self) -> None:
         """Build now the indexes the join plans probe (the store builds them on first use; the

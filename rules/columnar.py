@@ -1,5 +1,5 @@
 """Set-at-a-time (columnar) semi-naive evaluation of positive Datalog rules with numpy, for large
-batches of facts that never expire (background loading).
+batches of facts: background loading (nothing expires), and large stream batches with expiry tags.
 
 The per-fact join plans (rules/plan.py) cost about a microsecond per derivation; a background of
 100,000 triples makes millions of derivations under RDFS. Here a relation is a sorted array of
@@ -9,6 +9,11 @@ and the new facts of a round are found by one sort and one binary search against
 Deltas of small relations (the schema) are processed first, so that the schema is closed before
 the large relations flow through the rules. The result equals the per-fact engine's (tests in
 tests/ontology/test_columnar.py compare them on random programs and graphs).
+
+With expiry tags (``closure_tagged``) a relation also has an array of expiries aligned with its
+keys; a join row's expiry is the minimum of its premises'; a candidate fact keeps the largest
+expiry it was derived with, and is in the next delta when it is new or its expiry rose (a rise is
+re-propagated, as in the per-fact engine): the max-min fixpoint, each fact starting absent.
 
 Supported: positive atoms (constant or variable predicates, as in plan.py: a variable predicate
 ranges over the triple relations, or over the relation its binding names), ``=`` and ``!=``
@@ -26,6 +31,9 @@ raises :class:`Unsupported` when the rules are prepared, and the caller keeps th
 >>> new = program.closure(Store(), {edge: [(a, b), (b, c)]})
 >>> sorted(new[path]) == [(a, b), (a, c), (b, c)] and edge not in new
 True
+>>> (facts, expiries), raised = program.closure_tagged(Store(), {edge: [(a, b), (b, c)]}, {edge: [5, 9]})[path]
+>>> sorted(zip(facts, expiries.tolist())) == [((a, b), 5), ((a, c), 5), ((b, c), 9)]
+True
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from typing import Iterable
 import numpy as np
 
 from rules import ir
-from rules.store import RelKey, Store
+from rules.store import INF, RelKey, Store
 from rules.terms import TermDictionary
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -190,18 +198,33 @@ def _groups(values: np.ndarray):
         yield int(ordered[s]), order[s:e]
 
 
+def _min(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """The element-wise minimum of two expiry columns (None: every row never expires)."""
+    if a is None:
+        return b
+    return a if b is None else np.minimum(a, b)
+
+
+def _concat_exp(parts: list[np.ndarray | None], sizes: list[int]) -> np.ndarray | None:
+    if all(p is None for p in parts):
+        return None
+    return np.concatenate([np.full(n, INF, dtype=np.int64) if p is None else p for p, n in zip(parts, sizes)])
+
+
 class _Bindings:
-    """A table of variable bindings: equal-length columns, one per variable."""
+    """A table of variable bindings: equal-length columns, one per variable, and the expiry of
+    each row (the minimum of its premises'; None: no premise expires)."""
 
-    __slots__ = ("cols", "size")
+    __slots__ = ("cols", "size", "exp")
 
-    def __init__(self, cols: dict[str, np.ndarray], size: int):
-        self.cols, self.size = cols, size
+    def __init__(self, cols: dict[str, np.ndarray], size: int, exp: np.ndarray | None = None):
+        self.cols, self.size, self.exp = cols, size, exp
 
     def take(self, idx: np.ndarray | None) -> "_Bindings":
         if idx is None:
             return self
-        return _Bindings({v: c[idx] for v, c in self.cols.items()}, len(idx))
+        return _Bindings({v: c[idx] for v, c in self.cols.items()}, len(idx),
+                         None if self.exp is None else self.exp[idx])
 
     def value(self, term: Term) -> np.ndarray:
         if isinstance(term, str):
@@ -210,11 +233,14 @@ class _Bindings:
 
 
 class _Database:
-    """The relations during one closure: sorted packed keys, their columns on demand."""
+    """The relations during one closure: sorted packed keys, their columns on demand, and their
+    expiries (aligned with the keys; absent: none of the relation's facts expires)."""
 
     def __init__(self, codes: _Codes, store: Store):
         self.codes, self.n, self.store = codes, codes.n, store
         self.keys: dict[RelKey, np.ndarray] = {}
+        self.exp: dict[RelKey, np.ndarray] = {}
+        self.stored: dict[RelKey, np.ndarray] = {}  # the store's keys, before the closure
         self._cols: dict[RelKey, list[np.ndarray]] = {}
         self._triple: dict[RelKey, bool] = {}
 
@@ -233,9 +259,18 @@ class _Database:
             cols = self._cols[rel] = _unpack(keys, self.n, rel[1])
         return cols
 
-    def merge(self, rel: RelKey, candidates: np.ndarray) -> np.ndarray:
-        """Add the candidate keys; returns those that were new (sorted). One sort of the old keys
-        (tagged 0) and the candidates (tagged 1): a key is new where it first occurs tagged 1."""
+    def expiries(self, rel: RelKey, keys: np.ndarray) -> np.ndarray | None:
+        """The current expiries of keys the relation holds (None: they never expire)."""
+        exp = self.exp.get(rel)
+        return None if exp is None else exp[np.searchsorted(self.keys[rel], keys)]
+
+    def merge(self, rel: RelKey, candidates: np.ndarray, exp: np.ndarray | None = None) -> np.ndarray:
+        """Add the candidate keys, derived with expiries ``exp`` (None: never expiring); returns
+        the keys that were new or whose expiry rose (sorted, distinct)."""
+        if exp is not None or rel in self.exp:
+            return self._merge_tagged(rel, candidates, exp)
+        # One sort of the old keys (tagged 0) and the candidates (tagged 1): a key is new where it
+        # first occurs tagged 1.
         old = self.keys.get(rel)
         tagged = np.concatenate((candidates * 2 + 1,) if old is None else (old * 2, candidates * 2 + 1))
         if len(candidates) == 0:
@@ -248,6 +283,37 @@ class _Database:
             self.keys[rel] = keys[first]
             self._cols.pop(rel, None)
         return new
+
+    def _merge_tagged(self, rel: RelKey, candidates: np.ndarray, exp: np.ndarray | None) -> np.ndarray:
+        """``merge`` with expiries: each candidate key keeps its largest expiry; a key is in the
+        result when the relation lacks it or holds it with a smaller expiry (which is raised)."""
+        if len(candidates) == 0:
+            return candidates
+        if exp is None:
+            exp = np.full(len(candidates), INF, dtype=np.int64)
+        order = np.lexsort((exp, candidates))
+        cand, exp = candidates[order], exp[order]
+        last = np.append(cand[1:] != cand[:-1], True)  # the largest expiry of each key
+        cand, exp = cand[last], exp[last]
+        keys = self.keys.get(rel)
+        if keys is None or len(keys) == 0:
+            self.keys[rel], self.exp[rel] = cand, exp
+            self._cols.pop(rel, None)
+            return cand
+        old = self.exp.get(rel)
+        if old is None:
+            old = self.exp[rel] = np.full(len(keys), INF, dtype=np.int64)
+        pos = np.searchsorted(keys, cand)
+        at = np.minimum(pos, len(keys) - 1)
+        found = keys[at] == cand
+        raised = found & (exp > old[at])
+        new = ~found
+        old[at[raised]] = exp[raised]
+        if new.any():
+            self.keys[rel] = np.insert(keys, pos[new], cand[new])
+            self.exp[rel] = np.insert(old, pos[new], exp[new])
+            self._cols.pop(rel, None)
+        return cand[new | raised]
 
 
 class ColumnarRules:
@@ -278,13 +344,44 @@ class ColumnarRules:
     def closure(self, store: Store, batch: dict[RelKey, list[tuple]]) -> dict[RelKey, Iterable[tuple]]:
         """The facts of the closure of (the facts of ``store`` + ``batch``) under the rules that
         are neither in ``store`` nor in ``batch``, per relation (an iterator of distinct tuples).
-        ``store`` is assumed closed already."""
+        ``store`` is assumed closed already, and nothing in it or in ``batch`` expires."""
+        db, added = self._fixpoint(store, batch, None)
+        return {rel: self._decode(db, rel, keys) for rel, keys in added.items()}
+
+    def closure_tagged(self, store: Store, batch: dict[RelKey, list[tuple]],
+                       expiries: dict[RelKey, list[int]]) -> dict[RelKey, list[tuple[Iterable[tuple], np.ndarray]]]:
+        """The same with expiries (``expiries[rel]`` aligned with ``batch[rel]``): the max-min
+        fixpoint of the per-fact engine (a derivation's expiry is the minimum of its premises', a
+        fact keeps the maximum over its derivations). Returns, per relation, ``[(new facts,
+        their expiries), (facts of the store whose expiry rose, their new expiries)]`` (facts of
+        the batch included; expiries as arrays). ``store`` is assumed closed (every stored expiry
+        is that fixpoint's)."""
+        db, added = self._fixpoint(store, batch, expiries)
+        out = {}
+        for rel, keys in added.items():
+            exp = db.expiries(rel, keys)
+            if exp is None:
+                exp = np.full(len(keys), INF, dtype=np.int64)
+            held = db.stored.get(rel)
+            if held is None or len(held) == 0:
+                new = np.ones(len(keys), dtype=bool)
+            else:
+                new = held[np.minimum(np.searchsorted(held, keys), len(held) - 1)] != keys
+            out[rel] = [(self._decode(db, rel, keys[part]), exp[part]) for part in (new, ~new)]
+        return out
+
+    def _fixpoint(self, store: Store, batch: dict[RelKey, list[tuple]],
+                  expiries: dict[RelKey, list[int]] | None) -> tuple[_Database, dict[RelKey, np.ndarray]]:
+        """Semi-naive evaluation; returns the database and, per relation, the keys that are new
+        or rose (with ``expiries``: including the batch's; without: only derived ones)."""
+        tagged = expiries is not None
         relations = set(self.by_rel) | set(batch) | {r.head.rel() for r in self.rules if r.head.rel()}
         relations.discard(None)
         if self.reads_triples:  # a bound variable predicate may name any binary relation
             relations |= {rel for rel in store.relations if rel[1] == 2}
-        old = {rel: _array(store.relations[rel].facts, rel[1]) for rel in relations
-               if rel in store.relations and store.relations[rel].facts}
+        stored = {rel: store.relations[rel].facts for rel in relations
+                  if rel in store.relations and store.relations[rel].facts}
+        old = {rel: _array(facts, rel[1]) for rel, facts in stored.items()}
         new_facts = {rel: _array(facts, rel[1]) for rel, facts in batch.items() if facts}
         ids = [a.ravel() for a in (*old.values(), *new_facts.values())]
         ids.append(np.array(self.constants + [rel[0] for rel in relations], dtype=np.int64))
@@ -293,13 +390,24 @@ class ColumnarRules:
         db = _Database(codes, store)
         pack = lambda rel, a: _pack([codes.encode(a[:, i]) for i in range(rel[1])], codes.n, len(a))  # noqa: E731
         for rel, array in old.items():
-            db.keys[rel] = _sorted_unique(pack(rel, array))
+            keys = pack(rel, array)  # distinct: the store's facts
+            if not tagged:
+                db.keys[rel] = np.sort(keys)
+                continue
+            order = np.argsort(keys)
+            db.keys[rel] = db.stored[rel] = keys[order]
+            exp = np.fromiter(stored[rel].values(), dtype=np.int64, count=len(keys))
+            if (exp != INF).any():
+                db.exp[rel] = exp[order]
         pending: dict[RelKey, np.ndarray] = {}
         added: dict[RelKey, list[np.ndarray]] = {}
         for rel, array in new_facts.items():
-            new = db.merge(rel, pack(rel, array))
+            exp = np.array(expiries[rel], dtype=np.int64) if tagged else None
+            new = db.merge(rel, pack(rel, array), None if exp is None or (exp == INF).all() else exp)
             if len(new):
                 pending[rel] = new
+                if tagged:
+                    added[rel] = [new]
         # schema first: the deltas of small relations go through the rules whose other atoms are
         # all small (closing the schema) before anything is joined with a large relation
         total = sum(len(k) for k in db.keys.values())
@@ -307,7 +415,7 @@ class ColumnarRules:
         deferred: dict[RelKey, np.ndarray] = {}  # deltas still due to the plans with a large atom
         while pending or deferred:
             small = [rel for rel in pending if rel not in large]
-            candidates: dict[RelKey, list[np.ndarray]] = {}
+            candidates: dict[RelKey, list[tuple[np.ndarray, np.ndarray | None]]] = {}
             if small:
                 for rel in small:
                     keys = pending.pop(rel)
@@ -320,27 +428,31 @@ class ColumnarRules:
                     self._run(rel, keys, db, candidates, lambda plan: self._touches(plan, large))
                 pending, deferred = {}, {}
             for rel, parts in candidates.items():
-                new = db.merge(rel, np.concatenate(parts))
+                exp = _concat_exp([e for _, e in parts], [len(k) for k, _ in parts])
+                new = db.merge(rel, np.concatenate([k for k, _ in parts]), exp)
                 if len(new):
                     pending[rel] = _union(pending.get(rel), new)
                     added.setdefault(rel, []).append(new)
-        out = {}
-        for rel, parts in added.items():
-            cols = [codes.decode(c).tolist() for c in _unpack(np.concatenate(parts), db.n, rel[1])]
-            out[rel] = zip(*cols) if cols else [()]
-        return out
+        # with expiries a key may rise in several rounds; without, each round's keys are new
+        return db, {rel: np.concatenate(parts) if not tagged else _sorted_unique(np.concatenate(parts))
+                    for rel, parts in added.items()}
+
+    @staticmethod
+    def _decode(db: _Database, rel: RelKey, keys: np.ndarray) -> Iterable[tuple]:
+        cols = [db.codes.decode(c).tolist() for c in _unpack(keys, db.n, rel[1])]
+        return zip(*cols) if cols else [()]
 
     def _run(self, rel: RelKey, keys: np.ndarray, db: _Database, out: dict, which) -> None:
         """Run the plans seeded at ``rel`` that ``which`` selects on the delta ``keys``."""
-        delta = None
+        delta = exp = None
         seeds = list(self.by_rel.get(rel, ()))
         if self.by_triple and db.is_triple(rel):
             seeds += self.by_triple
         for plan in seeds:
             if which(plan):
                 if delta is None:
-                    delta = _unpack(keys, db.n, rel[1])
-                self._seeded(*plan, rel, delta, db, out)
+                    delta, exp = _unpack(keys, db.n, rel[1]), db.expiries(rel, keys)
+                self._seeded(*plan, rel, delta, exp, db, out)
 
     @staticmethod
     def _touches(plan: tuple[_Rule, int], large: set) -> bool:
@@ -352,9 +464,10 @@ class ColumnarRules:
     def _c(self, t: Term) -> Term:
         return t if isinstance(t, str) else self._constants[t]
 
-    def _seeded(self, rule: _Rule, seed: int, rel: RelKey, delta: list[np.ndarray], db: _Database,
-                out: dict[RelKey, list[np.ndarray]]) -> None:
-        """Derive the heads of ``rule`` with atom ``seed`` matched against the delta of ``rel``."""
+    def _seeded(self, rule: _Rule, seed: int, rel: RelKey, delta: list[np.ndarray], exp: np.ndarray | None,
+                db: _Database, out: dict[RelKey, list[tuple[np.ndarray, np.ndarray | None]]]) -> None:
+        """Derive the heads of ``rule`` (packed keys and expiries) with atom ``seed`` matched
+        against the delta of ``rel`` (its columns and expiries)."""
         atom = rule.atoms[seed]
         remaining = [a for j, a in enumerate(rule.atoms) if j != seed]
         tests = list(rule.tests)
@@ -367,9 +480,11 @@ class ColumnarRules:
         if isinstance(atom.pred, str):
             b.cols[atom.pred] = np.full(1, db.codes.const(rel[0]), dtype=np.int64)
         if delta:
-            b = self._join(b, atom.args, delta, len(delta[0]), db, needed())
+            b = self._join(b, atom.args, delta, len(delta[0]), exp, db, needed())
             if b is None:
                 return
+        else:  # a 0-ary relation
+            b.exp = exp
         while True:
             b = self._test(b, tests)
             if b is None or not remaining:
@@ -384,13 +499,14 @@ class ColumnarRules:
         head = rule.head
         cols = [b.value(self._c(t)) for t in head.args]
         if not isinstance(head.pred, str):
-            out.setdefault(head.rel(), []).append(_pack(cols, db.n, b.size))
+            out.setdefault(head.rel(), []).append((_pack(cols, db.n, b.size), b.exp))
             return
         for p, idx in _groups(b.cols[head.pred]):
             hrel = (int(db.codes.decode(np.array([p]))[0]), len(head.args))
             if db.is_triple(hrel):
                 sub = cols if idx is None else [c[idx] for c in cols]
-                out.setdefault(hrel, []).append(_pack(sub, db.n, b.size if idx is None else len(idx)))
+                exp = b.exp if idx is None or b.exp is None else b.exp[idx]
+                out.setdefault(hrel, []).append((_pack(sub, db.n, b.size if idx is None else len(idx)), exp))
 
     def _score(self, atom: _Atom, b: _Bindings):
         terms = (atom.pred, *atom.args)
@@ -411,27 +527,31 @@ class ColumnarRules:
         else:  # unbound: every triple relation
             for rel in list(db.keys):
                 if db.is_triple(rel):
-                    bound = _Bindings({**b.cols, atom.pred: np.full(b.size, db.codes.const(rel[0]))}, b.size)
+                    bound = _Bindings({**b.cols, atom.pred: np.full(b.size, db.codes.const(rel[0]))}, b.size, b.exp)
                     joined = self._table(bound, atom.args, rel, db, keep)
                     if joined is not None:
                         parts.append(joined)
         if not parts:
             return None
+        sizes = [p.size for p in parts]
         return _Bindings({v: np.concatenate([p.cols[v] for p in parts]) for v in parts[0].cols},
-                         sum(p.size for p in parts))
+                         sum(sizes), _concat_exp([p.exp for p in parts], sizes))
 
     def _table(self, b: _Bindings, args, rel: RelKey, db: _Database, keep: set[str]) -> _Bindings | None:
         cols = db.cols(rel)
         if cols is None and rel[1] > 0:
             return None
+        exp = db.exp.get(rel)
         if cols is None:  # a 0-ary relation: holds or not
-            return b if len(db.keys.get(rel, _EMPTY)) else None
-        return self._join(b, args, cols, len(cols[0]), db, keep)
+            if not len(db.keys.get(rel, _EMPTY)):
+                return None
+            return b if exp is None else _Bindings(b.cols, b.size, _min(b.exp, np.full(b.size, exp[0])))
+        return self._join(b, args, cols, len(cols[0]), exp, db, keep)
 
-    def _join(self, b: _Bindings, args, cols: list[np.ndarray], size: int, db: _Database,
-              keep: set[str]) -> _Bindings | None:
-        """Join the bindings with the rows ``cols`` of an atom with arguments ``args``; the
-        result has the columns of the variables in ``keep``."""
+    def _join(self, b: _Bindings, args, cols: list[np.ndarray], size: int, exp: np.ndarray | None,
+              db: _Database, keep: set[str]) -> _Bindings | None:
+        """Join the bindings with the rows ``cols`` (expiries ``exp``) of an atom with arguments
+        ``args``; the result has the columns of the variables in ``keep``."""
         mask = None
         first: dict[str, int] = {}
         shared: list[tuple[int, str]] = []
@@ -452,6 +572,7 @@ class ColumnarRules:
             if len(rows) == 0:
                 return None
             cols, size = [c[rows] for c in cols], len(rows)
+            exp = None if exp is None else exp[rows]
         if b.size == 0 or size == 0:
             return None
         if shared:
@@ -464,7 +585,9 @@ class ColumnarRules:
             bi, ri = np.zeros(size, dtype=np.int64), None
         else:  # no shared variable: every pair
             bi, ri = np.repeat(np.arange(b.size), size), np.tile(np.arange(size), b.size)
-        out = _Bindings({v: c[bi] for v, c in b.cols.items() if v in keep}, len(bi))
+        row_exp = exp if ri is None or exp is None else exp[ri]
+        out = _Bindings({v: c[bi] for v, c in b.cols.items() if v in keep}, len(bi),
+                        _min(None if b.exp is None else b.exp[bi], row_exp))
         for v, pos in first.items():
             if v in keep:
                 out.cols[v] = cols[pos] if ri is None else cols[pos][ri]

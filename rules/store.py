@@ -18,6 +18,7 @@ bucket, without re-derivation (DESIGN 4).
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import repeat
 from typing import Callable, Iterable, Iterator
 
 INF = 1 << 62  # expiry of facts that never expire
@@ -127,6 +128,27 @@ class Store:
             r.facts.update(new)
         return count
 
+    def add_batch(self, rel: RelKey, facts: Iterable[tuple], expiries: list[int], new: bool) -> None:
+        """Store facts with their expiries: facts the relation does not hold (``new``), or facts
+        it holds with a smaller expiry (raised). For large batches (no per-fact delta)."""
+        r = self.relation(rel)
+        facts = facts if isinstance(facts, list) else list(facts)
+        if new and r.indexes:
+            for fact in facts:
+                r._insert(fact)
+        r.facts.update(zip(facts, expiries))
+        if not facts:
+            return
+        first = expiries[0]
+        if expiries.count(first) == len(expiries):
+            if first != INF:
+                self.buckets[first].extend(zip(repeat(rel), facts))
+            return
+        buckets = self.buckets
+        for fact, e in zip(facts, expiries):
+            if e != INF:
+                buckets[e].append((rel, fact))
+
     def apply(self, items, delta: dict | None = None) -> dict[RelKey, dict[tuple, int]]:
         """``add`` for each ``(rel, fact, expiry)``, inlined (this is the engines' hot loop);
         returns (or extends) the delta: rel -> {fact: expiry} of what is new or rose."""
@@ -169,12 +191,17 @@ class Store:
         """Drop every fact whose expiry is before ``now``; return what was dropped, with the
         expiry each had."""
         dropped = []
+        relations = self.relations
         for when in sorted(t for t in self.buckets if t < now):
+            last = r = facts = None
             for rel, fact in self.buckets.pop(when):
-                r = self.relations[rel]
-                if r.facts.get(fact) == when:
-                    del r.facts[fact]
-                    r._delete(fact)
+                if rel is not last:  # entries come in runs of one relation
+                    r = relations[rel]
+                    facts, last = r.facts, rel
+                if facts.get(fact) == when:  # else: its expiry rose, it is listed again later
+                    del facts[fact]
+                    if r.indexes:
+                        r._delete(fact)
                     dropped.append((rel, fact, when))
         return dropped
 

@@ -1,12 +1,15 @@
-"""The set-at-a-time background path (rules.columnar) gives exactly the per-fact engine's store,
-on random programs over triples (variable predicates, schema-like recursion, comparisons) and
-random graphs; streaming afterwards stays equal too."""
+"""The set-at-a-time paths (rules.columnar) give exactly the per-fact engine's store, on random
+programs over triples (variable predicates, schema-like recursion, comparisons) and random graphs:
+background loading, and batches with expiry tags (the max-min fixpoint) while streaming."""
+
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.lubm_like import triples
+from ontology import materialise
 from ontology.materialise import Materialiser
 from ontology.stage import profile_rules
 from rules import ir, parse
@@ -142,11 +145,62 @@ def test_unsupported_rules_keep_the_per_fact_path():
     assert len(m.store.relation(m.relation("q", 1)).facts) == 1
 
 
-def test_only_batches_that_never_expire_into_a_store_without_expiry():
-    d, bulk, plain = _pair(parse("q(X, Z) :- p(X, Y), p(Y, Z) .").rules)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(rules_(), min_size=1, max_size=4), recursion, st.lists(triple, max_size=10),
+       st.lists(st.lists(st.tuples(st.one_of(triple.map(lambda t: (t,)), other), st.sampled_from([0, 0, 1, 2, 5])),
+                         max_size=6), min_size=1, max_size=6),
+       st.lists(st.booleans(), min_size=6, max_size=6))
+def test_tagged_batches_equal_per_fact(rules, extra, graph, stream, tagged_path):
+    """Streams with random ranges: each time point's batch through the tagged set-at-a-time path
+    (or, at random, fact by fact on the same store) against the per-fact engine alone."""
+    program = parse(f"@prefix : <{EX}> .\n" + "\n".join(rules) + "\n" + extra)
+    d, bulk, plain = _pair(program.rules)
+    background = [(rel, fact, INF) for rel, fact in _facts(d, graph, [])]
+    bulk.add(background)
+    plain.add(background)
+    for t, elements in enumerate(stream):
+        graph_part = [e[0] for e, _ in elements if len(e) == 1]
+        others = [e for e, _ in elements if len(e) != 1]
+        ranges = [r for e, r in elements if len(e) == 1] + [r for e, r in elements if len(e) != 1]
+        items = [(rel, fact, t + r) for (rel, fact), r in zip(_facts(d, graph_part, others), ranges)]
+        for m in (bulk, plain):
+            m.advance(t)
+        with mock.patch.object(materialise, "BULK_SHARE_TAGGED", 0 if tagged_path[t] else INF):
+            bulk.add(items)
+        plain.add(items)
+        assert _state(bulk) == _state(plain)
+        assert bulk.explicit == plain.explicit
+
+
+def test_tagged_path_raises_and_repropagates():
+    """A batch that raises the expiry of stored facts (through a cycle) raises their consequences."""
+    program = parse("p(X, Z) :- p(X, Y), p(Y, Z) . q(X) :- p(X, X) .")
+    d, bulk, plain = _pair(program.rules)
     p = bulk.relation("p", 2)
     a, b, c = (d.intern(ir.Name(n)) for n in "abc")
     for m in (bulk, plain):
-        m.add([(p, (a, b), 3)])  # finite expiry: fact by fact
-        m.add([(p, (b, c), INF)])  # the store has a fact that expires: fact by fact
-    assert _state(bulk) == _state(plain) and bulk.store.expiry(bulk.relation("q", 2), (a, c)) == 3
+        m.add([(p, (a, b), 3), (p, (b, c), 3), (p, (c, a), 2)])
+    assert bulk.store.expiry(bulk.relation("q", 1), (a,)) == 2
+    with mock.patch.object(materialise, "BULK_SHARE_TAGGED", 0):
+        bulk.add([(p, (c, a), 9), (p, (a, b), 1)])
+    plain.add([(p, (c, a), 9), (p, (a, b), 1)])
+    assert _state(bulk) == _state(plain) and bulk.store.expiry(bulk.relation("q", 1), (a,)) == 3
+
+
+def test_path_choice():
+    d, bulk, plain = _pair(parse("q(X, Z) :- p(X, Y), p(Y, Z) .").rules)
+    bulk.bulk_threshold = 2
+    p = bulk.relation("p", 2)
+    a, b, c = (d.intern(ir.Name(n)) for n in "abc")
+    with mock.patch.object(bulk._bulk, "closure", wraps=bulk._bulk.closure) as untagged, \
+            mock.patch.object(bulk._bulk, "closure_tagged", wraps=bulk._bulk.closure_tagged) as tagged:
+        bulk.add([(p, (a, b), INF), (p, (b, c), INF)])  # never expiring, into a store without expiry
+        assert untagged.call_count == 1 and tagged.call_count == 0
+        bulk.add([(p, (c, a), 3)])  # below the threshold: fact by fact
+        bulk.add([(p, (c, c), INF), (p, (a, a), INF)])  # the store has facts that expire
+        assert untagged.call_count == 1 and tagged.call_count == 1
+    for m in (plain,):
+        m.add([(p, (a, b), INF), (p, (b, c), INF)])
+        m.add([(p, (c, a), 3)])
+        m.add([(p, (c, c), INF), (p, (a, a), INF)])
+    assert _state(bulk) == _state(plain) and bulk.store.expiry(bulk.relation("q", 2), (c, b)) == 3

@@ -1,9 +1,12 @@
 """The incremental materialisation with expiry tags equals recomputation from scratch at every
 time point (hypothesis-generated programs and streams)."""
 
+from unittest import mock
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ontology import materialise
 from ontology.materialise import Materialiser
 from rules.store import INF
 from rules import ir, parse
@@ -64,10 +67,12 @@ def _rel_fact(d, pred, args):
     return (d.intern(ir.Name(pred)), len(args)), tuple(d.intern(ir.Name(a)) for a in args)
 
 
-def run_differential(program_text, background, stream):
+def run_differential(program_text, background, stream, set_at_a_time=False):
+    """``set_at_a_time``: every batch through the columnar path (rules.columnar)."""
     program = parse(program_text)
     d = TermDictionary()
-    m = Materialiser(program.rules, d)
+    m = Materialiser(program.rules, d, bulk_threshold=0 if set_at_a_time else materialise.BULK_THRESHOLD)
+    assert m._bulk is not None or not set_at_a_time
     bg = [_rel_fact(d, p, a) for p, a in background]
     m.add([(rel, fact, INF) for rel, fact in bg])
     live: list[tuple[int, tuple]] = []  # (expiry, (rel, fact))
@@ -78,7 +83,8 @@ def run_differential(program_text, background, stream):
             rel, fact = _rel_fact(d, pred, args)
             items.append((rel, fact, t + r))
             live.append((t + r, (rel, fact)))
-        m.add(items)
+        with mock.patch.object(materialise, "BULK_SHARE_TAGGED", 0 if set_at_a_time else materialise.BULK_SHARE_TAGGED):
+            m.add(items)
         m.evaluate_local(t)
         explicit = {rf for e, rf in live if e >= t} | set(bg)
         expected = closure(list(program.rules), explicit, d)
@@ -92,6 +98,13 @@ def run_differential(program_text, background, stream):
        st.lists(stream_facts(), max_size=3), streams)
 def test_incremental_equals_recomputation(rules, extra, background, stream):
     run_differential("\n".join(rules) + "\n" + extra, background, stream)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(rules_(), min_size=1, max_size=4), transitive,
+       st.lists(stream_facts(), max_size=3), streams)
+def test_set_at_a_time_equals_recomputation(rules, extra, background, stream):
+    run_differential("\n".join(rules) + "\n" + extra, background, stream, set_at_a_time=True)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
