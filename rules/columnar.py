@@ -333,8 +333,10 @@ class ColumnarRules:
             for i, atom in enumerate(rule.atoms):
                 rel = atom.rel()
                 (self.by_triple if rel is None else self.by_rel.setdefault(rel, [])).append((rule, i))
+        # a variable predicate (in a body, or in a head: the derived fact may already be stored
+        # there) may name any binary relation
         self.reads_triples = bool(self.by_triple) or any(
-            isinstance(a.pred, str) for r in self.rules for a in r.atoms)
+            isinstance(a.pred, str) for r in self.rules for a in (r.head, *r.atoms))
         self.constants = [t for r in self.rules for a in (r.head, *r.atoms) for t in (a.pred, *a.args)
                           if isinstance(t, int)] + [t for r in self.rules for _, l, rt in r.tests
                                                     for t in (l, rt) if isinstance(t, int)]
