@@ -131,14 +131,18 @@ def parse_fact(text: str) -> ir.Atom:
     return parse_fact_with_grammar(text)
 
 
-def intern_fact(stage: OntologicalStage, text: str) -> tuple:
-    """``(relation, ids)`` of a fact string: ``stage._intern(parse_fact(text))``, with the ids
-    of the names, IRIs and numbers seen before taken from ``stage.token_ids``.
+def intern_input(stage: OntologicalStage, fact) -> tuple:
+    """``(relation, ids)`` of an input fact for ``stage``: a fact string (``temp(25)``; the ids
+    of the names, IRIs and numbers seen before come from ``stage.token_ids``), a ground atom, an
+    rdflib triple, or an already interned fact.
 
     >>> stage = Reasoner.from_files("examples/cooling/rules.dotr").ontology
-    >>> intern_fact(stage, "temp(25)") == stage._intern(parse_fact("temp(25)"))
+    >>> intern_input(stage, "temp(25)") == stage._intern(parse_fact("temp(25)"))
     True
     """
+    if not isinstance(fact, str):
+        return stage._intern(fact)
+    text = fact
     simple = _SIMPLE_FACT.fullmatch(text)
     if simple is not None:
         cache, pred, args = stage.token_ids, *simple.groups()
@@ -319,8 +323,7 @@ class Reasoner:
         :meth:`step`; on Spark it runs on the executors, :meth:`conclude` in the stateful stage)."""
         ontology = self.ontology
         by_stream = facts if isinstance(facts, dict) else {None: facts}
-        streams = {name: [intern_fact(ontology, f) if isinstance(f, str) else ontology._intern(f) for f in items]
-                   for name, items in by_stream.items()}
+        streams = {name: [intern_input(ontology, f) for f in items] for name, items in by_stream.items()}
         facts = [f for items in streams.values() for f in items]
         point = ontology.process(t, facts)
         self._ontology_t = t

@@ -38,7 +38,7 @@ from ontology.background import load_triples
 from rules import DotrError, check
 from rules.loader import CheckResult
 
-from .embedded import InputError, Reasoner, Result, intern_fact
+from .embedded import InputError, Reasoner, Result, intern_input
 from .io import read_jsonl, read_laserpp, read_trig
 from .wire import decode_point, encode_point
 
@@ -149,7 +149,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
             try:
                 if isinstance(record, InputError):
                     raise record
-                interned = [intern_fact(stage, f) if isinstance(f, str) else f for f in record.facts]
+                interned = [intern_input(stage, f) for f in record.facts]
                 facts.setdefault(record.stream, []).extend(interned)
                 good += 1
             except InputError as err:
