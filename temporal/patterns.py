@@ -29,6 +29,7 @@ forgotten when older than the longest look-back of any pattern.
 from __future__ import annotations
 
 import bisect
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -39,7 +40,7 @@ from rules import ir
 from rules.builtins import arith, compare
 from rules.ir import UNIT_MS
 from rules.sparql import parse_template, rdf_term
-from rules.terms import TermDictionary
+from rules.terms import TermDictionary, format_term
 
 INF = 1 << 62
 
@@ -288,7 +289,7 @@ class PatternEngine:
         for b in found:
             if not all(self._truth(w, b) for w in c.decl.where):
                 continue
-            matches.append(self._output(c, b, t, len(matches)))
+            matches.append(self._output(c, b, t))
         for m in matches:
             for label in c.decl.consuming:
                 if label in m.bindings and label != first.label:
@@ -410,7 +411,7 @@ class PatternEngine:
         return self._compare(comparison.op, comparison.left, comparison.right, bindings)
 
     # ---------------------------------------------------------------------------- output
-    def _output(self, c: _Compiled, bindings, t: int, n: int) -> Match:
+    def _output(self, c: _Compiled, bindings, t: int) -> Match:
         d = self.dictionary
         values = {}
         for b in c.decl.bindings:
@@ -423,6 +424,7 @@ class PatternEngine:
             self._seq += 1
             match.emitted = Event(emit.event, t, self._seq, tuple(self._term(b.value, bindings) for b in emit.bindings))
         if c.template is not None:
+            fresh = None
             for triple in c.template:
                 terms = []
                 for node in triple:
@@ -430,12 +432,22 @@ class PatternEngine:
                         term_id = values.get(str(node))
                         terms.append(None if term_id is None else d.term(term_id))
                     elif isinstance(node, BNode):  # a fresh IRI per match
-                        terms.append(ir.Iri(f"urn:dotr:match:{c.name}:{t}:{n}:{node}"))
+                        fresh = fresh or f"urn:dotr:match:{c.name}:{t}:{self._match_id(bindings)}:"
+                        terms.append(ir.Iri(f"{fresh}{node}"))
                     else:
                         terms.append(rdf_term(node))
                 if None not in terms:
                     match.graph.append(tuple(terms))
         return match
+
+    def _match_id(self, bindings: dict[str, Event]) -> str:
+        """A digest of the events a match binds (labels, types, times, values as terms): it names
+        the match the same way wherever it is found (embedded, on any Spark partition, after a
+        restart), and only a match with the same events gets the same name."""
+        term = self.dictionary.term
+        text = "|".join(f"{label}={e.type}@{e.time}(" + ",".join(format_term(term(v)) for v in e.values) + ")"
+                        for label, e in sorted(bindings.items()))
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def describe(self, match: Match) -> str:
         """``Type(attr=value, ...) @t`` for an emitted event, else ``Pattern @t``."""

@@ -93,3 +93,18 @@ def run(text, stream):
 @given(programs(), streams())
 def test_engine_agrees_with_the_tesla_definitions(text, stream):
     run(text, stream)
+
+
+def test_matches_at_one_time_point_get_distinct_fresh_iris_named_by_their_events():
+    prog = check_text("""event Smoke(?area) := smoke(?area) .
+pattern Fire from Smoke construct { _:f a <http://x/Alarm> ; <http://x/area> ?a } with ?a = Smoke.area .""").program
+    first, second = PatternEngine(prog), PatternEngine(prog)
+    d = first.dictionary
+    a1, a2 = d.intern(ir.Name("a1")), d.intern(ir.Name("a2"))
+    names = [m.graph[0][0] for m in first.step(1, {"Smoke": [(a1,), (a2,)]}).matches]
+    assert len(set(names)) == 2
+    # another engine (other term ids, the events in another order) names each match the same way
+    d2 = second.dictionary
+    d2.intern(ir.Name("other"))
+    again = [m.graph[0][0] for m in second.step(1, {"Smoke": [(d2.intern(ir.Name("a2")),), (d2.intern(ir.Name("a1")),)]}).matches]
+    assert again == names[::-1]
