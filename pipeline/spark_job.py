@@ -237,12 +237,13 @@ class SparkPipeline:
     """
 
     def __init__(self, spark, rules: str | Path | CheckResult, ontologies: Iterable[str | Path] = (), *,
-                 include_background: bool = False, keep_empty: bool = False, input_format: str = "auto"):
+                 include_background: bool = False, keep_empty: bool = False, input_format: str = "auto",
+                 split_by_key: bool = True):
         checked = rules if isinstance(rules, CheckResult) else check(rules)
         checked.raise_for_errors()
         background = [t for path in ontologies for t in load_triples(path)]
         stage = OntologicalStage(checked, background)
-        self.keys = split_keys(checked)
+        self.keys = split_keys(checked) if split_by_key else None
         groups = int(spark.conf.get("spark.sql.shuffle.partitions")) if self.keys is not None else 1
         self.groups = _group_labels(spark, groups)
         bundle = pickle.dumps((checked, stage.snapshot(), {"include_background": include_background},
