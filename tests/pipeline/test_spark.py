@@ -198,3 +198,25 @@ def test_patterns_split_by_key_over_two_groups_give_the_embedded_output(spark, t
                 for r in reasoner.run((r.t, r.facts) for r in read_jsonl(lines)) if not r.is_empty()]
     assert sum(line.count("urn:dotr:match") for line in expected) > 500
     assert results == expected
+
+
+def test_key_group_labels_land_on_different_partitions(spark):
+    """The group column's values are chosen so that Spark's hash partitioning (as in a streaming
+    query, without adaptive coalescing) gives each group its own partition: they run in parallel."""
+    from pipeline.spark_job import _group_labels
+
+    def partition_of(key, frame):
+        from pyspark import TaskContext
+        return pd.DataFrame({"grp": [int(key[0])], "pid": [TaskContext.get().partitionId()]})
+
+    n = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    labels = _group_labels(spark, n)
+    adaptive = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        frame = spark.createDataFrame([(label, i) for label in labels for i in range(3)], "grp long, x long")
+        rows = frame.groupBy("grp").applyInPandas(partition_of, "grp long, pid long").collect()
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+    assert sorted(r.pid for r in rows) == list(range(n))
+    assert {r.grp: r.pid for r in rows} == {label: p for p, label in enumerate(labels)}
