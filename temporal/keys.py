@@ -48,24 +48,25 @@ def _pattern_options(p: ir.PatternDecl, attrs: dict[str, tuple[str, ...]]) -> li
     """The assignments (event type -> key attribute) under which the pattern is local to its key."""
     out = []
     for key in attrs.get(p.terminator.event, ()):
-        for labels, types in _tie(p.refs, {p.terminator.label: key}, {p.terminator.event: key}):
+        for labels, types in _tie(p.refs[1:], {p.terminator.label: key}, {p.terminator.event: key}):
             if all(_tie_aggregate(a, labels, types) for a in _aggregates(p)) and _emits_key(p, labels, types):
                 out.append(types)
     return out
 
 
-def _tie(refs, labels: dict[str, str], types: dict[str, str]):
-    """Every way of tying all ``refs`` to the labels tied so far: (label -> key attribute, event
-    type -> key attribute)."""
-    loose = [r for r in refs if r.label not in labels]
+def _tie(loose, labels: dict[str, str], types: dict[str, str]):
+    """Every way of tying all ``loose`` items to the labels tied so far: (label -> key attribute,
+    event type -> key attribute). A negation binds no label (its name may be a bound label's)."""
     if not loose:
         yield labels, types
         return
-    for ref in loose:
+    for i, ref in enumerate(loose):
         choices = [a for a in _key_equalities(ref.constraints, labels) if types.get(ref.event, a) == a]
-        if choices:  # tie the first ref that can be tied (the others stay tieable after it)
+        if choices:  # tie the first item that can be tied (the others stay tieable after it)
+            rest = loose[:i] + loose[i + 1:]
             for attr in dict.fromkeys(choices):
-                yield from _tie(refs, {**labels, ref.label: attr}, {**types, ref.event: attr})
+                bound = labels if ref.selection == "not" else {**labels, ref.label: attr}
+                yield from _tie(rest, bound, {**types, ref.event: attr})
             return
 
 

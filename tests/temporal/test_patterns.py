@@ -1,7 +1,7 @@
 """The pattern engine agrees with the literal TESLA definitions on generated patterns and event
 streams; the T-Rex and DOTR examples run from examples/ through the ontological stage."""
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from rules import check_text, ir
@@ -121,6 +121,8 @@ def _matches(d, matches) -> list[str]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(programs(keyed=True), streams(), st.integers(2, 3))
+@example(DECLS + "\npattern P from A and not A(v > 0) within 1 from A emit EP(k = A.k, v = A.v) .",
+         [[("A", "x", 0)], [("A", "y", 0)]], 2)  # a negation named as the terminator, tied to no key
 def test_engines_on_the_partitions_of_a_keyed_program_find_the_matches_of_one_engine(text, stream, n):
     result = check_text(text)
     assume(result.ok)
@@ -146,6 +148,8 @@ def test_a_join_on_no_key_or_an_aggregate_over_every_key_is_not_partitioned():
     assert keys("pattern P from A and last B(v = A.v) within 3 from A .") == {"A": 1, "B": 1}
     assert keys("pattern P from A and last B(v = A.k) within 3 from A .") == {"A": 0, "B": 1}
     assert keys("pattern P from A and last B within 3 from A .") is None
+    assert keys("pattern P from A and not A(v > 0) within 1 from A .") is None  # a negation named as a label
+    assert keys("pattern P from A and not A(k = A.k, v > 0) within 1 from A .") == {"A": 0}
     assert keys("pattern P from A and last B(k = A.k) within 3 from A .\n"
                 "pattern Q from B and last A(v = B.v) within 3 from B .") is None
     assert keys("pattern P from A where count(B within 3 from A) > 1 .") is None
