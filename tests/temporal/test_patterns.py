@@ -121,8 +121,8 @@ def _matches(d, matches) -> list[str]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(programs(keyed=True), streams(), st.integers(2, 3))
-@example(DECLS + "\npattern P from A and not A(v > 0) within 1 from A emit EP(k = A.k, v = A.v) .",
-         [[("A", "x", 0)], [("A", "y", 0)]], 2)  # a negation named as the terminator, tied to no key
+@example(DECLS + "\npattern P from A and not A(v <= 0) within 1 from A emit EP(k = A.k, v = A.v) .",
+         [[("A", "x", 0)], [("A", "y", 0)]], 3)  # a negation named as the terminator, tied to no key
 def test_engines_on_the_partitions_of_a_keyed_program_find_the_matches_of_one_engine(text, stream, n):
     result = check_text(text)
     assume(result.ok)
