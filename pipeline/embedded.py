@@ -358,15 +358,14 @@ class Reasoner:
             for match in out.matches:
                 if match.graph:
                     graph_matches.append((_ntriples(match.graph), match))
-                    new_triples.extend(match.graph)
+                    new_triples.extend(match.graph_ids)
                 if match.emitted is not None:
                     emitted.append(self.patterns.describe(match))
             if not out.matches and (emitted or graph_facts):
                 break
             if not new_triples:
                 break
-            intern = d.intern
-            triples = [((intern(p), 2), (intern(s), intern(o))) for s, p, o in new_triples]
+            triples = [((p, 2), (s, o)) for s, p, o in new_triples]
             graph_facts.extend(triples)
             if not self._feedback:  # no event reads what the graphs hold: nothing new can follow
                 break
