@@ -16,7 +16,7 @@ True
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -35,6 +35,7 @@ from ontology.events import compile_select
 from rules.csparql import is_csparql
 from rules.epsparql import is_epsparql
 from temporal.epsparql import EpSparqlEngine
+from temporal.keys import EventPartition, partition_keys
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
@@ -76,6 +77,22 @@ class Result:
         return record
 
 
+def merge_records(records: list[dict]) -> dict:
+    """One time point's output records (:meth:`Result.to_json`) from the groups of a split
+    temporal stage as one record: facts and graphs united and sorted, as one reasoner gives them.
+
+    >>> merge_records([{"t": 3, "facts": ["b"], "graphs": ["g2"]}, {"t": 3, "facts": [], "graphs": ["g1"]}])
+    {'t': 3, 'facts': ['b'], 'graphs': ['g1', 'g2']}
+    """
+    merged: dict = {"t": records[0]["t"], "facts": sorted({f for r in records for f in r["facts"]})}
+    if any("removed" in r for r in records):
+        merged["removed"] = sorted({f for r in records for f in r.get("removed", ())})
+    graphs = sorted(g for r in records for g in r.get("graphs", ()))
+    if graphs:
+        merged["graphs"] = graphs
+    return merged
+
+
 @dataclass
 class Enriched:
     """The ontological stage's output at ``t`` (:meth:`Reasoner.enrich`): the stream facts, the
@@ -88,6 +105,13 @@ class Enriched:
     expiries: list[int]
     solutions: list[list[dict]] = field(default_factory=list)  # per EP-SPARQL group: var -> id
     streams: dict = field(default_factory=dict)  # for C-SPARQL: stream name (or None) -> its facts
+
+
+def point_of_group(point: Enriched, partition: EventPartition, group: int) -> Enriched:
+    """The part of ``point`` that the reasoner of ``group`` concludes (:meth:`Reasoner.keep_group`):
+    the events of its key values; the ontological conclusions, printed once, in group 0 only."""
+    return replace(point, events=partition.split(point.events)[group],
+                   conclusions=point.conclusions if group == 0 else [])
 
 
 def _expiries(store, t: int) -> list[int]:
@@ -209,6 +233,7 @@ class Reasoner:
         self._ontology_expiries: list[int] = []  # when the ontological facts of _last_t expire
         self.last_matches: list = []
         self._base_terms = len(d)  # the terms every reasoner built from the same files shares
+        self._group: tuple[EventPartition, int] | None = None
 
     @classmethod
     def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), **options) -> "Reasoner":
@@ -246,6 +271,24 @@ class Reasoner:
         """Whether :meth:`conclude` reads the stream facts of an ``Enriched`` (for LARS, and to
         feed graphs back), or only its conclusions, events and solutions."""
         return self.lars is not None or self._feedback or self.queries is not None or self.csparql is not None
+
+    @property
+    def partition_keys(self) -> dict[str, int] | None:
+        """How the temporal stage can be split by key (event type -> key attribute position,
+        :func:`temporal.keys.partition_keys`), or None: only a program whose temporal part is
+        patterns alone (no LARS rules, no queries) whose graphs never re-enter the ontological
+        stage can be split."""
+        if self.lars is None and self.queries is None and self.csparql is None and not self._feedback:
+            return partition_keys(self.program)
+        return None
+
+    def keep_group(self, partition: EventPartition, group: int) -> None:
+        """From now on conclude only ``group``'s part of each time point (:func:`point_of_group`):
+        the reasoners of all groups, each given every time point, together output what one
+        reasoner outputs (group 0 the facts, each group the graphs of its matches)."""
+        if self.partition_keys is None:
+            raise ValueError("this program's temporal stage cannot be split by key")
+        self._group = (partition, group)
 
     def temporal_snapshot(self) -> dict:
         """The temporal state only (LARS, patterns, the terms added since construction): what the
@@ -344,6 +387,8 @@ class Reasoner:
         (the second half of :meth:`step`)."""
         t = point.t
         self._last_t = t
+        if self._group is not None:
+            point = point_of_group(point, *self._group)
         d = self.dictionary
         result = Result(t)
         graph_facts: list[tuple] = []

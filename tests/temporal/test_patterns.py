@@ -5,6 +5,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rules import check_text, ir
+from temporal.keys import EventPartition, partition_keys
 from temporal.patterns import PatternEngine
 from tests.temporal.pattern_reference import PatternReference
 
@@ -13,7 +14,9 @@ DECLS = "\n".join(f"event {t}(?k, ?v) := {t.lower()}(?k, ?v) ." for t in TYPES)
 
 
 @st.composite
-def pattern(draw, name: str, terminator_types=TYPES):
+def pattern(draw, name: str, terminator_types=TYPES, keyed: bool = False):
+    """A pattern; ``keyed`` ties most items and aggregates to the terminator by ``k`` (so that
+    the program can often be partitioned by it)."""
     term = draw(st.sampled_from(terminator_types))
     labels = [term]
     bound = [term]  # labels that constraints and scopes may use
@@ -24,7 +27,7 @@ def pattern(draw, name: str, terminator_types=TYPES):
         selection = draw(st.sampled_from(["each", "last", "first", "not"]))
         etype = draw(st.sampled_from(TYPES))
         cons = []
-        if draw(st.booleans()):
+        if draw(st.booleans()) or (keyed and draw(st.integers(0, 5))):
             cons.append(f"k = {draw(st.sampled_from(bound))}.k")
         if draw(st.integers(0, 2)) == 0:
             cons.append(f"v {draw(st.sampled_from(['>', '<=', '!=']))} {draw(st.integers(0, 5))}")
@@ -44,7 +47,8 @@ def pattern(draw, name: str, terminator_types=TYPES):
             labels.append(label)
     if draw(st.integers(0, 2)) == 0:
         agg = draw(st.sampled_from(["count", "sum", "avg", "max"]))
-        target = draw(st.sampled_from(TYPES)) + ("" if agg == "count" else ".v")
+        target = draw(st.sampled_from(TYPES)) + (f"(k = {term}.k)" if keyed and draw(st.integers(0, 3)) else "")
+        target += "" if agg == "count" else ".v"
         text += f"\n  where {agg}({target} within {draw(st.integers(1, 4))} from {term}) >= {draw(st.integers(0, 4))}"
     emit_from = bound[-1]
     text += f"\n  emit E{name}(k = {term}.k, v = {emit_from}.v)"
@@ -54,11 +58,11 @@ def pattern(draw, name: str, terminator_types=TYPES):
 
 
 @st.composite
-def programs(draw):
-    first = draw(pattern("P"))
+def programs(draw, keyed: bool = False):
+    first = draw(pattern("P", keyed=keyed))
     text = DECLS + "\n" + first
     if draw(st.booleans()):
-        text += "\n" + draw(pattern("Q", terminator_types=["EP"]))
+        text += "\n" + draw(pattern("Q", terminator_types=["EP"], keyed=keyed))
     return text
 
 
@@ -108,3 +112,42 @@ pattern Fire from Smoke construct { _:f a <http://x/Alarm> ; <http://x/area> ?a 
     d2.intern(ir.Name("other"))
     again = [m.graph[0][0] for m in second.step(1, {"Smoke": [(d2.intern(ir.Name("a2")),), (d2.intern(ir.Name("a1")),)]}).matches]
     assert again == names[::-1]
+
+
+def _matches(d, matches) -> list[str]:
+    return sorted(repr((m.pattern, sorted((lab, (e.type, e.time, _show(d, e.values))) for lab, e in m.bindings.items()),
+                        _show(d, m.emitted.values) if m.emitted else None, m.graph)) for m in matches)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(programs(keyed=True), streams(), st.integers(2, 3))
+def test_engines_on_the_partitions_of_a_keyed_program_find_the_matches_of_one_engine(text, stream, n):
+    result = check_text(text)
+    assume(result.ok)
+    keys = partition_keys(result.program)
+    assume(keys is not None)
+    whole = PatternEngine(result.program)
+    d = whole.dictionary
+    parts = [PatternEngine(result.program, d) for _ in range(n)]
+    split = EventPartition(keys, n, d).split
+    for t, events in enumerate(stream):
+        by_type: dict[str, list] = {}
+        for etype, k, v in events:
+            by_type.setdefault(etype, []).append((d.intern(ir.Name(k)), d.intern(ir.Num(v))))
+        expected = _matches(d, whole.step(t, by_type).matches)
+        found = [m for engine, own in zip(parts, split(by_type)) for m in engine.step(t, own).matches]
+        assert _matches(d, found) == expected, (t, text)
+
+
+def test_a_join_on_no_key_or_an_aggregate_over_every_key_is_not_partitioned():
+    def keys(patterns: str):
+        return partition_keys(check_text(DECLS + "\n" + patterns).program)
+    assert keys("pattern P from A and last B(k = A.k) within 3 from A .") == {"A": 0, "B": 0}
+    assert keys("pattern P from A and last B(v = A.v) within 3 from A .") == {"A": 1, "B": 1}
+    assert keys("pattern P from A and last B(v = A.k) within 3 from A .") == {"A": 0, "B": 1}
+    assert keys("pattern P from A and last B within 3 from A .") is None
+    assert keys("pattern P from A and last B(k = A.k) within 3 from A .\n"
+                "pattern Q from B and last A(v = B.v) within 3 from B .") is None
+    assert keys("pattern P from A where count(B within 3 from A) > 1 .") is None
+    assert keys("pattern P from A where count(B(k = A.k) within 3 from A) > 1 .") == {"A": 0, "B": 0}
+    assert keys("pattern P from A emit E(v = A.v) .\npattern Q from E and last A(k = E.v) within 2 from E .") is None

@@ -1,0 +1,159 @@
+"""Partition keys for the pattern engine: which attribute of each event type the patterns of a
+program can be split by, so that the events with different key values are matched apart.
+
+A key assignment gives every event type a patterns use one attribute (its *key*). It is valid
+when in every pattern every item (``each``/``last``/``first``/``not``), every aggregate, and the
+emitted event are tied to the terminator by key equalities: an item ``B(k = A.k)`` where ``k`` is
+B's key and ``A.k`` is the key of a label already tied (``emit E(k = A.k)`` for the emitted
+type). Then all events a match binds, every event a negation or an aggregate of it looks at, and
+every candidate ``last``/``first``/``consuming`` choose among share the terminator's key value: a
+match depends only on the events with that value, so the engine run on each key value's events
+alone finds exactly the matches the engine over all events finds. Where no assignment is valid
+(an item joined on no key, an aggregate over all events) the program runs on one key.
+
+>>> from rules import parse
+>>> prog = parse('''event Smoke(?area) := smoke(?area) .
+... event Temp(?area, ?value) := temp(?area, ?value) .
+... pattern Fire from Smoke and last Temp(area = Smoke.area) within 300 from Smoke
+...   emit Fire(area = Smoke.area, temp = Temp.value) .''')
+>>> partition_keys(prog)
+{'Fire': 0, 'Smoke': 0, 'Temp': 0}
+>>> partition_keys(parse('''event T(?area, ?value) := temp(?area, ?value) .
+... pattern Hot from T where avg(T.value within 300 from T) > 40 .'''))  # averages every area
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from rules import ir
+from rules.terms import TermDictionary, format_term
+
+
+def partition_keys(program: ir.Program) -> dict[str, int] | None:
+    """A valid key assignment for the program's patterns (event type -> attribute position), or
+    None when there is none (or there are no patterns)."""
+    if not program.patterns:
+        return None
+    attrs: dict[str, tuple[str, ...]] = {e.name: e.attributes for e in program.events}
+    for p in program.patterns:
+        if p.emit is not None:
+            attrs.setdefault(p.emit.event, tuple(b.name for b in p.emit.bindings))
+    options = [_pattern_options(p, attrs) for p in program.patterns]
+    found = _consistent({}, options)
+    return None if found is None else {name: attrs[name].index(a) for name, a in sorted(found.items())}
+
+
+def _pattern_options(p: ir.PatternDecl, attrs: dict[str, tuple[str, ...]]) -> list[dict[str, str]]:
+    """The assignments (event type -> key attribute) under which the pattern is local to its key."""
+    out = []
+    for key in attrs.get(p.terminator.event, ()):
+        for labels, types in _tie(p.refs, {p.terminator.label: key}, {p.terminator.event: key}):
+            if all(_tie_aggregate(a, labels, types) for a in _aggregates(p)) and _emits_key(p, labels, types):
+                out.append(types)
+    return out
+
+
+def _tie(refs, labels: dict[str, str], types: dict[str, str]):
+    """Every way of tying all ``refs`` to the labels tied so far: (label -> key attribute, event
+    type -> key attribute)."""
+    loose = [r for r in refs if r.label not in labels]
+    if not loose:
+        yield labels, types
+        return
+    for ref in loose:
+        choices = [a for a in _key_equalities(ref.constraints, labels) if types.get(ref.event, a) == a]
+        if choices:  # tie the first ref that can be tied (the others stay tieable after it)
+            for attr in dict.fromkeys(choices):
+                yield from _tie(refs, {**labels, ref.label: attr}, {**types, ref.event: attr})
+            return
+
+
+def _key_equalities(constraints, labels: dict[str, str]) -> list[str]:
+    """The attributes ``a`` with a constraint ``a = L.k`` where ``k`` is L's key."""
+    return [c.attr for c in constraints if c.op == "=" and isinstance(c.value, ir.AttrRef)
+            and labels.get(c.value.event) == c.value.attr]
+
+
+def _tie_aggregate(agg: ir.Aggregate, labels: dict[str, str], types: dict[str, str]) -> bool:
+    """Whether the aggregate ranges over the match's key value only (``types`` gets its key)."""
+    choices = [a for a in _key_equalities(agg.constraints, labels) if types.get(agg.event, a) == a]
+    if choices:
+        types.setdefault(agg.event, choices[0])
+    return bool(choices)
+
+
+def _aggregates(p: ir.PatternDecl) -> list[ir.Aggregate]:
+    exprs = [c.value for r in p.refs for c in r.constraints]
+    exprs += [side for w in p.where for side in (w.left, w.right)]
+    exprs += [b.value for b in p.bindings] + ([b.value for b in p.emit.bindings] if p.emit else [])
+    out = []
+    while exprs:
+        e = exprs.pop()
+        if isinstance(e, ir.Aggregate):
+            out.append(e)
+            exprs += [c.value for c in e.constraints]
+        elif isinstance(e, ir.BinOp):
+            exprs += [e.left, e.right]
+    return out
+
+
+def _emits_key(p: ir.PatternDecl, labels: dict[str, str], types: dict[str, str]) -> bool:
+    """The emitted event carries the match's key value (in an attribute that becomes its key)."""
+    if p.emit is None:
+        return True
+    keyed = [b.name for b in p.emit.bindings
+             if isinstance(b.value, ir.AttrRef) and labels.get(b.value.event) == b.value.attr]
+    if not keyed:
+        return False
+    return types.setdefault(p.emit.event, keyed[0]) in keyed
+
+
+def _consistent(chosen: dict[str, str], options: list[list[dict[str, str]]]) -> dict[str, str] | None:
+    if not options:
+        return chosen
+    for option in options[0]:
+        if all(chosen.get(t, a) == a for t, a in option.items()):
+            found = _consistent({**chosen, **option}, options[1:])
+            if found is not None:
+                return found
+    return None
+
+
+class EventPartition:
+    """Routes events to ``n`` groups by the term of their key attribute (a digest of its text, the
+    same in every process whatever the term ids).
+
+    >>> d = TermDictionary()
+    >>> part = EventPartition({"Temp": 0}, 2, d)
+    >>> a = d.intern(ir.Name("area_1"))
+    >>> part.group_of("Temp", (a, d.number(25))) == part.group_of("Temp", (a, d.number(99)))
+    True
+    """
+
+    def __init__(self, keys: dict[str, int], n: int, dictionary: TermDictionary):
+        self.keys, self.n, self.dictionary = keys, n, dictionary
+        self._groups: dict[int, int] = {}  # term id -> group (valid while the ids are)
+
+    def group_of(self, event_type: str, values: tuple[int, ...]) -> int:
+        term = values[self.keys[event_type]]
+        group = self._groups.get(term)
+        if group is None:
+            text = format_term(self.dictionary.term(term)).encode()
+            group = self._groups[term] = zlib.crc32(text) % self.n
+        return group
+
+    def split(self, events: dict[str, list[tuple[int, ...]]]) -> list[dict[str, list[tuple[int, ...]]]]:
+        """The events per group (types without a key, which no pattern uses, are left out)."""
+        out: list[dict[str, list]] = [{} for _ in range(self.n)]
+        for name, rows in events.items():
+            if name in self.keys:
+                for values in rows:
+                    out[self.group_of(name, values)].setdefault(name, []).append(values)
+        return out
+
+    def forget_terms(self, first: int) -> None:
+        """Drop the cached groups of term ids from ``first`` on (the dictionary was truncated)."""
+        self._groups = {t: g for t, g in self._groups.items() if t < first}
+
+
