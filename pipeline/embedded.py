@@ -392,6 +392,7 @@ class Reasoner:
         d = self.dictionary
         result = Result(t)
         graph_facts: list[tuple] = []
+        graphs = False  # whether patterns built graphs (graph_facts holds their facts if LARS or feedback reads them)
         events = point.events
         emitted: list[str] = []
         graph_matches = []
@@ -403,14 +404,18 @@ class Reasoner:
             for match in out.matches:
                 if match.graph:
                     graph_matches.append((_ntriples(match.graph), match))
-                    new_triples.extend(match.graph_ids)
+                    new_triples.extend(match.graph)
                 if match.emitted is not None:
                     emitted.append(self.patterns.describe(match))
             if not out.matches and (emitted or graph_facts):
                 break
             if not new_triples:
                 break
-            triples = [((p, 2), (s, o)) for s, p, o in new_triples]
+            graphs = True
+            if self.lars is None and not self._feedback:  # nothing reads the graphs' facts: no need to
+                break  # intern them (their fresh IRIs would grow the dictionary at every match)
+            intern = d.intern
+            triples = [((intern(p), 2), (intern(s), intern(o))) for s, p, o in new_triples]
             graph_facts.extend(triples)
             if not self._feedback:  # no event reads what the graphs hold: nothing new can follow
                 break
@@ -433,7 +438,7 @@ class Reasoner:
         if fed_back:
             conclusions = self.ontology.conclusions(t)
             self._ontology_expiries = _expiries(self.ontology.store, t)
-        elif graph_facts:  # the graphs hold at t only
+        elif graphs:  # the graphs hold at t only
             self._ontology_expiries = sorted({*point.expiries, t})
         stream = point.stream
         inputs = set(stream)
@@ -507,9 +512,20 @@ def ntriples_with_rdflib(triples: list[tuple]) -> str:
 _NT_TERMS: dict = {}  # (term, in object position) -> its text in rdflib's N-Triples, but for IRIs
 
 
+_NT_IRIS: dict[str, str] = {}  # IRI -> its text, for IRIs that need no escapes
+
+
 def _nt(term, obj: bool = False) -> str:
-    if type(term) is ir.Iri and _PLAIN_IRI.fullmatch(term.value):
-        return f"<{term.value}>"
+    if type(term) is ir.Iri:
+        value = term.value
+        text = _NT_IRIS.get(value)
+        if text is not None:
+            return text
+        if _PLAIN_IRI.fullmatch(value):
+            if len(_NT_IRIS) > 100_000:
+                _NT_IRIS.clear()
+            text = _NT_IRIS[value] = f"<{value}>"
+            return text
     # Num(0) == Num(0.0) == Num(-0.0) in Python, not in N-Triples
     key = (term, obj, repr(term.value)) if type(term) is ir.Num else (term, obj)
     text = _NT_TERMS.get(key)

@@ -35,7 +35,7 @@ import hashlib
 from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import networkx as nx
 from rdflib import BNode, Variable as RdfVariable
@@ -51,8 +51,7 @@ _NO_EVENTS: tuple = ((), ())
 Bindings = dict  # label -> Event
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """An event: its type, time, arrival number and attribute values (term ids)."""
 
     type: str
@@ -64,8 +63,7 @@ class Event:
 @dataclass
 class Match:
     """One firing of a pattern: the events bound to its labels, the ``with`` values, the emitted
-    composite event and the output graph (triples of terms; ``graph_ids``: the same triples as
-    term ids)."""
+    composite event and the output graph (triples of terms)."""
 
     pattern: str
     time: int
@@ -73,7 +71,6 @@ class Match:
     values: dict[str, int] = field(default_factory=dict)
     emitted: Event | None = None
     graph: list[tuple] = field(default_factory=list)
-    graph_ids: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -88,16 +85,22 @@ class _Buffer:
     def __init__(self, indexed: set[int]):
         self.events: list[Event] = []
         self.times: list[int] = []
-        self.indexed = indexed
         self.index: dict[int, dict[int, tuple[list[int], list[Event]]]] = {p: {} for p in indexed}
 
     def add(self, event: Event) -> None:
-        self.events.append(event)
-        self.times.append(event.time)
-        for p in self.indexed:
-            times, events = self.index[p].setdefault(event.values[p], ([], []))
-            times.append(event.time)
-            events.append(event)
+        self.extend([event])
+
+    def extend(self, events: list[Event]) -> None:
+        """Add events (in time order, none before those buffered)."""
+        self.events += events
+        self.times += [e.time for e in events]
+        for p, index in self.index.items():
+            for e in events:
+                entry = index.get(e.values[p])
+                if entry is None:
+                    entry = index[e.values[p]] = ([], [])
+                entry[0].append(e.time)
+                entry[1].append(e)
 
     def scope(self, lo: int, hi: int) -> list[Event]:
         """Events with time in [lo, hi)."""
@@ -372,7 +375,7 @@ class _Compiled:
         # IRI per match); each triple as three slot numbers
         self.triples: list[tuple[int, int, int]] | None = None
         if self.template is not None:
-            intern, slots, consts = engine.dictionary.intern, {}, []
+            slots, consts = {}, []
             nodes = [n for triple in self.template for n in triple]
             for n in nodes:
                 if not isinstance(n, (RdfVariable, BNode)) and n not in slots:
@@ -385,7 +388,7 @@ class _Compiled:
                     slots[n] = len(consts) + self.variables.index(str(n))
                 elif isinstance(n, BNode):
                     slots[n] = len(consts) + len(self.variables) + self.blanks.index(str(n))
-            self.const_terms, self.const_ids = consts, [intern(term) for term in consts]
+            self.consts = consts
             self.triples = [tuple(slots[n] for n in triple) for triple in self.template]
         self.fresh = bool(self.triples and self.blanks)
 
@@ -447,26 +450,24 @@ class _Compiled:
             event_type, terms = self.emit
             match.emitted = Event(event_type, t, engine._seq, tuple(term(b) for term in terms))
         if self.triples is not None:
-            d = engine.dictionary
-            terms, ids = self.const_terms[:], self.const_ids[:]
+            term = engine.dictionary.term
+            terms = self.consts[:]
             unbound = False
             for name in self.variables:
                 i = values.get(name)
-                unbound |= i is None
-                terms.append(None if i is None else d.term(i))
-                ids.append(i)
-            if self.blanks:
+                if i is None:
+                    unbound = True
+                    terms.append(None)
+                else:
+                    terms.append(term(i))
+            if self.blanks:  # a fresh IRI per match
                 prefix = f"urn:dotr:match:{self.name}:{t}:{ident or engine._match_id(b)}:"
-                for label in self.blanks:
-                    iri = ir.Iri(prefix + label)
-                    terms.append(iri)
-                    ids.append(d.intern(iri))
-            graph, graph_ids = match.graph, match.graph_ids
+                terms += [ir.Iri(prefix + label) for label in self.blanks]
+            graph = match.graph
             for s, p, o in self.triples:
-                if unbound and None in (ids[s], ids[p], ids[o]):
-                    continue
-                graph.append((terms[s], terms[p], terms[o]))
-                graph_ids.append((ids[s], ids[p], ids[o]))
+                triple = terms[s], terms[p], terms[o]
+                if not unbound or None not in triple:
+                    graph.append(triple)
         return match
 
 
@@ -503,6 +504,7 @@ class PatternEngine:
         self._group(program)
         self.lookback = max((c.lookback for c in self.patterns), default=0)
         self._seq = 0
+        self._texts: dict[int, str] = {}  # event seq -> its text in match digests
         self._t: int | None = None
 
     def _group(self, program: ir.Program) -> None:
@@ -551,13 +553,13 @@ class PatternEngine:
         arrived: dict[str, list[Event]] = defaultdict(list)
         for name, rows in events.items():
             buffer = self.buffers.get(name)
-            if buffer is None:
+            if buffer is None or not rows:
                 continue
-            for values in rows:
-                self._seq += 1
-                event = Event(name, t, self._seq, tuple(values))
-                buffer.add(event)
-                arrived[name].append(event)
+            seq = self._seq
+            new = [Event(name, t, seq + n, tuple(values)) for n, values in enumerate(rows, 1)]
+            self._seq += len(new)
+            buffer.extend(new)
+            arrived[name] += new
         out = PatternOutput(t)
         shared: dict[int, list] = {}  # group -> per terminator: (bindings, their digests)
         for i in self.order:
@@ -596,10 +598,17 @@ class PatternEngine:
         """A digest of the events a match binds (labels, types, times, values as terms): it names
         the match the same way wherever it is found (embedded, on any Spark partition, after a
         restart), and only a match with the same events gets the same name."""
-        term = self.dictionary.term
-        text = "|".join(f"{label}={e.type}@{e.time}(" + ",".join(format_term(term(v)) for v in e.values) + ")"
-                        for label, e in sorted(bindings.items()))
-        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+        texts = self._texts
+        parts = []
+        for label, e in sorted(bindings.items()):
+            text = texts.get(e.seq)
+            if text is None:
+                if len(texts) > 100_000:
+                    texts.clear()
+                term = self.dictionary.term
+                text = texts[e.seq] = f"{e.type}@{e.time}(" + ",".join(format_term(term(v)) for v in e.values) + ")"
+            parts.append(f"{label}={text}")
+        return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
     def describe(self, match: Match) -> str:
         """``Type(attr=value, ...) @t`` for an emitted event, else ``Pattern @t``."""
