@@ -472,9 +472,10 @@ class _Compiled:
 
 
 class PatternEngine:
-    """Matches the patterns of a program on per-time-point events (see the module docstring)."""
+    """Matches the patterns of a program on per-time-point events (see the module docstring);
+    ``share=False`` matches every pattern on its own (the same output, for tests and benchmarks)."""
 
-    def __init__(self, program: ir.Program, dictionary: TermDictionary | None = None):
+    def __init__(self, program: ir.Program, dictionary: TermDictionary | None = None, share: bool = True):
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
         self.prefixes = program.prefixes
         attrs: dict[str, tuple[str, ...]] = {e.name: e.attributes for e in program.events}
@@ -501,7 +502,9 @@ class PatternEngine:
         self.buffers = {name: _Buffer(indexed.get(name, set())) for name in attrs}
         for c in self.patterns:
             c.compile()
-        self._group(program)
+        self._digests: list[bool] = []
+        if share:
+            self._group(program)
         self.lookback = max((c.lookback for c in self.patterns), default=0)
         self._seq = 0
         self._texts: dict[int, str] = {}  # event seq -> its text in match digests
@@ -519,6 +522,7 @@ class PatternEngine:
         for number, members in enumerate(m for m in groups.values() if len(m) > 1):
             for c in members:
                 c.group = number
+            self._digests.append(any(c.fresh for c in members))  # whether the group's matches need them
 
     # ------------------------------------------------------------------------ state
     def snapshot(self) -> dict:
@@ -577,7 +581,7 @@ class PatternEngine:
             per_terminator = shared.get(c.group)
             if per_terminator is None:
                 per_terminator = shared[c.group] = [
-                    (found, [self._match_id(b) for b in found] if c.fresh else [None] * len(found))
+                    (found, [self._match_id(b) for b in found] if self._digests[c.group] else [None] * len(found))
                     for terminator in list(terminators) if (found := c.find(terminator))]
             for found, idents in per_terminator:
                 self._add(out, arrived, [c.output(dict(b), t, ident) for b, ident in zip(found, idents)])
