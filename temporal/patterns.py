@@ -63,7 +63,8 @@ class Event(NamedTuple):
 @dataclass
 class Match:
     """One firing of a pattern: the events bound to its labels, the ``with`` values, the emitted
-    composite event and the output graph (triples of terms)."""
+    composite event and the output graph (triples of terms). Patterns that share their matching
+    share ``bindings`` dicts: treat them as read-only."""
 
     pattern: str
     time: int
@@ -575,7 +576,7 @@ class PatternEngine:
                 for terminator in list(terminators):
                     found = c.find(terminator)
                     if found:
-                        self._add(out, arrived, [c.output(b, t) for b in found])
+                        self._add(c, out, arrived, [c.output(b, t) for b in found])
                         c.consume(found)
                 continue
             per_terminator = shared.get(c.group)
@@ -584,19 +585,20 @@ class PatternEngine:
                     (found, [self._match_id(b) for b in found] if self._digests[c.group] else [None] * len(found))
                     for terminator in list(terminators) if (found := c.find(terminator))]
             for found, idents in per_terminator:
-                self._add(out, arrived, [c.output(dict(b), t, ident) for b, ident in zip(found, idents)])
+                self._add(c, out, arrived, [c.output(b, t, ident) for b, ident in zip(found, idents)])
         if self.lookback < INF and t % 64 == 0:
             for buffer in self.buffers.values():
                 buffer.forget_before(t - self.lookback)
         return out
 
-    def _add(self, out: PatternOutput, arrived: dict[str, list[Event]], matches: list[Match]) -> None:
-        """Output the matches of one terminator; their composite events join the buffers."""
-        for match in matches:
-            out.matches.append(match)
-            if match.emitted is not None:
-                self.buffers[match.emitted.type].add(match.emitted)
-                arrived[match.emitted.type].append(match.emitted)
+    def _add(self, c: _Compiled, out: PatternOutput, arrived: dict[str, list[Event]], matches: list[Match]) -> None:
+        """Output the matches of one terminator of ``c``; their composite events join the buffers."""
+        out.matches += matches
+        if c.emit is not None:
+            buffer, new = self.buffers[c.emit[0]], arrived[c.emit[0]]
+            for match in matches:
+                buffer.add(match.emitted)
+                new.append(match.emitted)
 
     def _match_id(self, bindings: Bindings) -> str:
         """A digest of the events a match binds (labels, types, times, values as terms): it names
