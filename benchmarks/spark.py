@@ -85,19 +85,21 @@ def run_embedded(folder: Path) -> float:
     return time.perf_counter() - started, load, outputs
 
 
-def run_spark(folder: Path, master: str) -> dict:
-    """In this process: the Spark job over ``folder``; the figures as a dict."""
+def run_spark(folder: Path, master: str, split: bool = True) -> dict:
+    """In this process: the Spark job over ``folder`` (the temporal stage split by key, or on one
+    key); the figures as a dict."""
     from pipeline.spark_job import SparkPipeline
     from pipeline.spark_session import spark_session
 
     spark = spark_session(master, config={"spark.sql.shuffle.partitions": str(max(2, int(master[6:-1])))})
     started = time.perf_counter()
-    job = SparkPipeline(spark, folder / "rules.dotr", [folder / "background.nt"])
+    job = SparkPipeline(spark, folder / "rules.dotr", [folder / "background.nt"], split_by_key=split)
     setup = time.perf_counter() - started
-    out = folder / f"out-{master}"
+    name = master + ("" if split else "-one-key")
+    out = folder / f"out-{name}"
     started = time.perf_counter()
     query = job.write(job.results(job.read_files(folder / "in", max_files_per_trigger=1)), out,
-                      folder / f"checkpoint-{master}")
+                      folder / f"checkpoint-{name}")
     query.awaitTermination()
     elapsed = time.perf_counter() - started
     batches = [p["durationMs"]["triggerExecution"] / 1000 for p in query.recentProgress if p["numInputRows"]]
@@ -106,7 +108,7 @@ def run_spark(folder: Path, master: str) -> dict:
     # after the first micro-batch (which also starts the Python workers and restores the
     # background in them): the steady rate
     rest = sum(json.loads((folder / "counts.json").read_text())[1:])  # triples after the first file
-    return {"master": master, "seconds": elapsed, "setup_s": setup, "batches": len(batches),
+    return {"master": master, "groups": len(job.groups), "seconds": elapsed, "setup_s": setup, "batches": len(batches),
             "batch_median_s": statistics.median(batches), "batch_max_s": max(batches), "outputs": outputs,
             "steady_per_s": rest / sum(batches[1:]) if len(batches) > 1 else None}
 
@@ -119,11 +121,14 @@ def main(argv=None) -> int:
     parser.add_argument("--per-point", type=int, default=1000, help="triples per time point")
     parser.add_argument("--terminators", type=float, default=0.002)
     parser.add_argument("--rules", type=int, default=50, help="pattern rules")
+    parser.add_argument("--one-key", action="store_true",
+                        help="also run local[2] with the temporal stage on one key (not split by key)")
     parser.add_argument("--json", help="write the figures here")
-    parser.add_argument("--spark-only", nargs=2, metavar=("FOLDER", "MASTER"), help=argparse.SUPPRESS)
+    parser.add_argument("--spark-only", nargs=3, metavar=("FOLDER", "MASTER", "SPLIT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.spark_only:
-        print(json.dumps(run_spark(Path(args.spark_only[0]), args.spark_only[1])))
+        folder, master, split = args.spark_only
+        print(json.dumps(run_spark(Path(folder), master, split == "split")))
         return 0
     rows = []
     for size in args.sizes:
@@ -136,17 +141,20 @@ def main(argv=None) -> int:
                        "embedded_per_s": size / embedded_s, "outputs": embedded_outputs}
                 print(f"{size:>9,} triples, micro-batches of {batch:>7,}: embedded {size / embedded_s:>9,.0f} "
                       f"triples/s ({embedded_s:.1f} s; background {load_s:.1f} s)", flush=True)
-                for master in args.masters:
-                    done = subprocess.run([sys.executable, __file__, "--spark-only", str(folder), master],
+                runs = [(master, "split") for master in args.masters]
+                runs += [("local[2]", "one-key")] if args.one_key else []
+                for master, split in runs:
+                    done = subprocess.run([sys.executable, __file__, "--spark-only", str(folder), master, split],
                                           capture_output=True, text=True)
                     if done.returncode != 0:
                         print(done.stderr[-3000:], file=sys.stderr)
                         return 1
                     figures = json.loads(done.stdout.strip().splitlines()[-1])
                     assert figures["outputs"] == embedded_outputs, (figures, embedded_outputs)
-                    row[master] = figures
+                    row[master if split == "split" else f"{master} one key"] = figures
                     steady = figures["steady_per_s"]
-                    print(f"{'':>45}{master:<9} {size / figures['seconds']:>9,.0f} triples/s ({figures['seconds']:.1f} s,"
+                    label = f"{master} ({figures['groups']} group{'s' if figures['groups'] > 1 else ''})"
+                    print(f"{'':>45}{label:<20} {size / figures['seconds']:>9,.0f} triples/s ({figures['seconds']:.1f} s,"
                           f" {figures['batches']} micro-batches: median {figures['batch_median_s']:.2f} s, max "
                           f"{figures['batch_max_s']:.2f} s) = {embedded_s / figures['seconds']:.2f}x embedded"
                           + (f"; after the first micro-batch {steady:,.0f} triples/s" if steady else ""), flush=True)
@@ -156,6 +164,9 @@ def main(argv=None) -> int:
                     steady = f", after the first micro-batch {two['steady_per_s'] / one['steady_per_s']:.2f}x" \
                         if one["steady_per_s"] and two["steady_per_s"] else ""
                     print(f"{'':>45}local[2] / local[1]: {row['scaling']:.2f}x{steady}", flush=True)
+                if "local[2] one key" in row and "local[2]" in row:
+                    row["split_gain"] = row["local[2] one key"]["seconds"] / row["local[2]"]["seconds"]
+                    print(f"{'':>45}local[2] split by key / on one key: {row['split_gain']:.2f}x", flush=True)
                 rows.append(row)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)

@@ -107,11 +107,22 @@ class Enriched:
     streams: dict = field(default_factory=dict)  # for C-SPARQL: stream name (or None) -> its facts
 
 
-def point_of_group(point: Enriched, partition: EventPartition, group: int) -> Enriched:
-    """The part of ``point`` that the reasoner of ``group`` concludes (:meth:`Reasoner.keep_group`):
-    the events of its key values; the ontological conclusions, printed once, in group 0 only."""
-    return replace(point, events=partition.split(point.events)[group],
-                   conclusions=point.conclusions if group == 0 else [])
+def split_point(point: Enriched, partition: EventPartition) -> list[Enriched]:
+    """``point`` per group of a split temporal stage (:meth:`Reasoner.keep_group`): each group's
+    events; the ontological conclusions, printed once, in group 0 only."""
+    return [replace(point, events=events, conclusions=point.conclusions if group == 0 else [])
+            for group, events in enumerate(partition.split(point.events))]
+
+
+def split_keys(checked: CheckResult) -> dict[str, int] | None:
+    """How the temporal stage of these rules can be split by key (event type -> key attribute
+    position, :func:`temporal.keys.partition_keys`), or None: only patterns alone (no LARS rules,
+    no queries) whose graphs never re-enter the ontological stage (no profile, no event reading
+    them) can be split."""
+    program = checked.program
+    if checked.analysis.temporal or program.queries or program.profiles or checked.analysis.graphs_reach_events:
+        return None
+    return partition_keys(program)
 
 
 def _expiries(store, t: int) -> list[int]:
@@ -272,21 +283,12 @@ class Reasoner:
         feed graphs back), or only its conclusions, events and solutions."""
         return self.lars is not None or self._feedback or self.queries is not None or self.csparql is not None
 
-    @property
-    def partition_keys(self) -> dict[str, int] | None:
-        """How the temporal stage can be split by key (event type -> key attribute position,
-        :func:`temporal.keys.partition_keys`), or None: only a program whose temporal part is
-        patterns alone (no LARS rules, no queries) whose graphs never re-enter the ontological
-        stage can be split."""
-        if self.lars is None and self.queries is None and self.csparql is None and not self._feedback:
-            return partition_keys(self.program)
-        return None
-
     def keep_group(self, partition: EventPartition, group: int) -> None:
-        """From now on conclude only ``group``'s part of each time point (:func:`point_of_group`):
+        """From now on conclude only ``group``'s part of each time point (:func:`split_point`):
         the reasoners of all groups, each given every time point, together output what one
-        reasoner outputs (group 0 the facts, each group the graphs of its matches)."""
-        if self.partition_keys is None:
+        reasoner outputs (group 0 the facts, each group the graphs of its matches). The
+        partition's keys must be :func:`split_keys`'s."""
+        if split_keys(self.checked) is None:
             raise ValueError("this program's temporal stage cannot be split by key")
         self._group = (partition, group)
 
@@ -388,7 +390,8 @@ class Reasoner:
         t = point.t
         self._last_t = t
         if self._group is not None:
-            point = point_of_group(point, *self._group)
+            partition, group = self._group
+            point = split_point(point, partition)[group]
         d = self.dictionary
         result = Result(t)
         graph_facts: list[tuple] = []

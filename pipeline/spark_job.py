@@ -7,10 +7,15 @@ Three steps, each running the embedded pipeline's own engine objects (:class:`Re
    through the ontological stage (:meth:`Reasoner.enrich`). The background materialisation is
    computed once on the driver, broadcast, and restored once per Python worker. Out come the time
    points as bytes (:mod:`pipeline.wire`).
-3. *conclude* (the stateful operator ``applyInPandasWithState``, one key): patterns and LARS
+3. *conclude* (the stateful operator ``applyInPandasWithState``): patterns and LARS
    (:meth:`Reasoner.conclude`) in time order. The temporal state is pickled into the state store
    at every micro-batch, so a query restarted from its checkpoint continues exactly; the live
-   engine stays cached in the worker between micro-batches.
+   engine stays cached in the worker between micro-batches. Where the rules allow
+   (:func:`~pipeline.embedded.split_keys`: patterns whose events all join on a key attribute) the
+   events are split into as many key groups as the session has shuffle partitions, each group
+   concluded on its own (every group sees every time point, so all agree on which points are
+   evaluated and which records are late); then *merge* (a shuffle by time point) joins the
+   groups' records of each time point. Otherwise one key.
 
 Out comes a streaming DataFrame ``(t, kind, json)``: ``kind`` is ``result`` (``json`` is the
 embedded pipeline's JSON Lines record for t) or ``reject`` (a bad record or a late time point:
@@ -38,12 +43,14 @@ from ontology.background import load_triples
 from rules import DotrError, check
 from rules.loader import CheckResult
 
-from .embedded import InputError, Reasoner, Result, intern_input
+from temporal.keys import EventPartition
+
+from .embedded import InputError, Reasoner, Result, intern_input, merge_records, split_keys, split_point
 from .io import read_jsonl, read_laserpp, read_trig
 from .wire import decode_point, encode_point
 
 ELEMENTS = "source string, line long, t long, format string, payload binary"
-POINTS = "t long, kind string, payload binary"
+POINTS = "t long, grp long, kind string, payload binary"
 RESULTS = "t long, kind string, json string"
 STATE = "version long, engine binary"
 RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<string, array<string>>, "
@@ -53,29 +60,38 @@ RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<st
 # ------------------------------------------------------------------------- per worker
 class _Worker:
     """What a Python worker keeps for a job between tasks: the rules, and (built when first
-    needed) a reasoner for the enrich step and the live temporal engine, each over its own copy
-    of the background materialisation."""
+    needed) a reasoner for the enrich step and per key group the live temporal engine, each over
+    its own copy of the background materialisation."""
 
     def __init__(self, bundle: bytes):
         self.checked, self.background, self.reasoner_options, self.options = pickle.loads(bundle)
+        self.keys, self.labels = self.options["keys"], self.options["groups"]
         self._enricher: Reasoner | None = None
-        self._stage: OntologicalStage | None = None  # the temporal engine's
-        self.engine: tuple[int, Reasoner] | None = None  # (state version, the live reasoner)
+        self.partition: EventPartition | None = None  # the enrich step's
+        self._stages: dict[int, tuple[OntologicalStage, int]] = {}  # per group: the temporal engine's
+        self.engines: dict[int, tuple[int, Reasoner]] = {}  # per group: (state version, the live reasoner)
 
     @property
     def enricher(self) -> Reasoner:
         if self._enricher is None:
             self._enricher = Reasoner(self.checked, ontology=OntologicalStage.restore(self.checked, self.background),
                                       **self.reasoner_options)
+            if self.keys is not None:
+                self.partition = EventPartition(self.keys, len(self.labels), self._enricher.dictionary)
         return self._enricher
 
-    def fresh_reasoner(self) -> Reasoner:
-        """A reasoner as built from the files (the background is restored once, then reset)."""
-        if self._stage is None:
-            self._stage = OntologicalStage.restore(self.checked, self.background)
-            self._terms = len(self._stage.dictionary)
-        self._stage.reset(self._terms)
-        return Reasoner(self.checked, ontology=self._stage, **self.reasoner_options)
+    def fresh_reasoner(self, group: int) -> Reasoner:
+        """A reasoner as built from the files, concluding ``group`` (the background is restored
+        once per group, then reset)."""
+        if group not in self._stages:
+            stage = OntologicalStage.restore(self.checked, self.background)
+            self._stages[group] = (stage, len(stage.dictionary))
+        stage, terms = self._stages[group]
+        stage.reset(terms)
+        reasoner = Reasoner(self.checked, ontology=stage, **self.reasoner_options)
+        if self.keys is not None:
+            reasoner.keep_group(EventPartition(self.keys, len(self.labels), stage.dictionary), group)
+        return reasoner
 
 
 _WORKERS: dict[str, _Worker] = {}
@@ -122,16 +138,18 @@ def _reject(source: str, line: int | None, reason, record: str | None) -> bytes:
 
 def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
     """``ELEMENTS`` rows to ``POINTS`` rows: per time point (its records in file and line
-    order) the ontological stage's output, and the bad records as rejects."""
+    order) the ontological stage's output, one row per key group, and the bad records as rejects
+    (to the first group)."""
     out: list[tuple] = []
     by_t: dict[int, list] = defaultdict(list)
+    first = worker.labels[0]
     for row in rows:
         source, line, t, fmt, payload = row
         if fmt == "error":
-            out.append((t, "reject", payload))
+            out.append((t, first, "reject", payload))
         elif t is None:  # not a record: let the reader say why
             error = next(read_jsonl([payload.decode()], line))
-            out.append((None, "reject", _reject(source, line, error, payload.decode())))
+            out.append((None, first, "reject", _reject(source, line, error, payload.decode())))
         else:
             by_t[t].append(row)
     reasoner = worker.enricher
@@ -153,33 +171,37 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
                 facts.setdefault(record.stream, []).extend(interned)
                 good += 1
             except InputError as err:
-                out.append((t, "reject", _reject(source, line, err, payload.decode())))
+                out.append((t, first, "reject", _reject(source, line, err, payload.decode())))
         if not good:  # as in the embedded pipeline: a skipped record does not make a time point
             continue
         try:
             point = reasoner.enrich(t, facts)
         except DotrError as err:
-            out.append((t, "reject", _reject("", None, f"time point {t}: {err}", None)))
+            out.append((t, first, "reject", _reject("", None, f"time point {t}: {err}", None)))
             continue
         finally:  # back to the background alone: the next time point may be an earlier one
             stage.materialiser.advance(t + 1)
         if not reasoner.conclude_needs_stream:
             point.stream = []
-        out.append((t, "point", encode_point(point, d, base)))
+        parts = [point] if worker.partition is None else split_point(point, worker.partition)
+        out.extend((t, label, "point", encode_point(part, d, base)) for label, part in zip(worker.labels, parts))
     stage.reset(reasoner._base_terms)  # forget the stream's terms: the worker's memory stays flat
+    if worker.partition is not None:
+        worker.partition.forget_terms(reasoner._base_terms)
     return out
 
 
-def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None) -> tuple[list[tuple], tuple]:
-    """``POINTS`` rows (one micro-batch of a key) to ``RESULTS`` rows, continuing from
-    ``state`` (``(version, pickled temporal state)`` or None); returns the rows and the new state.
-    The worker's live engine is used when it is the one that wrote ``state``."""
+def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group: int = 0) -> tuple[list[tuple], tuple]:
+    """``POINTS`` rows (one micro-batch of a key group, without the group column) to ``RESULTS``
+    rows, continuing from ``state`` (``(version, pickled temporal state)`` or None); returns the
+    rows and the new state. The worker's live engine is used when it is the one that wrote
+    ``state``. Late time points are reported by group 0 (the others skip them alike)."""
     version, blob = state if state is not None else (0, None)
-    cached = worker.engine
+    cached = worker.engines.get(group)
     if cached is not None and cached[0] == version:
         engine = cached[1]
     else:  # a new worker, or a micro-batch run again after a failure
-        engine = worker.fresh_reasoner()
+        engine = worker.fresh_reasoner(group)
         if blob is not None:
             engine.restore_temporal(pickle.loads(blob))
     keep_empty = worker.options.get("keep_empty", False)
@@ -194,14 +216,15 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None) -> tu
     out.extend((t, "reject", json.dumps(r)) for t, r in rejects)
     for t, _, payload in sorted((r for r in rows if r[1] == "point"), key=lambda r: r[0]):
         if engine._last_t is not None and t <= engine._last_t:
-            reason = f"time point {t} arrived after time point {engine._last_t} was evaluated"
-            out.append((t, "reject", _reject("", None, reason, None).decode()))
+            if group == 0:
+                reason = f"time point {t} arrived after time point {engine._last_t} was evaluated"
+                out.append((t, "reject", _reject("", None, reason, None).decode()))
             continue
         for result in engine.between(t):
             emit(result)
         emit(engine.conclude(decode_point(payload, engine.dictionary)))
     version = secrets.randbits(62)  # unique: a cached engine matches only the state it wrote
-    worker.engine = (version, engine)
+    worker.engines[group] = (version, engine)
     return out, (version, pickle.dumps(engine.temporal_snapshot(), protocol=pickle.HIGHEST_PROTOCOL))
 
 
@@ -214,13 +237,18 @@ class SparkPipeline:
     """
 
     def __init__(self, spark, rules: str | Path | CheckResult, ontologies: Iterable[str | Path] = (), *,
-                 include_background: bool = False, keep_empty: bool = False, input_format: str = "auto"):
+                 include_background: bool = False, keep_empty: bool = False, input_format: str = "auto",
+                 split_by_key: bool = True):
         checked = rules if isinstance(rules, CheckResult) else check(rules)
         checked.raise_for_errors()
         background = [t for path in ontologies for t in load_triples(path)]
         stage = OntologicalStage(checked, background)
+        self.keys = split_keys(checked) if split_by_key else None
+        groups = int(spark.conf.get("spark.sql.shuffle.partitions")) if self.keys is not None else 1
+        self.groups = _group_labels(spark, groups)
         bundle = pickle.dumps((checked, stage.snapshot(), {"include_background": include_background},
-                               {"keep_empty": keep_empty}), protocol=pickle.HIGHEST_PROTOCOL)
+                               {"keep_empty": keep_empty, "keys": self.keys, "groups": self.groups}),
+                              protocol=pickle.HIGHEST_PROTOCOL)
         self.spark = spark
         self.job = hashlib.sha1(bundle).hexdigest()
         self.input_format = input_format
@@ -258,23 +286,31 @@ class SparkPipeline:
         from pyspark.sql import functions as F
         from pyspark.sql.streaming.state import GroupStateTimeout
 
-        job, bundle = self.job, self._bundle
+        job, bundle, labels = self.job, self._bundle, self.groups
 
         def enrich(frames):
             rows = _rows(frames, ["source", "line", "t", "format", "payload"])
-            yield pd.DataFrame(enrich_rows(_worker(job, bundle), rows), columns=["t", "kind", "payload"]
+            yield pd.DataFrame(enrich_rows(_worker(job, bundle), rows), columns=["t", "grp", "kind", "payload"]
                                ).astype({"t": "Int64"})
 
         def conclude(key, frames, state):
             rows = _rows(frames, ["t", "kind", "payload"])
-            out, new_state = conclude_rows(_worker(job, bundle), rows, state.get if state.exists else None)
+            out, new_state = conclude_rows(_worker(job, bundle), rows, state.get if state.exists else None,
+                                           labels.index(int(key[0])))
             state.update(new_state)
             yield pd.DataFrame(out, columns=["t", "kind", "json"]).astype({"t": "Int64"})
 
         partitions = self.spark.sparkContext.defaultParallelism
         points = elements.repartition(partitions, "t").mapInPandas(enrich, POINTS)
-        return (points.withColumn("key", F.lit(0)).groupBy("key")
-                .applyInPandasWithState(conclude, RESULTS, STATE, "append", GroupStateTimeout.NoTimeout))
+        results = points.groupBy("grp").applyInPandasWithState(conclude, RESULTS, STATE, "append",
+                                                              GroupStateTimeout.NoTimeout)
+        if len(labels) == 1:
+            return results
+        # the stateful operator's rows go into a shuffle only through a projection that copies
+        # them: otherwise Spark 4.3 fails casting them (ColumnarBatchRow) to UnsafeRow. A
+        # projection the optimizer keeps (``t + 0`` it removes):
+        copied = results.select("t", F.concat("kind", F.lit("")).alias("kind"), "json")
+        return copied.repartition(partitions, "t").mapInPandas(merge, RESULTS)
 
     # --------------------------------------------------------------------- sinks
     def write(self, results, path: str | Path, checkpoint: str | Path, fmt: str = "jsonl",
@@ -307,6 +343,34 @@ class SparkPipeline:
             callback(batch_id, records(frame))
 
         return _start(results.writeStream.foreachBatch(batch), checkpoint, trigger)
+
+
+def merge(frames):
+    """The *merge* step: the records of each time point from the key groups as one record."""
+    rows = _rows(frames, ["t", "kind", "json"])
+    by_t: dict[int, list[dict]] = defaultdict(list)
+    out = []
+    for t, kind, text in rows:
+        if kind == "result":
+            by_t[t].append(json.loads(text))
+        else:
+            out.append((t, kind, text))
+    out.extend((t, "result", json.dumps(merge_records(records), ensure_ascii=False)) for t, records in by_t.items())
+    yield pd.DataFrame(out, columns=["t", "kind", "json"]).astype({"t": "Int64"})
+
+
+def _group_labels(spark, n: int) -> list[int]:
+    """``n`` values of the group column that Spark's hash partitioning (Murmur3 of the long value,
+    modulo the shuffle partitions) sends to ``n`` different partitions, so that the key groups run
+    in parallel."""
+    if n == 1:
+        return [0]
+    from pyspark.sql import functions as F
+
+    found: dict[int, int] = {}
+    for row in spark.range(0, 64 * n).select("id", F.pmod(F.hash("id"), F.lit(n)).alias("p")).collect():
+        found.setdefault(row["p"], row["id"])
+    return [found[p] for p in range(n)]
 
 
 def _rows(frames, columns: list[str]) -> list[tuple]:

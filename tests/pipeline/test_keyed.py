@@ -6,7 +6,7 @@ import random
 import pytest
 
 from benchmarks.patterns import EX, background, program
-from pipeline.embedded import Reasoner, merge_records
+from pipeline.embedded import Reasoner, merge_records, split_keys
 from rules import check_text
 from temporal.keys import EventPartition
 
@@ -16,7 +16,7 @@ def _outputs(make, elements, groups: int) -> list[dict]:
         return [r.to_json() for r in make().run(elements) if not r.is_empty()]
     reasoners = [make() for _ in range(groups)]
     for g, r in enumerate(reasoners):
-        r.keep_group(EventPartition(r.partition_keys, groups, r.dictionary), g)
+        r.keep_group(EventPartition(split_keys(r.checked), groups, r.dictionary), g)
     by_t: dict[int, list[dict]] = {}
     for r in reasoners:
         for result in r.run(elements):
@@ -45,7 +45,7 @@ def test_the_dotr_workload_split_by_room_gives_one_reasoners_output(groups):
     checked = check_text(program(rules=3))
     bg = background(200)
     make = lambda: Reasoner(checked, bg)  # noqa: E731
-    assert make().partition_keys == {"A": 1, "B": 1}  # (sensor, room, value): by room
+    assert split_keys(checked) == {"A": 1, "B": 1}  # (sensor, room, value): by room
     elements = _dotr_stream(40, 60)
     expected = _outputs(make, elements, 1)
     assert sum(len(r.get("graphs", ())) for r in expected) > 100
@@ -54,6 +54,6 @@ def test_the_dotr_workload_split_by_room_gives_one_reasoners_output(groups):
 
 def test_a_program_that_cannot_be_split_is_refused():
     r = Reasoner.from_files("examples/cooling/rules.dotr", ["examples/cooling/ontology.ttl"])
-    assert r.partition_keys is None
+    assert split_keys(r.checked) is None
     with pytest.raises(ValueError, match="cannot be split"):
         r.keep_group(EventPartition({}, 2, r.dictionary), 0)

@@ -8,13 +8,14 @@ import shutil
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from ontology import OntologicalStage
 from pipeline.cli import main
-from pipeline.embedded import Reasoner
+from pipeline.embedded import Reasoner, split_keys
 from pipeline.io import read_jsonl
-from pipeline.spark_job import SparkPipeline, _Worker, conclude_rows, enrich_rows, split_text
+from pipeline.spark_job import SparkPipeline, _Worker, conclude_rows, enrich_rows, merge, split_text
 from rules import check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,20 +140,83 @@ def test_a_restored_state_continues_exactly(example):
     from ontology.background import load_triples
 
     stage = OntologicalStage(checked, [t for path in ontologies for t in load_triples(path)])
-    bundle = pickle.dumps((checked, stage.snapshot(), {}, {"keep_empty": True}))
+    keys = split_keys(checked)
+    groups = [0] if keys is None else [7, 3]  # the fire example runs split in two key groups
+    bundle = pickle.dumps((checked, stage.snapshot(), {}, {"keep_empty": True, "keys": keys, "groups": groups}))
     lines = stream(example)
     elements = [row for row in split_text("\n".join(lines), "s.jsonl", "jsonl")]
     times = sorted({row[2] for row in elements})
     batches = [[row for row in elements if row[2] in times[i:i + 3]] for i in range(0, len(times), 3)]
-    live, state, outputs = _Worker(bundle), None, []
-    reused, reused_state, reused_outputs = _Worker(bundle), None, []
+    live, outputs = _Worker(bundle), []
+    reused, reused_outputs = _Worker(bundle), []
+    states, reused_states = [None] * len(groups), [None] * len(groups)
     for batch in batches:  # three time points each
         rows = enrich_rows(_Worker(bundle), batch)
-        out, state = conclude_rows(_Worker(bundle), rows, state)  # a fresh worker every batch
-        outputs += out
-        reused.engine = None  # the same worker, its engine reset and restored every batch
-        out, reused_state = conclude_rows(reused, enrich_rows(reused, batch), reused_state)
-        reused_outputs += out
-    continuous, _ = conclude_rows(live, enrich_rows(live, elements), None)
+        outputs += _conclude(_Worker(bundle), rows, states)  # a fresh worker every batch
+        reused.engines.clear()  # the same worker, its engines reset and restored every batch
+        reused_outputs += _conclude(reused, enrich_rows(reused, batch), reused_states)
+    continuous = _conclude(live, enrich_rows(live, elements), [None] * len(groups))
     assert outputs == continuous == reused_outputs
     assert [json for _, kind, json in outputs if kind == "result"] == embedded(example, lines, keep_empty=True)
+
+
+def _conclude(worker: _Worker, rows: list[tuple], states: list) -> list[tuple]:
+    """The conclude step of every key group (``states`` updated), then the merge step."""
+    out = []
+    for group, label in enumerate(worker.labels):
+        mine = [(t, kind, payload) for t, grp, kind, payload in rows if grp == label]
+        part, states[group] = conclude_rows(worker, mine, states[group], group)
+        out += part
+    if len(worker.labels) > 1:
+        out = list(next(merge([pd.DataFrame(out, columns=["t", "kind", "json"])])).itertuples(index=False, name=None))
+    return sorted(out, key=lambda row: (row[1] == "result", row[0]))
+
+
+def test_patterns_split_by_key_over_two_groups_give_the_embedded_output(spark, tmp_path):
+    """The DOTR-style workload (patterns joined on the room): the temporal stage runs in two key
+    groups; bad and late records are still rejected once."""
+    from benchmarks.patterns import program
+    from benchmarks.spark import write_workload
+
+    write_workload(tmp_path, size=6_000, batch=2_000, per_point=200, terminators=0.2, rules=3)
+    (tmp_path / "rules.dotr").write_text(program(rules=3))
+    files = sorted((tmp_path / "in").iterdir())
+    lines = [line for f in files for line in f.read_text().splitlines()]
+    publish(tmp_path / "in", "zz-late.jsonl", ['{"t": 0, "facts": []}', '{"t": 99000000, "facts": ["x(("]}'])
+    job = SparkPipeline(spark, tmp_path / "rules.dotr", [tmp_path / "background.nt"])
+    assert len(job.groups) == 2 and job.keys == {"A": 1, "B": 1}
+    out: list[dict] = []
+    query = job.foreach(job.results(job.read_files(tmp_path / "in", max_files_per_trigger=1)),
+                        lambda _, batch: out.extend(batch), tmp_path / "checkpoint")
+    query.awaitTermination()
+    rejects = [r for r in out if r["kind"] == "reject"]
+    assert sorted(((Path(r["source"]).name if r["source"] else "", r["line"]) for r in rejects), key=str) == \
+        [("", None), ("zz-late.jsonl", 2)]
+    results = [json.dumps(r, ensure_ascii=False) for r in out if r.pop("kind") == "result"]
+    reasoner = Reasoner.from_files(tmp_path / "rules.dotr", [tmp_path / "background.nt"])
+    expected = [json.dumps(r.to_json(), ensure_ascii=False)
+                for r in reasoner.run((r.t, r.facts) for r in read_jsonl(lines)) if not r.is_empty()]
+    assert sum(line.count("urn:dotr:match") for line in expected) > 500
+    assert results == expected
+
+
+def test_key_group_labels_land_on_different_partitions(spark):
+    """The group column's values are chosen so that Spark's hash partitioning (as in a streaming
+    query, without adaptive coalescing) gives each group its own partition: they run in parallel."""
+    from pipeline.spark_job import _group_labels
+
+    def partition_of(key, frame):
+        from pyspark import TaskContext
+        return pd.DataFrame({"grp": [int(key[0])], "pid": [TaskContext.get().partitionId()]})
+
+    n = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    labels = _group_labels(spark, n)
+    adaptive = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        frame = spark.createDataFrame([(label, i) for label in labels for i in range(3)], "grp long, x long")
+        rows = frame.groupBy("grp").applyInPandas(partition_of, "grp long, pid long").collect()
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+    assert sorted(r.pid for r in rows) == list(range(n))
+    assert {r.grp: r.pid for r in rows} == {label: p for p, label in enumerate(labels)}
