@@ -94,18 +94,18 @@ def run(rules=50, length=2, selection="last", extra_bg=10_000, events=2_000) -> 
     m = stage.materialiser
     gc.collect()
     for t, triples in stream(events, length):
-        t0 = clock()
+        t0 = time.perf_counter()
         m.advance(t)
         m.add([(*stage._intern(f), t) for f in triples])
         m.evaluate_local(t)
-        t1 = clock()
+        t1 = time.perf_counter()
         evs = {e.name: e.run(stage.store) for e in stage.events}
-        t2 = clock()
+        t2 = time.perf_counter()
         out = patterns.step(t, evs)
-        t3 = clock()
+        t3 = time.perf_counter()
         _ = sorted(" ".join(map(format_term, tr)) for match in out.matches for tr in match.graph)  # the output text
         graphs += len(out.matches)
-        t4 = clock()
+        t4 = time.perf_counter()
         for key, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
             parts[key].append(dt)
         totals.append(t4 - t0)

@@ -11,9 +11,8 @@ emitted composite event can terminate another pattern at the same time.
 
 Events are kept per type in time order, with indexes on the attributes patterns join on, and are
 forgotten when older than the longest look-back of any pattern. Each pattern is compiled once into
-closures over the bindings (label -> event); patterns whose items, ``where`` and scopes are
-identical (and that consume nothing) are matched once per terminator and share the result, each
-building its own output from it.
+closures over the bindings (label -> event). Patterns with the same items and ``where`` (that
+consume nothing) are matched once per terminator; each builds its own output from the result.
 
 >>> from rules import parse
 >>> prog = parse('''event Smoke(?area) := smoke(?area) .
@@ -176,11 +175,10 @@ class _Exprs:
         """The term id of an expression (an attribute, a constant, or a number computed)."""
         if isinstance(expr, ir.AttrRef):
             label, attr = expr.event, expr.attr
-            if label in self.types:
-                pos = self.position(self.types[label], attr)
-                return lambda b: b[label].values[pos]
-            attrs = self.attrs  # not an item's label: resolved when evaluated
-            return lambda b: (e := b[label]).values[attrs[e.type].index(attr)]
+            if label not in self.types:
+                raise ValueError(f"pattern {self.pattern}: no event {label} to read {attr} from")
+            pos = self.position(self.types[label], attr)
+            return lambda b: b[label].values[pos]
         if isinstance(expr, (ir.BinOp, ir.Aggregate)):
             value, number = self.value(expr), self.d.number
             return lambda b: number(value(b))
@@ -376,6 +374,7 @@ class _Compiled:
         # the template as slots: its constants, then its variables, then its blank nodes (a fresh
         # IRI per match); each triple as three slot numbers
         self.triples: list[tuple[int, int, int]] | None = None
+        self.consts, self.variables, self.blanks = [], [], []
         if self.template is not None:
             slots, consts = {}, []
             nodes = [n for triple in self.template for n in triple]
@@ -392,7 +391,7 @@ class _Compiled:
                     slots[n] = len(consts) + len(self.variables) + self.blanks.index(str(n))
             self.consts = consts
             self.triples = [tuple(slots[n] for n in triple) for triple in self.template]
-        self.fresh = bool(self.triples and self.blanks)
+        self.fresh = bool(self.blanks)
 
     def find(self, terminator: Event) -> list[Bindings]:
         """The bindings the events buffered now complete with ``terminator`` (``where`` holds)."""
@@ -504,7 +503,7 @@ class PatternEngine:
         self.buffers = {name: _Buffer(indexed.get(name, set())) for name in attrs}
         for c in self.patterns:
             c.compile()
-        self._digests: list[bool] = []
+        self._needs_digests: list[bool] = []  # per group: whether a member builds fresh IRIs
         if share:
             self._group(program)
         self.lookback = max((c.lookback for c in self.patterns), default=0)
@@ -524,7 +523,7 @@ class PatternEngine:
         for number, members in enumerate(m for m in groups.values() if len(m) > 1):
             for c in members:
                 c.group = number
-            self._digests.append(any(c.fresh for c in members))  # whether the group's matches need them
+            self._needs_digests.append(any(c.fresh for c in members))
 
     # ------------------------------------------------------------------------ state
     def snapshot(self) -> dict:
@@ -595,7 +594,7 @@ class PatternEngine:
             per_terminator = shared.get(c.group)
             if per_terminator is None:
                 per_terminator = shared[c.group] = [
-                    (found, [self._match_id(b) for b in found] if self._digests[c.group] else [None] * len(found))
+                    (found, [self._match_id(b) for b in found] if self._needs_digests[c.group] else [None] * len(found))
                     for terminator in list(terminators) if (found := c.find(terminator))]
             for found, idents in per_terminator:
                 self._add(c, out, arrived, [c.output(b, t, ident) for b, ident in zip(found, idents)])
