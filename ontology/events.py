@@ -26,7 +26,6 @@ variable -> id). rdflib's own evaluator is never used.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Callable
 
 from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
@@ -407,14 +406,13 @@ def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictiona
     if query is None:
         raise RuleError(diags)
     root = _Compiler(d, event.query.span).op(query.algebra["p"])
-    if isinstance(root, _BGP) and all(p in root.plans.vars for p in params):  # no solution dicts needed
-        names = root.plans.vars
-        if tuple(params) == names:
-            return CompiledEvent(event.name, params, root.plans.rows)
-        project = itemgetter(*(names.index(p) for p in params))
-        if len(params) == 1:
-            return CompiledEvent(event.name, params, lambda store: [(project(row),) for row in root.plans.rows(store)])
-        return CompiledEvent(event.name, params, lambda store: list(map(project, root.plans.rows(store))))
+    if isinstance(root, _BGP) and set(params) <= set(root.plans.vars):  # its rows, no solution dicts
+        plans = root.plans
+        if tuple(params) == plans.vars:
+            return CompiledEvent(event.name, params, plans.rows)
+        positions = [plans.vars.index(p) for p in params]
+        return CompiledEvent(event.name, params,
+                             lambda store: [tuple(row[i] for i in positions) for row in plans.rows(store)])
 
     def run_query(store: Store) -> list[tuple]:
         rows = []

@@ -512,10 +512,8 @@ def ntriples_with_rdflib(triples: list[tuple]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_NT_TERMS: dict = {}  # (term, in object position) -> its text in rdflib's N-Triples, but for IRIs
-
-
-_NT_IRIS: dict[str, str] = {}  # IRI -> its text, for IRIs that need no escapes
+_NT_TERMS: dict = {}  # (term, in object position) -> its text in rdflib's N-Triples, but for plain IRIs
+_NT_IRIS: dict[str, str] = {}  # plain IRI (no escapes needed) -> its text
 
 
 def _nt(term, obj: bool = False) -> str:
