@@ -307,7 +307,7 @@ class _Compiled:
     """A pattern prepared for matching: ``find`` gives the bindings a terminator completes,
     ``output`` the match of one of them."""
 
-    def __init__(self, p: ir.PatternDecl, attrs: dict[str, tuple[str, ...]], engine: "PatternEngine"):
+    def __init__(self, p: ir.PatternDecl, engine: "PatternEngine"):
         self.decl = p
         self.name = p.name
         self.refs = p.refs
@@ -484,7 +484,7 @@ class PatternEngine:
             if p.emit is not None:
                 attrs.setdefault(p.emit.event, tuple(b.name for b in p.emit.bindings))
         self.attrs = attrs
-        self.patterns = [_Compiled(p, attrs, self) for p in program.patterns]
+        self.patterns = [_Compiled(p, self) for p in program.patterns]
         # dependency order: a pattern after those that emit the events it uses
         graph = nx.DiGraph()
         for i, c in enumerate(self.patterns):
