@@ -9,12 +9,21 @@ reasoning, event queries, pattern matching, output). Sweeps: sequence length 2-6
 each), number of rules, background size.
 
     python benchmarks/patterns.py [--events 2000] [--sweeps]
+
+With ``--per-point N`` it also runs the workload of benchmarks/spark.py: time points of N sensor
+readings (``--terminators``: the share of them that are terminators) through the embedded
+pipeline's two steps, ``Reasoner.enrich`` and ``Reasoner.conclude``, and reports their median
+time per time point, with the patterns sharing their matching (the engine's default) and with
+every pattern matched on its own (``share=False``), in the same run.
+
+    python benchmarks/patterns.py --per-point 1000 --terminators 0.2 [--points 60]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import random
 import statistics
@@ -30,6 +39,7 @@ from ontology import OntologicalStage  # noqa: E402
 from rules.terms import format_term  # noqa: E402
 from rules import check_text  # noqa: E402
 from temporal.patterns import PatternEngine  # noqa: E402
+from pipeline.embedded import Reasoner  # noqa: E402
 
 EX = "http://dotr.example.org/bench#"
 
@@ -105,6 +115,45 @@ def run(rules=50, length=2, selection="last", extra_bg=10_000, events=2_000) -> 
             "matches": graphs, **{f"{k}_ms": statistics.mean(v) * 1e3 for k, v in parts.items()}}
 
 
+def large_points(points: int, per_point: int, terminators: float, seed: int = 7) -> list:
+    """Time points 1 s apart of ``per_point`` readings as fact strings (benchmarks/spark.py's)."""
+    rnd = random.Random(seed)
+    out = []
+    for i in range(points):
+        facts = []
+        for _ in range(per_point):
+            pred = "read_valA" if rnd.random() < terminators else "read_valB"
+            facts.append(f"<{EX}{pred}>(<{EX}sensor{rnd.randrange(500)}>,{rnd.randrange(100)})")
+        out.append((i * 1000, facts))
+    return out
+
+
+def run_points(per_point: int, terminators: float, points: int, share: bool = True) -> dict:
+    """Median enrich and conclude time per time point (after the first 30 s: the window filling);
+    ``digest``: of the output, to check that both modes agree."""
+    reasoner = Reasoner(check_text(program()), background(10_000))
+    if not share:
+        reasoner.patterns = PatternEngine(reasoner.program, reasoner.dictionary, share=False)
+    enrich, conclude, graphs = [], [], 0
+    clock = time.process_time  # CPU time: other jobs on the machine do not count
+    digest = hashlib.blake2b()
+    gc.collect()
+    for t, facts in large_points(points, per_point, terminators):
+        t0 = clock()
+        point = reasoner.enrich(t, facts)
+        t1 = clock()
+        result = reasoner.conclude(point)
+        t2 = clock()
+        if t >= 30_000 or points < 60:
+            enrich.append(t1 - t0)
+            conclude.append(t2 - t1)
+        graphs += len(result.graphs)
+        digest.update(json.dumps(result.to_json()).encode())
+    return {"per_point": per_point, "terminators": terminators, "points": points, "share": share,
+            "enrich_ms": statistics.median(enrich) * 1e3, "conclude_ms": statistics.median(conclude) * 1e3,
+            "graphs_per_point": graphs / points, "digest": digest.hexdigest()[:16]}
+
+
 def show(row):
     print(f"rules {row['rules']:>5} len {row['length']} {row['selection']:<4} bg {row['background']:>8,}: "
           f"mean {row['mean_ms']:.3f} ms, p99 {row['p99_ms']:.3f} ms | update+reasoning "
@@ -116,10 +165,22 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--sweeps", action="store_true")
+    ap.add_argument("--per-point", type=int, help="also run time points of this many readings")
+    ap.add_argument("--terminators", type=float, default=0.2, help="with --per-point: share of terminators")
+    ap.add_argument("--points", type=int, default=60, help="with --per-point: time points")
     ap.add_argument("--json", default="benchmarks/results/patterns.json")
     args = ap.parse_args(argv)
     rows = [run(events=args.events)]
     show(rows[0])
+    if args.per_point:
+        shared, separate = (run_points(args.per_point, args.terminators, args.points, share) for share in (True, False))
+        assert shared["digest"] == separate["digest"], "the two modes disagree"
+        print(f"{args.per_point:,} readings per time point, {args.terminators:.1%} terminators "
+              f"({shared['graphs_per_point']:,.0f} graphs per time point), median per time point: enrich "
+              f"{shared['enrich_ms']:.2f} ms, conclude {shared['conclude_ms']:.2f} ms; with every pattern matched "
+              f"on its own, conclude {separate['conclude_ms']:.2f} ms "
+              f"({separate['conclude_ms'] / shared['conclude_ms']:.2f}x)", flush=True)
+        rows += [shared, separate]
     if args.sweeps:
         for length in range(2, 7):
             for selection in ("last", "each"):

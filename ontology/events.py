@@ -406,6 +406,13 @@ def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictiona
     if query is None:
         raise RuleError(diags)
     root = _Compiler(d, event.query.span).op(query.algebra["p"])
+    if isinstance(root, _BGP) and set(params) <= set(root.plans.vars):  # its rows, no solution dicts
+        plans = root.plans
+        if tuple(params) == plans.vars:
+            return CompiledEvent(event.name, params, plans.rows)
+        positions = [plans.vars.index(p) for p in params]
+        return CompiledEvent(event.name, params,
+                             lambda store: [tuple(row[i] for i in positions) for row in plans.rows(store)])
 
     def run_query(store: Store) -> list[tuple]:
         rows = []

@@ -395,6 +395,7 @@ class Reasoner:
         d = self.dictionary
         result = Result(t)
         graph_facts: list[tuple] = []
+        graphs = False  # whether patterns built graphs (graph_facts holds their facts if LARS or feedback reads them)
         events = point.events
         emitted: list[str] = []
         graph_matches = []
@@ -413,6 +414,9 @@ class Reasoner:
                 break
             if not new_triples:
                 break
+            graphs = True
+            if self.lars is None and not self._feedback:  # nothing reads the graphs' facts: no need to
+                break  # intern them (their fresh IRIs would grow the dictionary at every match)
             intern = d.intern
             triples = [((intern(p), 2), (intern(s), intern(o))) for s, p, o in new_triples]
             graph_facts.extend(triples)
@@ -437,7 +441,7 @@ class Reasoner:
         if fed_back:
             conclusions = self.ontology.conclusions(t)
             self._ontology_expiries = _expiries(self.ontology.store, t)
-        elif graph_facts:  # the graphs hold at t only
+        elif graphs:  # the graphs hold at t only
             self._ontology_expiries = sorted({*point.expiries, t})
         stream = point.stream
         inputs = set(stream)
@@ -508,12 +512,21 @@ def ntriples_with_rdflib(triples: list[tuple]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_NT_TERMS: dict = {}  # (term, in object position) -> its text in rdflib's N-Triples, but for IRIs
+_NT_TERMS: dict = {}  # (term, in object position) -> its text in rdflib's N-Triples, but for plain IRIs
+_NT_IRIS: dict[str, str] = {}  # plain IRI (no escapes needed) -> its text
 
 
 def _nt(term, obj: bool = False) -> str:
-    if type(term) is ir.Iri and _PLAIN_IRI.fullmatch(term.value):
-        return f"<{term.value}>"
+    if type(term) is ir.Iri:
+        value = term.value
+        text = _NT_IRIS.get(value)
+        if text is not None:
+            return text
+        if _PLAIN_IRI.fullmatch(value):
+            if len(_NT_IRIS) > 100_000:
+                _NT_IRIS.clear()
+            text = _NT_IRIS[value] = f"<{value}>"
+            return text
     # Num(0) == Num(0.0) == Num(-0.0) in Python, not in N-Triples
     key = (term, obj, repr(term.value)) if type(term) is ir.Num else (term, obj)
     text = _NT_TERMS.get(key)

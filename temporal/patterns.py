@@ -10,7 +10,9 @@ matches of the same pattern. Patterns run in dependency order within a time poin
 emitted composite event can terminate another pattern at the same time.
 
 Events are kept per type in time order, with indexes on the attributes patterns join on, and are
-forgotten when older than the longest look-back of any pattern.
+forgotten when older than the longest look-back of any pattern. Each pattern is compiled once into
+closures over the bindings (label -> event). Patterns with the same items and ``where`` (that
+consume nothing) are matched once per terminator; each builds its own output from the result.
 
 >>> from rules import parse
 >>> prog = parse('''event Smoke(?area) := smoke(?area) .
@@ -28,10 +30,12 @@ forgotten when older than the longest look-back of any pattern.
 
 from __future__ import annotations
 
-import bisect
+import gc
 import hashlib
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
 
 import networkx as nx
 from rdflib import BNode, Variable as RdfVariable
@@ -43,10 +47,11 @@ from rules.sparql import parse_template, rdf_term
 from rules.terms import TermDictionary, format_term
 
 INF = 1 << 62
+_NO_EVENTS: tuple = ((), ())
+Bindings = dict  # label -> Event
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """An event: its type, time, arrival number and attribute values (term ids)."""
 
     type: str
@@ -58,7 +63,8 @@ class Event:
 @dataclass
 class Match:
     """One firing of a pattern: the events bound to its labels, the ``with`` values, the emitted
-    composite event and the output graph (triples of terms)."""
+    composite event and the output graph (triples of terms). Patterns that share their matching
+    share ``bindings`` dicts: treat them as read-only."""
 
     pattern: str
     time: int
@@ -80,87 +86,53 @@ class _Buffer:
     def __init__(self, indexed: set[int]):
         self.events: list[Event] = []
         self.times: list[int] = []
-        self.indexed = indexed
         self.index: dict[int, dict[int, tuple[list[int], list[Event]]]] = {p: {} for p in indexed}
 
     def add(self, event: Event) -> None:
-        self.events.append(event)
-        self.times.append(event.time)
-        for p in self.indexed:
-            times, events = self.index[p].setdefault(event.values[p], ([], []))
-            times.append(event.time)
-            events.append(event)
+        self.extend([event])
 
-    def scope(self, lo: int, hi: int, pos: int | None = None, value: int | None = None) -> list[Event]:
-        """Events with time in [lo, hi), all or those whose attribute ``pos`` is ``value``."""
-        if pos is None:
-            times, events = self.times, self.events
-        else:
-            times, events = self.index[pos].get(value, ((), ()))
-        return events[bisect.bisect_left(times, lo):bisect.bisect_left(times, hi)]
+    def extend(self, events: list[Event]) -> None:
+        """Add events (in time order, none before those buffered)."""
+        self.events += events
+        self.times += [e.time for e in events]
+        for p, index in self.index.items():
+            for e in events:
+                entry = index.get(e.values[p])
+                if entry is None:
+                    entry = index[e.values[p]] = ([], [])
+                entry[0].append(e.time)
+                entry[1].append(e)
+
+    def scope(self, lo: int, hi: int) -> list[Event]:
+        """Events with time in [lo, hi)."""
+        times = self.times
+        return self.events[bisect_left(times, lo):bisect_left(times, hi)]
 
     def forget_before(self, t: int) -> None:
-        cut = bisect.bisect_left(self.times, t)
+        cut = bisect_left(self.times, t)
         if cut:
-            self.events, self.times = self.events[cut:], self.times[cut:]
-            for p in self.indexed:
-                self.index[p] = {}
-            for e in self.events:
-                for p in self.indexed:
-                    times, events = self.index[p].setdefault(e.values[p], ([], []))
-                    times.append(e.time)
-                    events.append(e)
+            del self.events[:cut], self.times[:cut]
+            for index in self.index.values():
+                for value in list(index):
+                    times, events = index[value]
+                    cut = bisect_left(times, t)
+                    if cut == len(times):
+                        del index[value]
+                    elif cut:
+                        del times[:cut], events[:cut]
 
 
 def _duration(size, unit) -> int:
     return int(size) if unit is None else int(size * UNIT_MS[unit])
 
 
-class _Compiled:
-    """A pattern prepared for matching: label positions, constraint functions, index choices."""
-
-    def __init__(self, p: ir.PatternDecl, attrs: dict[str, tuple[str, ...]], engine: "PatternEngine"):
-        self.decl = p
-        self.name = p.name
-        self.refs = p.refs
-        self.labels = [r.label for r in p.refs]
-        self.types = {r.label: r.event for r in p.refs if r.selection != "not"}
-        self.attrs = attrs
-        self.engine = engine
-        # negation item i is checked right after the last label it refers to is bound
-        self.check_after: dict[int, list[int]] = defaultdict(list)
-        for i, ref in enumerate(p.refs):
-            if ref.selection == "not":
-                used = self._labels_of(ref)
-                self.check_after[max((self.labels.index(lab) for lab in used), default=0)].append(i)
-        self.lookback = sum(_duration(r.scope.duration, r.scope.unit) for r in p.refs
-                            if isinstance(r.scope, ir.Within))
-        self.lookback += sum(_duration(a.scope.duration, a.scope.unit) for c in p.where
-                             for a in _aggregates(c) if isinstance(a.scope, ir.Within))
-        self.consumed: set[tuple[str, int]] = set()
-        self.template = None
-        if p.construct is not None:
-            triples, diags = parse_template(p.construct, engine.prefixes)
-            if triples is None:
-                raise ValueError(diags[0].message)
-            self.template = triples
-
-    def _labels_of(self, ref: ir.EventRef) -> set[str]:
-        used = set()
-        for c in ref.constraints:
-            used |= _refs(c.value)
-        if isinstance(ref.scope, ir.Within):
-            used.add(ref.scope.ref)
-        elif isinstance(ref.scope, ir.Between):
-            used |= {ref.scope.start, ref.scope.end}
-        return used
-
-    def index_choice(self, ref: ir.EventRef) -> tuple[int, ir.Constraint] | None:
-        """An equality constraint against bound events or constants: look candidates up by it."""
-        for c in ref.constraints:
-            if c.op == "=" and not isinstance(c.value, (ir.BinOp, ir.Aggregate)):
-                return self.attrs[ref.event].index(c.attr), c
-        return None
+def _index_choice(ref: ir.EventRef, attrs: dict[str, tuple[str, ...]]) -> tuple[int, int] | None:
+    """An equality constraint of ``ref`` against bound events or constants, to look candidates
+    up by: (attribute position, constraint number)."""
+    for n, c in enumerate(ref.constraints):
+        if c.op == "=" and not isinstance(c.value, (ir.BinOp, ir.Aggregate)):
+            return attrs[ref.event].index(c.attr), n
+    return None
 
 
 def _refs(expr) -> set[str]:
@@ -186,10 +158,325 @@ def _aggregates(expr):
         yield from _aggregates(expr.right)
 
 
-class PatternEngine:
-    """Matches the patterns of a program on per-time-point events (see the module docstring)."""
+class _Exprs:
+    """Compiles the expressions of one pattern into closures over its bindings."""
 
-    def __init__(self, program: ir.Program, dictionary: TermDictionary | None = None):
+    def __init__(self, engine: "PatternEngine", pattern: str, types: dict[str, str]):
+        self.d, self.attrs, self.buffers = engine.dictionary, engine.attrs, engine.buffers
+        self.pattern, self.types = pattern, types
+
+    def position(self, event_type: str, attr: str) -> int:
+        names = self.attrs.get(event_type, ())
+        if attr not in names:
+            raise ValueError(f"pattern {self.pattern}: event {event_type} has no attribute {attr}")
+        return names.index(attr)
+
+    def term(self, expr) -> Callable[[Bindings], int | None]:
+        """The term id of an expression (an attribute, a constant, or a number computed)."""
+        if isinstance(expr, ir.AttrRef):
+            label, attr = expr.event, expr.attr
+            if label not in self.types:
+                raise ValueError(f"pattern {self.pattern}: no event {label} to read {attr} from")
+            pos = self.position(self.types[label], attr)
+            return lambda b: b[label].values[pos]
+        if isinstance(expr, (ir.BinOp, ir.Aggregate)):
+            value, number = self.value(expr), self.d.number
+            return lambda b: number(value(b))
+        const = self.d.intern(expr)
+        return lambda b: const
+
+    def value(self, expr) -> Callable[[Bindings], object]:
+        """The Python value of an expression (None: undefined)."""
+        if isinstance(expr, ir.BinOp):
+            op, left, right = expr.op, self.value(expr.left), self.value(expr.right)
+            return lambda b: arith(op, left(b), right(b))
+        if isinstance(expr, ir.Aggregate):
+            return self.aggregate(expr)
+        if isinstance(expr, ir.AttrRef):
+            term, value = self.term(expr), self.d.value
+            return lambda b: None if (i := term(b)) is None else value(i)
+        const = self.d.value(self.d.intern(expr))
+        return lambda b: const
+
+    def constraint(self, con: ir.Constraint, event_type: str) -> Callable[[Event, Bindings], bool]:
+        """``event.attr op value``, the value evaluated on the events bound so far."""
+        pos, op = self.position(event_type, con.attr), con.op
+        if op in ("=", "!=") and not isinstance(con.value, (ir.BinOp, ir.Aggregate)):
+            if not isinstance(con.value, ir.AttrRef):
+                const = self.d.intern(con.value)
+                return (lambda e, b: e.values[pos] == const) if op == "=" else (lambda e, b: e.values[pos] != const)
+            term = self.term(con.value)
+            return (lambda e, b: e.values[pos] == term(b)) if op == "=" else (lambda e, b: e.values[pos] != term(b))
+        value, dvalue = self.value(con.value), self.d.value
+
+        def check(e: Event, b: Bindings) -> bool:
+            a, v = dvalue(e.values[pos]), value(b)
+            return a is not None and v is not None and compare(op, a, v)
+        return check
+
+    def comparison(self, comparison: ir.Comparison) -> Callable[[Bindings], bool]:
+        op, left, right = comparison.op, comparison.left, comparison.right
+        if op in ("=", "!=") and not any(isinstance(x, (ir.BinOp, ir.Aggregate)) for x in (left, right)):
+            lt, rt, same = self.term(left), self.term(right), op == "="
+            return lambda b: (lt(b) == rt(b)) == same
+        lv, rv = self.value(left), self.value(right)
+
+        def truth(b: Bindings) -> bool:
+            x, y = lv(b), rv(b)
+            return x is not None and y is not None and compare(op, x, y)
+        return truth
+
+    def scope(self, scope) -> Callable[[Bindings], tuple[int, int]]:
+        if isinstance(scope, ir.Within):
+            ref, size = scope.ref, _duration(scope.duration, scope.unit)
+            return lambda b: ((t := b[ref].time) - size, t)
+        start, end = scope.start, scope.end
+        return lambda b: (b[start].time, b[end].time)
+
+    def candidates(self, ref: ir.EventRef):
+        """``(candidates, checks)``: ``candidates(b)`` gives the events of ``ref``'s type in its
+        scope as ``(events, lo, hi)`` (``events[lo:hi]``, through the index when an equality
+        constraint allows), ``checks`` the constraints left to test on each."""
+        scope, buffer = self.scope(ref.scope), self.buffers[ref.event]
+        choice = _index_choice(ref, self.attrs)
+        checks = [self.constraint(con, ref.event) for n, con in enumerate(ref.constraints)
+                  if choice is None or n != choice[1]]
+        if choice is None:
+            def candidates(b: Bindings) -> tuple[list[Event], int, int]:
+                lo, hi = scope(b)
+                times = buffer.times
+                return buffer.events, bisect_left(times, lo), bisect_left(times, hi)
+        else:
+            pos, key = choice[0], self.term(ref.constraints[choice[1]].value)
+            index = buffer.index
+
+            def candidates(b: Bindings) -> tuple[list[Event], int, int]:
+                lo, hi = scope(b)
+                times, events = index[pos].get(key(b), _NO_EVENTS)
+                return events, bisect_left(times, lo), bisect_left(times, hi)
+        return candidates, checks
+
+    def negation(self, ref: ir.EventRef) -> Callable[[Bindings], bool]:
+        """True when no event in ``ref``'s scope satisfies its constraints."""
+        candidates, checks = self.candidates(ref)
+
+        def holds(b: Bindings) -> bool:
+            events, lo, hi = candidates(b)
+            for n in range(lo, hi):
+                e = events[n]
+                if all(f(e, b) for f in checks):
+                    return False
+            return True
+        return holds
+
+    def aggregate(self, agg: ir.Aggregate) -> Callable[[Bindings], object]:
+        scope, buffer, dvalue, func = self.scope(agg.scope), self.buffers[agg.event], self.d.value, agg.func
+        pos = None if agg.attr is None else self.position(agg.event, agg.attr)
+        checks = [self.constraint(con, agg.event) for con in agg.constraints]
+
+        def run(b: Bindings):
+            values = [None if pos is None else dvalue(e.values[pos])
+                      for e in buffer.scope(*scope(b)) if all(f(e, b) for f in checks)]
+            if func == "count":
+                return len(values)
+            numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if func == "sum":
+                return sum(numbers)
+            if not numbers:
+                return None
+            if func == "avg":
+                return sum(numbers) / len(numbers)
+            return min(numbers) if func == "min" else max(numbers)
+        return run
+
+
+class _Step:
+    """An item after the terminator (``each``, ``last`` or ``first``), compiled."""
+
+    __slots__ = ("label", "candidates", "checks", "negations", "last", "single")
+
+    def __init__(self, ref: ir.EventRef, exprs: _Exprs, negations: list):
+        self.label = ref.label
+        self.candidates, self.checks = exprs.candidates(ref)
+        self.negations = negations  # those decidable once this item is bound
+        self.last = ref.selection == "last"
+        self.single = ref.selection in ("last", "first")
+
+
+class _Compiled:
+    """A pattern prepared for matching: ``find`` gives the bindings a terminator completes,
+    ``output`` the match of one of them."""
+
+    def __init__(self, p: ir.PatternDecl, engine: "PatternEngine"):
+        self.decl = p
+        self.name = p.name
+        self.refs = p.refs
+        self.labels = [r.label for r in p.refs]
+        self.engine = engine
+        # negation item i is checked right after the last label it refers to is bound
+        self.check_after: dict[int, list[int]] = defaultdict(list)
+        for i, ref in enumerate(p.refs):
+            if ref.selection == "not":
+                used = self._labels_of(ref)
+                self.check_after[max((self.labels.index(lab) for lab in used), default=0)].append(i)
+        self.lookback = sum(_duration(r.scope.duration, r.scope.unit) for r in p.refs
+                            if isinstance(r.scope, ir.Within))
+        self.lookback += sum(_duration(a.scope.duration, a.scope.unit) for c in p.where
+                             for a in _aggregates(c) if isinstance(a.scope, ir.Within))
+        self.consumed: set[tuple[str, int]] = set()
+        self.template = None
+        if p.construct is not None:
+            triples, diags = parse_template(p.construct, engine.prefixes)
+            if triples is None:
+                raise ValueError(diags[0].message)
+            self.template = triples
+        self.group: int | None = None  # patterns in one group share their matching (PatternEngine)
+
+    def _labels_of(self, ref: ir.EventRef) -> set[str]:
+        used = set()
+        for c in ref.constraints:
+            used |= _refs(c.value)
+        if isinstance(ref.scope, ir.Within):
+            used.add(ref.scope.ref)
+        elif isinstance(ref.scope, ir.Between):
+            used |= {ref.scope.start, ref.scope.end}
+        return used
+
+    def index_positions(self) -> list[tuple[str, int]]:
+        """(event type, attribute position) of the indexes the items are looked up by."""
+        return [(ref.event, choice[0]) for ref in self.refs[1:]
+                if (choice := _index_choice(ref, self.engine.attrs)) is not None]
+
+    def aggregated_types(self) -> set[str]:
+        """The event types the aggregates of the items and of ``where`` range over."""
+        types, todo = set(), [c.value for r in self.refs for c in r.constraints] + list(self.decl.where)
+        while todo:
+            for a in _aggregates(todo.pop()):
+                types.add(a.event)
+                todo += [c.value for c in a.constraints]
+        return types
+
+    def compile(self) -> None:
+        """Compile constraints, scopes, negations and outputs into closures (once the engine's
+        buffers exist)."""
+        p, engine = self.decl, self.engine
+        exprs = _Exprs(engine, p.name, {r.label: r.event for r in p.refs if r.selection != "not"})
+        negations = {i: [exprs.negation(p.refs[j]) for j in js] for i, js in self.check_after.items()}
+        first = p.refs[0]
+        self.first_label = first.label
+        self.first_checks = [exprs.constraint(con, first.event) for con in first.constraints]
+        self.first_negations = negations.get(0, [])
+        self.steps = [_Step(ref, exprs, negations.get(i, [])) for i, ref in enumerate(p.refs)
+                      if i > 0 and ref.selection != "not"]
+        self.where = [exprs.comparison(w) for w in p.where]
+        self.values = [(b.name[1:], exprs.term(b.value)) for b in p.bindings]
+        self.emit = None if p.emit is None else (p.emit.event, [exprs.term(b.value) for b in p.emit.bindings])
+        # the template as slots: its constants, then its variables, then its blank nodes (a fresh
+        # IRI per match); each triple as three slot numbers
+        self.triples: list[tuple[int, int, int]] | None = None
+        self.consts, self.variables, self.blanks = [], [], []
+        if self.template is not None:
+            slots, consts = {}, []
+            nodes = [n for triple in self.template for n in triple]
+            for n in nodes:
+                if not isinstance(n, (RdfVariable, BNode)) and n not in slots:
+                    slots[n] = len(consts)
+                    consts.append(rdf_term(n))
+            self.variables = list(dict.fromkeys(str(n) for n in nodes if isinstance(n, RdfVariable)))
+            self.blanks = list(dict.fromkeys(str(n) for n in nodes if isinstance(n, BNode)))
+            for n in nodes:
+                if isinstance(n, RdfVariable):
+                    slots[n] = len(consts) + self.variables.index(str(n))
+                elif isinstance(n, BNode):
+                    slots[n] = len(consts) + len(self.variables) + self.blanks.index(str(n))
+            self.consts = consts
+            self.triples = [tuple(slots[n] for n in triple) for triple in self.template]
+        self.fresh = bool(self.blanks)
+
+    def find(self, terminator: Event) -> list[Bindings]:
+        """The bindings the events buffered now complete with ``terminator`` (``where`` holds)."""
+        b = {self.first_label: terminator}
+        for check in self.first_checks:
+            if not check(terminator, b):
+                return []
+        for holds in self.first_negations:
+            if not holds(b):
+                return []
+        found: list[Bindings] = []
+        self._extend(0, b, found)
+        if self.where:
+            found = [x for x in found if all(w(x) for w in self.where)]
+        return found
+
+    def _extend(self, k: int, b: Bindings, found: list) -> None:
+        steps = self.steps
+        if k == len(steps):
+            found.append(dict(b))
+            return
+        step = steps[k]
+        events, lo, hi = step.candidates(b)
+        consumed, checks, label = self.consumed, step.checks, step.label
+        for n in range(hi - 1, lo - 1, -1) if step.last else range(lo, hi):
+            e = events[n]
+            if consumed and (e.type, e.seq) in consumed:
+                continue
+            if checks and not all(f(e, b) for f in checks):
+                continue
+            b[label] = e
+            if all(holds(b) for holds in step.negations):
+                self._extend(k + 1, b, found)
+                if step.single:
+                    del b[label]
+                    return
+            del b[label]
+
+    def consume(self, found: list[Bindings]) -> None:
+        for b in found:
+            for label in self.decl.consuming:
+                if label in b and label != self.first_label:
+                    e = b[label]
+                    self.consumed.add((e.type, e.seq))
+
+    def output(self, b: Bindings, t: int, ident: str | None = None) -> Match:
+        """The match of bindings ``b`` at ``t`` (``ident``: the digest of ``b``, if known)."""
+        engine = self.engine
+        values = {}
+        for name, term in self.values:
+            i = term(b)
+            if i is not None:
+                values[name] = i
+        match = Match(self.name, t, b, values)
+        if self.emit is not None:
+            engine._seq += 1
+            event_type, terms = self.emit
+            match.emitted = Event(event_type, t, engine._seq, tuple(term(b) for term in terms))
+        if self.triples is not None:
+            term = engine.dictionary.term
+            terms = self.consts[:]
+            unbound = False
+            for name in self.variables:
+                i = values.get(name)
+                if i is None:
+                    unbound = True
+                    terms.append(None)
+                else:
+                    terms.append(term(i))
+            if self.blanks:  # a fresh IRI per match
+                prefix = f"urn:dotr:match:{self.name}:{t}:{ident or engine._match_id(b)}:"
+                terms += [ir.Iri(prefix + label) for label in self.blanks]
+            graph = match.graph
+            for s, p, o in self.triples:
+                triple = terms[s], terms[p], terms[o]
+                if not unbound or None not in triple:
+                    graph.append(triple)
+        return match
+
+
+class PatternEngine:
+    """Matches the patterns of a program on per-time-point events (see the module docstring);
+    ``share=False`` matches every pattern on its own (the same output, for tests and benchmarks)."""
+
+    def __init__(self, program: ir.Program, dictionary: TermDictionary | None = None, share: bool = True):
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
         self.prefixes = program.prefixes
         attrs: dict[str, tuple[str, ...]] = {e.name: e.attributes for e in program.events}
@@ -197,7 +484,7 @@ class PatternEngine:
             if p.emit is not None:
                 attrs.setdefault(p.emit.event, tuple(b.name for b in p.emit.bindings))
         self.attrs = attrs
-        self.patterns = [_Compiled(p, attrs, self) for p in program.patterns]
+        self.patterns = [_Compiled(p, self) for p in program.patterns]
         # dependency order: a pattern after those that emit the events it uses
         graph = nx.DiGraph()
         for i, c in enumerate(self.patterns):
@@ -211,16 +498,32 @@ class PatternEngine:
             raise ValueError("patterns emit events to each other in a cycle") from None
         indexed: dict[str, set[int]] = defaultdict(set)
         for c in self.patterns:
-            for ref in c.refs[1:]:
-                choice = c.index_choice(ref)
-                if choice is not None:
-                    indexed[ref.event].add(choice[0])
+            for event_type, pos in c.index_positions():
+                indexed[event_type].add(pos)
         self.buffers = {name: _Buffer(indexed.get(name, set())) for name in attrs}
+        for c in self.patterns:
+            c.compile()
+        self._needs_digests: list[bool] = []  # per group: whether a member builds fresh IRIs
+        if share:
+            self._group(program)
         self.lookback = max((c.lookback for c in self.patterns), default=0)
         self._seq = 0
+        self._texts: dict[int, str] = {}  # event seq -> its text in match digests
         self._t: int | None = None
-        self._positions: dict[tuple[str, str], int] = {}
-        self._constants: dict = {}
+
+    def _group(self, program: ir.Program) -> None:
+        """Patterns with the same items and ``where`` find the same bindings for a terminator: they
+        are matched once per time point. Not when they consume (each has its own marks) or
+        aggregate over emitted events (which the dependency order does not place before them)."""
+        emitted = {p.emit.event for p in program.patterns if p.emit is not None}
+        groups: dict[tuple, list[_Compiled]] = defaultdict(list)
+        for c in self.patterns:
+            if not c.decl.consuming and not c.aggregated_types() & emitted:
+                groups[(c.refs, c.decl.where)].append(c)
+        for number, members in enumerate(m for m in groups.values() if len(m) > 1):
+            for c in members:
+                c.group = number
+            self._needs_digests.append(any(c.fresh for c in members))
 
     # ------------------------------------------------------------------------ state
     def snapshot(self) -> dict:
@@ -252,202 +555,78 @@ class PatternEngine:
         return self._step(t, events)
 
     def _step(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
+        if not gc.isenabled():
+            return self._match_all(t, events)
+        # the objects a step makes (events, matches, graphs) live at least until the time point's
+        # output is built: cyclic collections during the step would only traverse them again and
+        # again (measured: a sixth of the conclude step at 10,000 matches per time point)
+        gc.disable()
+        try:
+            return self._match_all(t, events)
+        finally:
+            gc.enable()
+
+    def _match_all(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
         arrived: dict[str, list[Event]] = defaultdict(list)
         for name, rows in events.items():
-            if name not in self.buffers:
+            buffer = self.buffers.get(name)
+            if buffer is None or not rows:
                 continue
-            for values in rows:
-                self._seq += 1
-                event = Event(name, t, self._seq, tuple(values))
-                self.buffers[name].add(event)
-                arrived[name].append(event)
+            seq = self._seq
+            new = [Event(name, t, seq + n, tuple(values)) for n, values in enumerate(rows, 1)]
+            self._seq += len(new)
+            buffer.extend(new)
+            arrived[name] += new
         out = PatternOutput(t)
+        shared: dict[int, list] = {}  # group -> per terminator: (bindings, their digests)
         for i in self.order:
             c = self.patterns[i]
-            for terminator in list(arrived.get(c.refs[0].event, ())):
-                for match in self._match(c, terminator, t):
-                    out.matches.append(match)
-                    if match.emitted is not None:
-                        self.buffers[match.emitted.type].add(match.emitted)
-                        arrived[match.emitted.type].append(match.emitted)
+            terminators = arrived.get(c.refs[0].event)
+            if not terminators:
+                continue
+            if c.group is None:
+                for terminator in list(terminators):
+                    found = c.find(terminator)
+                    if found:
+                        self._add(c, out, arrived, [c.output(b, t) for b in found])
+                        c.consume(found)
+                continue
+            per_terminator = shared.get(c.group)
+            if per_terminator is None:
+                per_terminator = shared[c.group] = [
+                    (found, [self._match_id(b) for b in found] if self._needs_digests[c.group] else [None] * len(found))
+                    for terminator in list(terminators) if (found := c.find(terminator))]
+            for found, idents in per_terminator:
+                self._add(c, out, arrived, [c.output(b, t, ident) for b, ident in zip(found, idents)])
         if self.lookback < INF and t % 64 == 0:
             for buffer in self.buffers.values():
                 buffer.forget_before(t - self.lookback)
         return out
 
-    def _match(self, c: _Compiled, terminator: Event, t: int) -> list[Match]:
-        refs = c.refs
-        first = refs[0]
-        bindings = {first.label: terminator}
-        if not all(self._constraint(con, first.event, terminator, bindings) for con in first.constraints):
-            return []
-        if not self._negations(c, 0, bindings):
-            return []
-        found: list[dict[str, Event]] = []
-        self._extend(c, 1, bindings, found)
-        matches = []
-        for b in found:
-            if not all(self._truth(w, b) for w in c.decl.where):
-                continue
-            matches.append(self._output(c, b, t))
-        for m in matches:
-            for label in c.decl.consuming:
-                if label in m.bindings and label != first.label:
-                    e = m.bindings[label]
-                    c.consumed.add((e.type, e.seq))
-        return matches
+    def _add(self, c: _Compiled, out: PatternOutput, arrived: dict[str, list[Event]], matches: list[Match]) -> None:
+        """Output the matches of one terminator of ``c``; their composite events join the buffers."""
+        out.matches += matches
+        if c.emit is not None:
+            buffer, new = self.buffers[c.emit[0]], arrived[c.emit[0]]
+            for match in matches:
+                buffer.add(match.emitted)
+                new.append(match.emitted)
 
-    def _extend(self, c: _Compiled, i: int, bindings: dict[str, Event], found: list) -> None:
-        refs = c.refs
-        while i < len(refs) and refs[i].selection == "not":
-            i += 1  # negations were checked right after the labels they use were bound
-        if i == len(refs):
-            found.append(dict(bindings))
-            return
-        ref = refs[i]
-        lo, hi = self._scope(ref.scope, bindings)
-        choice = c.index_choice(ref)
-        buffer = self.buffers[ref.event]
-        if choice is not None:
-            pos, con = choice
-            candidates = buffer.scope(lo, hi, pos, self._term(con.value, bindings))
-        else:
-            candidates = buffer.scope(lo, hi)
-        if ref.selection == "last":
-            candidates = reversed(candidates)
-        for e in candidates:
-            if (e.type, e.seq) in c.consumed:
-                continue
-            if not all(self._constraint(con, ref.event, e, bindings) for con in ref.constraints):
-                continue
-            bindings[ref.label] = e
-            if self._negations(c, i, bindings):
-                self._extend(c, i + 1, bindings, found)
-                if ref.selection in ("last", "first"):
-                    del bindings[ref.label]
-                    return
-            del bindings[ref.label]
-
-    def _negations(self, c: _Compiled, step: int, bindings) -> bool:
-        for j in c.check_after.get(step, ()):
-            ref = c.refs[j]
-            lo, hi = self._scope(ref.scope, bindings)
-            for e in self.buffers[ref.event].scope(lo, hi):
-                if all(self._constraint(con, ref.event, e, bindings) for con in ref.constraints):
-                    return False
-        return True
-
-    def _scope(self, scope, bindings) -> tuple[int, int]:
-        if isinstance(scope, ir.Within):
-            ref_time = bindings[scope.ref].time
-            return ref_time - _duration(scope.duration, scope.unit), ref_time
-        return bindings[scope.start].time, bindings[scope.end].time
-
-    # ----------------------------------------------------------------------- expressions
-    def _pos(self, event_type: str, attr: str) -> int:
-        key = (event_type, attr)
-        pos = self._positions.get(key)
-        if pos is None:
-            pos = self._positions[key] = self.attrs[event_type].index(attr)
-        return pos
-
-    def _term(self, expr, bindings) -> int | None:
-        """The term id of a plain expression (an attribute or a constant)."""
-        if isinstance(expr, ir.AttrRef):
-            e = bindings[expr.event]
-            return e.values[self._pos(e.type, expr.attr)]
-        if isinstance(expr, (ir.BinOp, ir.Aggregate)):
-            value = self._value(expr, bindings)
-            return None if value is None else self.dictionary.number(value)
-        found = self._constants.get(expr)
-        if found is None:
-            found = self._constants[expr] = self.dictionary.intern(expr)
-        return found
-
-    def _value(self, expr, bindings):
-        if isinstance(expr, ir.BinOp):
-            return arith(expr.op, self._value(expr.left, bindings), self._value(expr.right, bindings))
-        if isinstance(expr, ir.Aggregate):
-            return self._aggregate(expr, bindings)
-        term = self._term(expr, bindings)
-        return None if term is None else self.dictionary.value(term)
-
-    def _aggregate(self, agg: ir.Aggregate, bindings):
-        lo, hi = self._scope(agg.scope, bindings)
-        pos = None if agg.attr is None else self.attrs[agg.event].index(agg.attr)
-        values = []
-        for e in self.buffers[agg.event].scope(lo, hi):
-            if all(self._constraint(con, agg.event, e, bindings) for con in agg.constraints):
-                values.append(None if pos is None else self.dictionary.value(e.values[pos]))
-        if agg.func == "count":
-            return len(values)
-        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if agg.func == "sum":
-            return sum(numbers)
-        if not numbers:
-            return None
-        if agg.func == "avg":
-            return sum(numbers) / len(numbers)
-        return min(numbers) if agg.func == "min" else max(numbers)
-
-    def _compare(self, op: str, left, right, bindings) -> bool:
-        if op in ("=", "!=") and not any(isinstance(x, (ir.BinOp, ir.Aggregate)) for x in (left, right)):
-            same = self._term(left, bindings) == self._term(right, bindings)
-            return same == (op == "=")
-        a, b = self._value(left, bindings), self._value(right, bindings)
-        if a is None or b is None:
-            return False
-        return compare(op, a, b)
-
-    def _constraint(self, con: ir.Constraint, event_type: str, event: Event, bindings) -> bool:
-        """``event.attr op value``, the value evaluated on the events bound so far."""
-        mine = event.values[self._pos(event_type, con.attr)]
-        if con.op in ("=", "!=") and not isinstance(con.value, (ir.BinOp, ir.Aggregate)):
-            return (mine == self._term(con.value, bindings)) == (con.op == "=")
-        a, b = self.dictionary.value(mine), self._value(con.value, bindings)
-        return a is not None and b is not None and compare(con.op, a, b)
-
-    def _truth(self, comparison: ir.Comparison, bindings) -> bool:
-        return self._compare(comparison.op, comparison.left, comparison.right, bindings)
-
-    # ---------------------------------------------------------------------------- output
-    def _output(self, c: _Compiled, bindings, t: int) -> Match:
-        d = self.dictionary
-        values = {}
-        for b in c.decl.bindings:
-            term = self._term(b.value, bindings)
-            if term is not None:
-                values[b.name[1:]] = term
-        match = Match(c.name, t, bindings, values)
-        emit = c.decl.emit
-        if emit is not None:
-            self._seq += 1
-            match.emitted = Event(emit.event, t, self._seq, tuple(self._term(b.value, bindings) for b in emit.bindings))
-        if c.template is not None:
-            fresh = None
-            for triple in c.template:
-                terms = []
-                for node in triple:
-                    if isinstance(node, RdfVariable):
-                        term_id = values.get(str(node))
-                        terms.append(None if term_id is None else d.term(term_id))
-                    elif isinstance(node, BNode):  # a fresh IRI per match
-                        fresh = fresh or f"urn:dotr:match:{c.name}:{t}:{self._match_id(bindings)}:"
-                        terms.append(ir.Iri(f"{fresh}{node}"))
-                    else:
-                        terms.append(rdf_term(node))
-                if None not in terms:
-                    match.graph.append(tuple(terms))
-        return match
-
-    def _match_id(self, bindings: dict[str, Event]) -> str:
+    def _match_id(self, bindings: Bindings) -> str:
         """A digest of the events a match binds (labels, types, times, values as terms): it names
         the match the same way wherever it is found (embedded, on any Spark partition, after a
         restart), and only a match with the same events gets the same name."""
-        term = self.dictionary.term
-        text = "|".join(f"{label}={e.type}@{e.time}(" + ",".join(format_term(term(v)) for v in e.values) + ")"
-                        for label, e in sorted(bindings.items()))
-        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+        texts = self._texts
+        parts = []
+        for label, e in sorted(bindings.items()):
+            text = texts.get(e.seq)
+            if text is None:
+                if len(texts) > 100_000:
+                    texts.clear()
+                term = self.dictionary.term
+                text = texts[e.seq] = f"{e.type}@{e.time}(" + ",".join(format_term(term(v)) for v in e.values) + ")"
+            parts.append(f"{label}={text}")
+        return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
     def describe(self, match: Match) -> str:
         """``Type(attr=value, ...) @t`` for an emitted event, else ``Pattern @t``."""

@@ -17,6 +17,7 @@ EX = Namespace("http://ex.org/")
 PREFIX = "@prefix : <http://ex.org/> .\n"
 QUERIES = {
     "Bgp": "select ?s ?o where { ?s :p ?o . ?o :q ?z }",
+    "Reordered": "select ?o ?s where { ?s :p ?o }",
     "Filter": "select ?s ?v where { ?s :v ?v filter(?v > 2 && ?v != 4) }",
     "FilterOr": "select ?s ?v where { ?s :v ?v filter(?v < 2 || ?v >= 5) }",
     "Optional": "select ?s ?o ?v where { ?s :p ?o optional { ?o :v ?v } }",

@@ -1,10 +1,11 @@
 """The pipeline's fast paths give exactly what their references give: parse_fact what the rule
-grammar gives, the graphs' N-Triples text what rdflib's serializer writes."""
+grammar gives, the graphs' N-Triples text what rdflib's serializer writes; pattern graphs are
+interned only when something reads them."""
 
 from hypothesis import given, settings, strategies as st
 
-from pipeline.embedded import InputError, _ntriples, ntriples_with_rdflib, parse_fact, parse_fact_with_grammar
-from rules import ir
+from pipeline.embedded import InputError, Reasoner, _ntriples, ntriples_with_rdflib, parse_fact, parse_fact_with_grammar
+from rules import check_text, ir
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)
 iris = st.from_regex(r"<http://ex\.org/[a-z#/]{0,8}>", fullmatch=True)
@@ -43,3 +44,14 @@ terms = st.one_of(
                 min_size=1, max_size=6))
 def test_graph_text_agrees_with_rdflib(triples):
     assert _ntriples(triples) == ntriples_with_rdflib(triples)
+
+
+def test_graphs_that_nothing_reads_do_not_grow_the_dictionary():
+    # no LARS rule and no event reads the Fire graphs: their fresh IRIs are never interned
+    reasoner = Reasoner(check_text("""event Smoke(?area) := smoke(?area) .
+pattern Fire from Smoke construct { _:f a <http://x/Alarm> ; <http://x/area> ?a } with ?a = Smoke.area ."""))
+    sizes = []
+    for t in range(1, 6):
+        assert len(reasoner.step(t, ["smoke(a1)", "smoke(a2)"]).graphs) == 2
+        sizes.append(len(reasoner.dictionary))
+    assert sizes == sizes[:1] * 5

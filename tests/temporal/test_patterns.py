@@ -1,6 +1,8 @@
 """The pattern engine agrees with the literal TESLA definitions on generated patterns and event
 streams; the T-Rex and DOTR examples run from examples/ through the ontological stage."""
 
+import re
+
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -97,6 +99,46 @@ def run(text, stream):
 @given(programs(), streams())
 def test_engine_agrees_with_the_tesla_definitions(text, stream):
     run(text, stream)
+
+
+@st.composite
+def shared_programs(draw):
+    """P and copies of it (the same items and ``where``; their own names, composite events and
+    graphs), consuming when P does; sometimes a pattern Q terminated by P's composite events."""
+    body = draw(pattern("P"))
+    terminator = re.search(r"from (\w+)", body).group(1)
+    texts = [body]
+    for i in range(1, draw(st.integers(1, 2)) + 1):
+        texts.append(body.replace("pattern P\n", f"pattern P{i}\n").replace("emit EP(", f"emit EP{i}(").replace(
+            "\n  emit", f"\n  construct {{ _:m a <http://x/C{i}> ; <http://x/k> ?k }} with ?k = {terminator}.k\n  emit"))
+    text = DECLS + "\n" + "\n".join(texts)
+    if draw(st.booleans()):
+        text += "\n" + draw(pattern("Q", terminator_types=["EP"]))
+    return text
+
+
+def _trace(m) -> tuple:
+    return m.pattern, m.time, sorted(m.bindings.items()), m.values, m.emitted, m.graph
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(shared_programs(), streams())
+def test_patterns_with_the_same_items_share_their_matching_and_give_what_separate_evaluation_gives(text, stream):
+    result = check_text(text)
+    assume(result.ok)
+    shared = PatternEngine(result.program)
+    separate = PatternEngine(result.program, shared.dictionary, share=False)
+    # P and its copies are matched once unless they consume (each has its own consumption marks)
+    assert (shared.patterns[0].group is not None) == ("consuming" not in text.split("pattern Q")[0])
+    assert all(c.group is None for c in separate.patterns)
+    d = shared.dictionary
+    for t, events in enumerate(stream):
+        by_type: dict[str, list] = {}
+        for etype, k, v in events:
+            by_type.setdefault(etype, []).append((d.intern(ir.Name(k)), d.intern(ir.Num(v))))
+        assert [_trace(m) for m in shared.step(t, by_type).matches] == \
+            [_trace(m) for m in separate.step(t, by_type).matches], (t, text)
+    run(text, stream)  # and both agree with the TESLA definitions
 
 
 def test_matches_at_one_time_point_get_distinct_fresh_iris_named_by_their_events():
