@@ -105,12 +105,13 @@ class Enriched:
     expiries: list[int]
     solutions: list[list[dict]] = field(default_factory=list)  # per EP-SPARQL group: var -> id
     streams: dict = field(default_factory=dict)  # for C-SPARQL: stream name (or None) -> its facts
+    group: int | None = None  # the key group whose part this is (split_point), None: all of it
 
 
 def split_point(point: Enriched, partition: EventPartition) -> list[Enriched]:
     """``point`` per group of a split temporal stage (:meth:`Reasoner.keep_group`): each group's
     events; the ontological conclusions, printed once, in group 0 only."""
-    return [replace(point, events=events, conclusions=point.conclusions if group == 0 else [])
+    return [replace(point, events=events, conclusions=point.conclusions if group == 0 else [], group=group)
             for group, events in enumerate(partition.split(point.events))]
 
 
@@ -177,24 +178,30 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
     """
     if not isinstance(fact, str):
         return stage._intern(fact)
-    text = fact
-    simple = _SIMPLE_FACT.fullmatch(text)
-    if simple is not None:
-        cache, pred, args = stage.token_ids, *simple.groups()
+    text, cache = fact, stage.token_ids
+    # first without a regex: split at the parentheses and commas; when every piece is a token
+    # seen before (whole names, IRIs and numbers only), the split was right
+    open_ = text.find("(")
+    pieces = [text] if open_ < 0 else [text[:open_], *text[open_ + 1:-1].split(",")] if text[-1] == ")" else []
+    ids = [cache.get(piece) for piece in pieces]
+    if not ids or None in ids:
+        simple = _SIMPLE_FACT.fullmatch(text)
+        if simple is None:
+            return stage._intern(parse_fact(text))
+        pred, args = simple.groups()
+        pieces = [pred, *_ARG.findall(args)] if args else [pred]
         ids = []
-        for token in [pred, *_ARG.findall(args)] if args else [pred]:
+        for token in pieces:
             i = cache.get(token)
             if i is None:
                 term = _simple_term(token)
                 if isinstance(term, ir.Name) and term.value in _KEYWORDS:
-                    break
+                    return stage._intern(parse_fact(text))
                 i = cache[token] = stage.dictionary.intern(term)
             ids.append(i)
-        else:
-            if pred[0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
-                return (stage.dictionary.intern(ir.Iri(ir.RDF_TYPE)), 2), (ids[1], ids[0])
-            return (ids[0], len(ids) - 1), tuple(ids[1:])
-    return stage._intern(parse_fact(text))
+    if pieces[0][0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
+        return (stage.dictionary.intern(ir.Iri(ir.RDF_TYPE)), 2), (ids[1], ids[0])
+    return (ids[0], len(ids) - 1), tuple(ids[1:])
 
 
 def parse_fact_with_grammar(text: str) -> ir.Atom:
@@ -389,7 +396,7 @@ class Reasoner:
         (the second half of :meth:`step`)."""
         t = point.t
         self._last_t = t
-        if self._group is not None:
+        if self._group is not None and point.group != self._group[1]:
             partition, group = self._group
             point = split_point(point, partition)[group]
         d = self.dictionary

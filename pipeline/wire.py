@@ -41,13 +41,13 @@ def encode_point(point: Enriched, d: TermDictionary, base: int) -> bytes:
     solutions = [[(tuple(sol), ids(tuple(sol.values()))) for sol in group] for group in point.solutions]
     body = (point.t, facts(point.stream), facts(point.conclusions),
             {name: [ids(row) for row in rows] for name, rows in point.events.items()}, point.expiries, solutions,
-            {name: facts(items) for name, items in point.streams.items()})
+            {name: facts(items) for name, items in point.streams.items()}, point.group)
     return pickle.dumps((body, [d.term(i) for i in local]), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def decode_point(data: bytes, d: TermDictionary) -> Enriched:
     """The time point :func:`encode_point` wrote, with ids of ``d``."""
-    (t, stream, conclusions, events, expiries, solutions, streams), terms = pickle.loads(data)
+    (t, stream, conclusions, events, expiries, solutions, streams, group), terms = pickle.loads(data)
     local = [d.intern(term) for term in terms]
 
     def ids(row: tuple) -> tuple:
@@ -59,4 +59,4 @@ def decode_point(data: bytes, d: TermDictionary) -> Enriched:
     return Enriched(t, facts(stream), facts(conclusions),
                     {name: [ids(row) for row in rows] for name, rows in events.items()}, expiries,
                     [[dict(zip(names, ids(values))) for names, values in group] for group in solutions],
-                    {name: facts(items) for name, items in streams.items()})
+                    {name: facts(items) for name, items in streams.items()}, group)

@@ -63,14 +63,24 @@ def parse_select(text: SparqlText, prefixes: dict[str, str]) -> tuple[Any, list[
     return query, diags
 
 
+_TEMPLATES: dict[tuple, list] = {}  # (text, prefixes) -> the triples of a template without diagnostics
+
+
 def parse_template(text: SparqlText, prefixes: dict[str, str]) -> tuple[list | None, list[Diagnostic]]:
     """The triples (rdflib terms: variables, blank nodes, IRIs, literals) of a ``construct``
-    template ``{ ... }``, and any diagnostics."""
+    template ``{ ... }``, and any diagnostics. Parsed once per process (a reasoner built again
+    from the same rules, as Spark workers do, reuses them; rdflib's parser takes milliseconds)."""
+    key = (text.text, tuple(sorted(prefixes.items())))
+    if key in _TEMPLATES:
+        return list(_TEMPLATES[key]), []
     query, diags = _translate(_TEMPLATE_PREFIX + text.text + " WHERE {}", text, prefixes,
                               col_shift=len(_TEMPLATE_PREFIX))
     if query is None:
         return None, diags
-    return list(query.algebra["template"] or []), diags
+    triples = list(query.algebra["template"] or [])
+    if not diags:
+        _TEMPLATES[key] = triples
+    return list(triples), diags
 
 
 def rdf_term(node):

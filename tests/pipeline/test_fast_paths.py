@@ -4,7 +4,8 @@ interned only when something reads them."""
 
 from hypothesis import given, settings, strategies as st
 
-from pipeline.embedded import InputError, Reasoner, _ntriples, ntriples_with_rdflib, parse_fact, parse_fact_with_grammar
+from pipeline.embedded import (InputError, Reasoner, _ntriples, intern_input, ntriples_with_rdflib, parse_fact,
+                               parse_fact_with_grammar)
 from rules import check_text, ir
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)
@@ -25,6 +26,24 @@ def outcome(parse, text):
 def test_fast_path_agrees_with_the_grammar(pred, arguments):
     text = pred if arguments is None else f"{pred}({','.join(arguments)})"
     assert outcome(parse_fact, text) == outcome(parse_fact_with_grammar, text)
+
+
+odd_iris = st.from_regex(r"<http://ex\.org/[a-z,()]{0,6}>", fullmatch=True)  # commas and parentheses inside
+facts = st.builds(lambda pred, arguments: pred if arguments is None else f"{pred}({','.join(arguments)})",
+                  st.one_of(names, iris, odd_iris, st.sampled_from(["not", "p"])),
+                  st.none() | st.lists(st.one_of(names, iris, odd_iris, numbers, st.sampled_from(["not", "a b", ""])),
+                                       max_size=3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(facts, min_size=1, max_size=12))
+def test_interning_fact_strings_agrees_with_the_grammar(texts):
+    """intern_input's split and regex paths (the token cache filling as the facts come) give the
+    ids of the facts the grammar reads, or the same error."""
+    stage = Reasoner(check_text("p(a) .")).ontology
+    for text in texts + texts:
+        expected = outcome(lambda x: stage._intern(parse_fact_with_grammar(x)), text)
+        assert outcome(lambda x: intern_input(stage, x), text) == expected, text
 
 
 terms = st.one_of(
