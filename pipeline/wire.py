@@ -51,6 +51,8 @@ def decode_point(data: bytes, d: TermDictionary) -> Enriched:
     local = [d.intern(term) for term in terms]
 
     def ids(row: tuple) -> tuple:
+        if not row or min(row) >= 0:  # only shared ids (most rows): as they are
+            return row
         return tuple(local[-1 - i] if i < 0 else i for i in row)
 
     def facts(items: list) -> list:
