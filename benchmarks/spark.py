@@ -113,6 +113,32 @@ def run_spark(folder: Path, master: str, split: bool = True) -> dict:
             "steady_per_s": rest / sum(batches[1:]) if len(batches) > 1 else None}
 
 
+def _busy(seconds_out) -> None:
+    started = time.perf_counter()
+    table = {}
+    for i in range(4_000_000):
+        table[i & 1023] = i
+    seconds_out.put(time.perf_counter() - started)
+
+
+def parallel_capacity() -> float:
+    """How much more CPU-bound Python work two processes do at once than one (2.0 on two free
+    cores): what bounds local[2] / local[1] on this machine."""
+    import multiprocessing
+
+    out = multiprocessing.Queue()
+    alone = multiprocessing.Process(target=_busy, args=(out,))
+    alone.start(), alone.join()
+    one = out.get()
+    pair = [multiprocessing.Process(target=_busy, args=(out,)) for _ in range(2)]
+    for p in pair:
+        p.start()
+    for p in pair:
+        p.join()
+    both = max(out.get(), out.get())
+    return 2 * one / both
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -130,7 +156,9 @@ def main(argv=None) -> int:
         folder, master, split = args.spark_only
         print(json.dumps(run_spark(Path(folder), master, split == "split")))
         return 0
-    rows = []
+    capacity = parallel_capacity()
+    print(f"this machine: two processes do {capacity:.2f}x the CPU-bound work of one", flush=True)
+    rows = [{"parallel_capacity": capacity}]
     for size in args.sizes:
         for batch in args.batches:
             folder = Path(tempfile.mkdtemp(prefix="dotr-bench-spark-"))
