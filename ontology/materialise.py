@@ -36,10 +36,11 @@ import networkx as nx
 
 from rules import ir
 from rules.analysis import dependency_graph, pred_key, stratify
+from rules.analysis import transitive_steps as find_transitive_steps
 from rules.terms import TermDictionary
 
 from rules.columnar import ColumnarRules, Unsupported
-from rules.plan import CompiledRule, compile_rule, evaluate_full
+from rules.plan import CompiledRule, compile_rule, evaluate_full, relation_of
 from rules.store import INF, RelKey, Store
 
 FactItem = tuple  # (relation, fact tuple, expiry)
@@ -70,7 +71,7 @@ class Materialiser:
     the rules that sit downstream of a negation, for time point t only."""
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None,
-                 bulk_threshold: int | None = BULK_THRESHOLD):
+                 bulk_threshold: int | None = BULK_THRESHOLD, transitive_steps: bool = True):
         self.dictionary = dictionary
         self.store = store if store is not None else Store(lambda pid: isinstance(dictionary.term(pid), ir.Iri))
         rules = [r for r in rules if not r.is_fact]
@@ -84,13 +85,21 @@ class Materialiser:
         self.incremental: list[CompiledRule] = []
         self.local: list[tuple[int, CompiledRule]] = []  # (stratum, rule)
         strata, _ = stratify(graph)
+        incremental_rules = []
         for rule in rules:
             compiled = compile_rule(rule.head, rule.body, dictionary)
             if pred_key(rule.head) in downstream:
                 self.local.append((strata.get(pred_key(rule.head), 0), compiled))
             else:
                 self.incremental.append(compiled)
+                incremental_rules.append(rule)
         self.local.sort(key=lambda sr: sr[0])
+        #: the plans of transitive steps seeded at the moved atom -> the step's relation S (see
+        #: the module's docstring, "Transitive steps"); empty with ``transitive_steps=False``
+        self._steps: dict = {}
+        if transitive_steps:
+            for i, (at, step) in find_transitive_steps(incremental_rules).items():
+                self._steps[self.incremental[i].seeded[at]] = relation_of(step, dictionary)
         #: batches of at least this many facts are closed set-at-a-time (rules.columnar) when they
         #: are a large enough share of the store (which is read into arrays): BULK_SHARE,
         #: BULK_SHARE_TAGGED; None: always fact by fact
@@ -112,9 +121,10 @@ class Materialiser:
         #: the explicit facts: relation -> {fact: expiry}
         self.explicit: dict[RelKey, dict[tuple, int]] = {}
         self._local_facts: list[tuple[RelKey, tuple]] = []
-        # rules without positive atoms derive their heads once, for ever
+        # rules without positive atoms derive their heads once, for ever (a given store need
+        # not be closed under them yet: no shortcut)
         self._propagate([item for c in self.incremental if not c.body_relations
-                         for item in evaluate_full(c, self.store)])
+                         for item in evaluate_full(c, self.store)], steps=False)
 
     def relation(self, pred: str | ir.Name | ir.Iri, arity: int) -> RelKey:
         if isinstance(pred, str):
@@ -190,17 +200,50 @@ class Materialiser:
             for rel, positions in compiled.indexes:
                 self.store.index(rel, positions)
 
-    def _propagate(self, items: list[FactItem]) -> int:
-        delta = self._apply(items)
+    def _propagate(self, items: list[FactItem], steps: bool = True) -> int:
+        """Semi-naive rounds from ``items`` until nothing changes; returns how many facts were
+        added or raised. ``steps``: the store is closed under the rules (it is after every public
+        operation), so the transitive steps may skip their own conclusions (module docstring)."""
+        active = dict(self._steps) if steps else None
+        if not active:
+            delta = self._apply(items)
+            count = 0
+            while delta:
+                count += sum(len(v) for v in delta.values())
+                pending: list[FactItem] = []
+                emit = pending.append
+                for rel, changed in delta.items():
+                    self._run_seeds(rel, list(changed.items()), emit)
+                delta = self._apply(pending)
+            return count
+        store = self.store
+        parts = [(None, store.apply(items))]  # (the step plan whose own conclusions, or None; delta)
         count = 0
-        while delta:
+        while True:
+            delta = {rel: changed for rel in dict.fromkeys(r for _, d in parts for r in d)
+                     if (changed := _merged(parts, rel))}
+            if not delta:
+                return count
             count += sum(len(v) for v in delta.values())
-            pending: list[FactItem] = []
+            for plan in [plan for plan, schema in active.items() if schema in delta]:
+                del active[plan]  # S changes: from now on, the step is fed everything
+            pending = []
             emit = pending.append
+            own = {plan: [] for plan in active}
             for rel, changed in delta.items():
-                self._run_seeds(rel, list(changed.items()), emit)
-            delta = self._apply(pending)
-        return count
+                items = list(changed.items())
+                plans = self._seeds.get(rel, ())
+                triples = self._triple_seeds if self._triple_seeds and store.is_triple(rel) else ()
+                for plan, pred in (*((p, None) for p in plans), *((p, rel[0]) for p in triples)):
+                    mine = own.get(plan)
+                    if mine is None:
+                        plan(items, store, emit, pred)
+                    else:  # not fed what it concluded itself (unless another rule raised it)
+                        fed = _merged(parts, rel, plan)
+                        if fed:
+                            plan(list(fed.items()) if fed is not changed else items, store, mine.append, pred)
+            parts = [(plan, store.apply(mine)) for plan, mine in own.items() if mine]
+            parts.append((None, store.apply(pending)))
 
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
         """Store the items; the delta is what is new or rose."""
@@ -255,7 +298,7 @@ class Materialiser:
         for compiled in self.incremental:
             if compiled.head in heads or compiled.head is None:
                 again.extend(item for item in self._full(compiled) if (item[0], item[1]) in overdeleted)
-        self._propagate(again)
+        self._propagate(again, steps=False)  # the store is not closed yet
 
     def _full(self, compiled: CompiledRule) -> list[FactItem]:
         return evaluate_full(compiled, self.store)
@@ -290,3 +333,15 @@ class Materialiser:
                     break
                 self._local_facts.extend(added)
         return list(self._local_facts)
+
+
+def _merged(parts: list[tuple[object, dict]], rel: RelKey, skip: object = None) -> dict:
+    """The delta of ``rel`` over the parts of a round (applied in this order, so a later value is
+    larger), leaving out the part that ``skip`` made."""
+    found = [d[rel] for owner, d in parts if (owner is not skip or owner is None) and d.get(rel)]
+    if len(found) == 1:
+        return found[0]
+    merged = {}
+    for changed in found:
+        merged.update(changed)
+    return merged
