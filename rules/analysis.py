@@ -161,22 +161,21 @@ def _overlap(outputs: frozenset, reads: frozenset, any_output: bool) -> bool:
     return any(key in reads or any_class and key[1] == 1 and isinstance(key[0], ir.Iri) for key in outputs)
 
 
-def transitive_steps(rules: Sequence[ir.Rule]) -> dict[int, tuple[int, ir.Atom]]:
+def transitive_steps(rules: Sequence[ir.Rule]) -> dict[int, int]:
     """The rules that move one term of an atom one step along a relation that the program closes
     transitively: ``A[C := D] :- A, S(C, D)`` (or ``S(D, C)``), with C occurring once in A (as an
-    argument or as A's predicate), D not in A, nothing else in the body, and among ``rules`` the
-    transitivity rule ``S(X, Z) :- S(X, Y), S(Y, Z)``. RDFS's rdfs9 (``S`` = subClassOf) and
-    rdfs7 (subPropertyOf, C the predicate of a triple atom) are such steps. Returns rule index ->
-    (the index of A among the rule's positive atoms, the atom ``S(C, D)``); ontology.materialise
-    explains what this shape saves.
+    argument or as A's predicate), D not in A, A not an S atom, nothing else in the body, and
+    among ``rules`` the transitivity rule ``S(X, Z) :- S(X, Y), S(Y, Z)``. RDFS's rdfs9 (S =
+    subClassOf) and rdfs7 (subPropertyOf; C is the predicate of a triple atom) are such steps.
+    Returns rule index -> the index of A among the rule's positive atoms (ontology.materialise
+    explains what the shape saves).
 
     >>> from rules.parser import parse
-    >>> rules = parse('''sub(X, Z) :- sub(X, Y), sub(Y, Z).
+    >>> transitive_steps(parse('''sub(X, Z) :- sub(X, Y), sub(Y, Z).
     ...   type(X, D) :- type(X, C), sub(C, D).
     ...   Q(X, Y) :- sub(P, Q), P(X, Y).
-    ...   type(X, D) :- type(X, C), other(C, D).''').rules
-    >>> {i: (a, str(s.pred.value)) for i, (a, s) in transitive_steps(rules).items()}
-    {1: (0, 'sub'), 2: (1, 'sub')}
+    ...   type(X, D) :- type(X, C), other(C, D).''').rules)
+    {1: 0, 2: 1}
     """
     transitive = {r.head.pred for r in rules if _is_transitivity(r)}
     out = {}
@@ -184,10 +183,10 @@ def transitive_steps(rules: Sequence[ir.Rule]) -> dict[int, tuple[int, ir.Atom]]
         if len(rule.body) != 2 or not all(isinstance(lit, ir.AtomLiteral) and not lit.negated for lit in rule.body):
             continue
         atoms = [lit.atom for lit in rule.body]
-        for s_at in (0, 1):
-            step, a = atoms[s_at], atoms[1 - s_at]
+        for at in (0, 1):
+            a, step = atoms[at], atoms[1 - at]
             if step.pred in transitive and a.pred != step.pred and _moves(a, step, rule.head):
-                out[i] = (1 - s_at, step)
+                out[i] = at
                 break
     return out
 
