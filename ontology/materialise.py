@@ -82,8 +82,9 @@ BULK_THRESHOLD = 2000
 #: a batch of at least this share of the store's size is closed set-at-a-time when it never
 #: expires and nothing in the store expires (background loading)
 BULK_SHARE = 1 / 16
-#: otherwise (expiry tags), when it is at least this share (measured: benchmarks/ontology.py)
-BULK_SHARE_TAGGED = 1 / 100
+#: otherwise (expiry tags), when it is at least this share (the measured crossover with the
+#: fact-by-fact path: docs/performance.md)
+BULK_SHARE_TAGGED = 1 / 64
 
 
 @contextmanager
@@ -363,7 +364,7 @@ class Materialiser:
 def _merged(parts: list[tuple[object, dict]], rel: RelKey, skip: object = None) -> dict:
     """The delta of ``rel`` over the parts of a round (applied in this order, so a later value is
     larger), leaving out the part that ``skip`` made."""
-    found = [d[rel] for owner, d in parts if (owner is not skip or owner is None) and d.get(rel)]
+    found = [d[rel] for owner, d in parts if (owner is None or owner is not skip) and d.get(rel)]
     if len(found) == 1:
         return found[0]
     merged = {}
