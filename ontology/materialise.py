@@ -163,6 +163,7 @@ class Materialiser:
                         self._filtered[rel].append(group)
                     group[1].add(dictionary.intern(atom.args[constant]))
                     group[2].append(plan)
+        self._calls: dict[RelKey, list] = {}  # relation -> the plans seeded at it, with their PRED
         #: the explicit facts: relation -> {fact: expiry}
         self.explicit: dict[RelKey, dict[tuple, int]] = {}
         self._local_facts: list[tuple[RelKey, tuple]] = []
@@ -251,33 +252,44 @@ class Materialiser:
         parts = [(None, store.apply(items))]  # (the step plan whose conclusions made it, or None; delta)
         count = 0
         while True:
-            delta = {rel: changed for rel in dict.fromkeys(r for _, d in parts for r in d)
-                     if (changed := _merged(parts, rel))}
+            if len(parts) == 1:
+                delta = {rel: changed for rel, changed in parts[0][1].items() if changed}
+            else:
+                delta = {rel: changed for rel in dict.fromkeys(r for _, d in parts for r in d)
+                         if (changed := _merged(parts, rel))}
             if not delta:
                 return count
             count += sum(len(v) for v in delta.values())
             pending: list[FactItem] = []
-            own = {plan: [] for plan in self._steps}
+            own: dict = {}
             self._run_round(delta, pending.append, own, parts)
             parts = [(plan, store.apply(mine)) for plan, mine in own.items() if mine]
             parts.append((None, store.apply(pending)))
 
     def _run_round(self, delta: dict[RelKey, dict[tuple, int]], emit, own: dict | None = None,
-                   parts: list | None = None) -> None:
-        """Run every plan seeded at a relation of ``delta`` on its changes; a step plan of ``own``
-        is not fed what it concluded itself in the previous round (``parts``), and its
-        conclusions go to ``own[plan]``."""
+                   parts: list = ()) -> None:
+        """Run every plan seeded at a relation of ``delta`` on its changes. With ``own``, a
+        transitive step is not fed what it concluded itself in the previous round (``parts``),
+        and its conclusions go to ``own[plan]``."""
         store = self.store
         for rel, changed in delta.items():
             items = list(changed.items())
-            calls = [(plan, None) for plan in self._seeds.get(rel, ())]
-            if self._triple_seeds and store.is_triple(rel):
-                calls += [(plan, rel[0]) for plan in self._triple_seeds]
-            for plan, pred in calls:
-                mine = own.get(plan) if own else None
-                if mine is None:
+            calls = self._calls.get(rel)
+            if calls is None:  # (plan, its PRED argument): the steps' apart
+                calls = [(plan, None) for plan in self._seeds.get(rel, ())] + \
+                    [(plan, rel[0]) for plan in self._triple_seeds if store.is_triple(rel)]
+                calls = self._calls[rel] = ([c for c in calls if c[0] not in self._steps],
+                                            [c for c in calls if c[0] in self._steps])
+            plain, steps = calls
+            for plan, pred in plain:
+                plan(items, store, emit, pred)
+            for plan, pred in steps:
+                if own is None:
                     plan(items, store, emit, pred)
-                elif fed := _merged(parts, rel, plan):  # not fed its own conclusions
+                elif fed := _merged(parts, rel, plan) if len(parts) > 1 else changed:  # not its own conclusions
+                    mine = own.get(plan)
+                    if mine is None:
+                        mine = own[plan] = []
                     plan(items if fed is changed else list(fed.items()), store, mine.append, pred)
             for position, constants, plans in self._filtered.get(rel, ()):
                 chosen = list(compress(items, map(constants.__contains__, map(itemgetter(position), changed))))
