@@ -275,7 +275,7 @@ class Materialiser:
         for rel, changed in delta.items():
             items = list(changed.items())
             calls = self._calls.get(rel)
-            if calls is None:  # (plan, its PRED argument): the steps' apart
+            if calls is None:  # (plan, its PRED argument), the steps apart
                 calls = [(plan, None) for plan in self._seeds.get(rel, ())] + \
                     [(plan, rel[0]) for plan in self._triple_seeds if store.is_triple(rel)]
                 calls = self._calls[rel] = ([c for c in calls if c[0] not in self._steps],
@@ -286,7 +286,7 @@ class Materialiser:
             for plan, pred in steps:
                 if own is None:
                     plan(items, store, emit, pred)
-                elif fed := _merged(parts, rel, plan) if len(parts) > 1 else changed:  # not its own conclusions
+                elif fed := (_merged(parts, rel, plan) if len(parts) > 1 else changed):  # not its own conclusions
                     mine = own.get(plan)
                     if mine is None:
                         mine = own[plan] = []
