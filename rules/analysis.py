@@ -1,4 +1,5 @@
-"""Program analysis with networkx: predicate dependencies, strata, and the stage split.
+"""Program analysis with networkx: predicate dependencies, strata, and the stage split; and the
+rules that are steps along a transitive relation (``transitive_steps``, for the materialiser).
 
 The stage split is computed, not declared (DESIGN 3.2): a Datalog rule whose body predicates
 depend only on stream and background predicates runs in the ontological stage; every other rule
