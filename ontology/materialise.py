@@ -10,6 +10,38 @@ Rules downstream of a negation are not maintained across time points: they are r
 each time point, stratum by stratum, over the live facts, and their conclusions hold at that time
 point only.
 
+Transitive steps. A rule ``A[C := D] :- A, S(C, D)`` (or ``S(D, C)``) over a relation S that the
+program closes with ``S(X, Z) :- S(X, Y), S(Y, Z)`` moves one term of A one step along S
+(``rules.analysis.transitive_steps``): RDFS's rdfs9, ``rdf:type(X, D) :- rdfs:subClassOf(C, D),
+rdf:type(X, C)``, and rdfs7, ``Q(X, Y) :- rdfs:subPropertyOf(P, Q), P(X, Y)``. Fed back a fact it
+has just concluded, such a rule only derives again what it derived from that fact's premise:
+rdf:type(x, C1), concluded from rdf:type(x, C0) and C0 below C1, gives rdf:type(x, C2) for each C2
+above C1, which rdf:type(x, C0) gave already (C0 is below C2 too), with the same expiry. So the
+rule's plan seeded at A is not fed the facts that reach their value in a round's delta through
+its own conclusions of the previous round (new, or raised to exactly the expiry it gave them);
+facts that another rule raised further are fed (``Materialiser(..., transitive_steps=False)``
+feeds everything). On the LUBM-like window benchmark this removes 15,000 of 25,000 derivations
+per time point at 1% change (docs/performance.md).
+
+Why the store stays the same, expiries included. Write v_r(x) for the expiry of fact x in round
+r's delta, s(c, d) for the final expiry of S(c, d), A[c] for the instance of A with C = c (the
+rest of the substitution fixed). Every plan but the skipping one is fed all its deltas, so at the
+end the other rules hold as usual, the transitivity rule among them: s(b, d) >= min(s(b, c),
+s(c, d)). Claim: for every fact x = A[c] of round r's delta and every S(c, d), the final store
+holds A[d] with an expiry of at least min(v_r(x), s(c, d)). By induction on r. If the plan was fed
+x with v_r(x) in round r, it joined it with every S(c, d) stored then; a later S(c, d), or a rise
+of one, is joined with x (stored with at least v_r(x)) by the rule's plan seeded at S. Otherwise
+(never in round 0, the input) the plan concluded x with v_r(x) in round r - 1, from a fact
+g = A[b] of that round's delta and S(b, c): v_r(x) = min(v_{r-1}(g), s'(b, c)) with s'(b, c) <=
+s(b, c) its expiry then; by induction A[d] ends with at least min(v_{r-1}(g), s(b, d)) >=
+min(v_{r-1}(g), s(b, c), s(c, d)) >= min(v_r(x), s(c, d)). (For ``S(D, C)`` the same with s(c, b)
+and s(d, b) >= min(s(d, c), s(c, b)).) A fact A[c] in no delta was stored before: with the S facts
+stored before the rule held already (the store was closed), and a new or risen S fact is joined
+with it by the plan seeded at S. And nothing is derived that the full evaluation would not derive:
+the result is its fixpoint. It does not matter whether S facts expire or change meanwhile; the
+transitivity rule is what is needed (tests/ontology/test_steps.py: schema facts in the stream,
+raises by other rules, retraction).
+
 >>> from rules import parse
 >>> from rules.terms import TermDictionary
 >>> from rules.ir import Name
@@ -30,12 +62,15 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from collections import defaultdict
+from itertools import compress
+from operator import itemgetter
 from typing import Iterable
 
 import networkx as nx
 
 from rules import ir
 from rules.analysis import dependency_graph, pred_key, stratify
+from rules.analysis import transitive_steps as find_transitive_steps
 from rules.terms import TermDictionary
 
 from rules.columnar import ColumnarRules, Unsupported
@@ -47,8 +82,9 @@ BULK_THRESHOLD = 2000
 #: a batch of at least this share of the store's size is closed set-at-a-time when it never
 #: expires and nothing in the store expires (background loading)
 BULK_SHARE = 1 / 16
-#: otherwise (expiry tags), when it is at least this share (measured: benchmarks/ontology.py)
-BULK_SHARE_TAGGED = 1 / 100
+#: otherwise (expiry tags), when it is at least this share (the measured crossover with the
+#: fact-by-fact path: docs/performance.md)
+BULK_SHARE_TAGGED = 1 / 64
 
 
 @contextmanager
@@ -70,7 +106,7 @@ class Materialiser:
     the rules that sit downstream of a negation, for time point t only."""
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None,
-                 bulk_threshold: int | None = BULK_THRESHOLD):
+                 bulk_threshold: int | None = BULK_THRESHOLD, transitive_steps: bool = True):
         self.dictionary = dictionary
         self.store = store if store is not None else Store(lambda pid: isinstance(dictionary.term(pid), ir.Iri))
         rules = [r for r in rules if not r.is_fact]
@@ -84,13 +120,19 @@ class Materialiser:
         self.incremental: list[CompiledRule] = []
         self.local: list[tuple[int, CompiledRule]] = []  # (stratum, rule)
         strata, _ = stratify(graph)
+        incremental_rules = []
         for rule in rules:
             compiled = compile_rule(rule.head, rule.body, dictionary)
             if pred_key(rule.head) in downstream:
                 self.local.append((strata.get(pred_key(rule.head), 0), compiled))
             else:
                 self.incremental.append(compiled)
+                incremental_rules.append(rule)
         self.local.sort(key=lambda sr: sr[0])
+        #: the plans of transitive steps seeded at the moved atom (module docstring); none with
+        #: ``transitive_steps=False``
+        self._steps = [self.incremental[i].seeded[at] for i, at in find_transitive_steps(incremental_rules).items()
+                       ] if transitive_steps else []
         #: batches of at least this many facts are closed set-at-a-time (rules.columnar) when they
         #: are a large enough share of the store (which is read into arrays): BULK_SHARE,
         #: BULK_SHARE_TAGGED; None: always fact by fact
@@ -102,13 +144,26 @@ class Materialiser:
             except Unsupported:
                 pass
         self._seeds: dict[RelKey, list] = defaultdict(list)
+        #: plans seeded at an atom with a constant argument, by relation: (position, the
+        #: constants there, the plans): fed only the facts with one of the constants there
+        self._filtered: dict[RelKey, list[tuple[int, set, list]]] = defaultdict(list)
         self._triple_seeds: list = []  # plans seeded at a variable-predicate atom
-        for compiled in self.incremental:
-            for rel, plan in zip(compiled.body_relations, compiled.seeded):
+        for rule, compiled in zip(incremental_rules, self.incremental):
+            positives = [lit.atom for lit in rule.body if isinstance(lit, ir.AtomLiteral) and not lit.negated]
+            for atom, rel, plan in zip(positives, compiled.body_relations, compiled.seeded):
+                constant = next((pos for pos, t in enumerate(atom.args) if not isinstance(t, ir.Var)), None)
                 if rel is None:
                     self._triple_seeds.append(plan)
-                else:
+                elif constant is None or plan in self._steps:
                     self._seeds[rel].append(plan)
+                else:
+                    group = next((g for g in self._filtered[rel] if g[0] == constant), None)
+                    if group is None:
+                        group = (constant, set(), [])
+                        self._filtered[rel].append(group)
+                    group[1].add(dictionary.intern(atom.args[constant]))
+                    group[2].append(plan)
+        self._calls: dict[RelKey, list] = {}  # relation -> the plans seeded at it, with their PRED
         #: the explicit facts: relation -> {fact: expiry}
         self.explicit: dict[RelKey, dict[tuple, int]] = {}
         self._local_facts: list[tuple[RelKey, tuple]] = []
@@ -191,29 +246,56 @@ class Materialiser:
                 self.store.index(rel, positions)
 
     def _propagate(self, items: list[FactItem]) -> int:
-        delta = self._apply(items)
+        """Semi-naive rounds from ``items`` until nothing changes; returns how many facts were
+        added or raised. A transitive step is not fed back its own conclusions (module docstring)."""
+        store = self.store
+        parts = [(None, store.apply(items))]  # (the step plan whose conclusions made it, or None; delta)
         count = 0
-        while delta:
+        while True:
+            if len(parts) == 1:
+                delta = {rel: changed for rel, changed in parts[0][1].items() if changed}
+            else:
+                delta = {rel: changed for rel in dict.fromkeys(r for _, d in parts for r in d)
+                         if (changed := _merged(parts, rel))}
+            if not delta:
+                return count
             count += sum(len(v) for v in delta.values())
             pending: list[FactItem] = []
-            emit = pending.append
-            for rel, changed in delta.items():
-                self._run_seeds(rel, list(changed.items()), emit)
-            delta = self._apply(pending)
-        return count
+            own: dict = {}
+            self._run_round(delta, pending.append, own, parts)
+            parts = [(plan, store.apply(mine)) for plan, mine in own.items() if mine]
+            parts.append((None, store.apply(pending)))
 
-    def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
-        """Store the items; the delta is what is new or rose."""
-        return {rel: changed for rel, changed in self.store.apply(items).items() if changed}
-
-    def _run_seeds(self, rel: RelKey, items: list, emit) -> None:
-        """Run every plan seeded at ``rel`` on ``items`` ((fact, expiry) pairs)."""
+    def _run_round(self, delta: dict[RelKey, dict[tuple, int]], emit, own: dict | None = None,
+                   parts: list = ()) -> None:
+        """Run every plan seeded at a relation of ``delta`` on its changes. With ``own``, a
+        transitive step is not fed what it concluded itself in the previous round (``parts``),
+        and its conclusions go to ``own[plan]``."""
         store = self.store
-        for plan in self._seeds.get(rel, ()):
-            plan(items, store, emit)
-        if self._triple_seeds and store.is_triple(rel):
-            for plan in self._triple_seeds:
-                plan(items, store, emit, rel[0])
+        for rel, changed in delta.items():
+            items = list(changed.items())
+            calls = self._calls.get(rel)
+            if calls is None:  # (plan, its PRED argument), the steps apart
+                calls = [(plan, None) for plan in self._seeds.get(rel, ())] + \
+                    [(plan, rel[0]) for plan in self._triple_seeds if store.is_triple(rel)]
+                calls = self._calls[rel] = ([c for c in calls if c[0] not in self._steps],
+                                            [c for c in calls if c[0] in self._steps])
+            plain, steps = calls
+            for plan, pred in plain:
+                plan(items, store, emit, pred)
+            for plan, pred in steps:
+                if own is None:
+                    plan(items, store, emit, pred)
+                elif fed := (_merged(parts, rel, plan) if len(parts) > 1 else changed):  # not its own conclusions
+                    mine = own.get(plan)
+                    if mine is None:
+                        mine = own[plan] = []
+                    plan(items if fed is changed else list(fed.items()), store, mine.append, pred)
+            for position, constants, plans in self._filtered.get(rel, ()):
+                chosen = list(compress(items, map(constants.__contains__, map(itemgetter(position), changed))))
+                if chosen:
+                    for plan in plans:
+                        plan(chosen, store, emit)
 
     def advance(self, now: int) -> list[tuple[RelKey, tuple]]:
         """Drop every fact that expired before ``now``."""
@@ -234,12 +316,11 @@ class Materialiser:
         frontier = [(rel, fact, store.expiry(rel, fact)) for rel, fact in removed if store.expiry(rel, fact) is not None]
         overdeleted.update((rel, fact) for rel, fact, _ in frontier)
         while frontier:
-            by_rel: dict[RelKey, list] = defaultdict(list)
+            by_rel: dict[RelKey, dict] = defaultdict(dict)
             for rel, fact, expiry in frontier:
-                by_rel[rel].append((fact, expiry))
+                by_rel[rel][fact] = expiry
             pending: list[FactItem] = []
-            for rel, items in by_rel.items():
-                self._run_seeds(rel, items, pending.append)
+            self._run_round(by_rel, pending.append)
             frontier = []
             for rel, fact, _ in pending:
                 if (rel, fact) not in overdeleted and store.expiry(rel, fact) is not None:
@@ -290,3 +371,15 @@ class Materialiser:
                     break
                 self._local_facts.extend(added)
         return list(self._local_facts)
+
+
+def _merged(parts: list[tuple[object, dict]], rel: RelKey, skip: object = None) -> dict:
+    """The delta of ``rel`` over the parts of a round (applied in this order, so a later value is
+    larger), leaving out the part that ``skip`` made."""
+    found = [d[rel] for owner, d in parts if (owner is None or owner is not skip) and d.get(rel)]
+    if len(found) == 1:
+        return found[0]
+    merged = {}
+    for changed in found:
+        merged.update(changed)
+    return merged

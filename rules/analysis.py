@@ -1,4 +1,5 @@
-"""Program analysis with networkx: predicate dependencies, strata, and the stage split.
+"""Program analysis with networkx: predicate dependencies, strata, and the stage split; and the
+rules that are steps along a transitive relation (``transitive_steps``, for the materialiser).
 
 The stage split is computed, not declared (DESIGN 3.2): a Datalog rule whose body predicates
 depend only on stream and background predicates runs in the ontological stage; every other rule
@@ -19,6 +20,7 @@ runs in the temporal stage.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import networkx as nx
 
@@ -158,3 +160,64 @@ def _overlap(outputs: frozenset, reads: frozenset, any_output: bool) -> bool:
         return bool(outputs) or any_output
     any_class = (_TYPE, 2) in reads
     return any(key in reads or any_class and key[1] == 1 and isinstance(key[0], ir.Iri) for key in outputs)
+
+
+def transitive_steps(rules: Sequence[ir.Rule]) -> dict[int, int]:
+    """The rules that move one term of an atom one step along a relation that the program closes
+    transitively: ``A[C := D] :- A, S(C, D)`` (or ``S(D, C)``), with C occurring once in A (as an
+    argument or as A's predicate), D not in A, A not an S atom, nothing else in the body, and
+    among ``rules`` the transitivity rule ``S(X, Z) :- S(X, Y), S(Y, Z)``. RDFS's rdfs9 (S =
+    subClassOf) and rdfs7 (subPropertyOf; C is the predicate of a triple atom) are such steps.
+    Returns rule index -> the index of A among the rule's positive atoms (ontology.materialise
+    explains what the shape saves).
+
+    >>> from rules.parser import parse
+    >>> transitive_steps(parse('''sub(X, Z) :- sub(X, Y), sub(Y, Z).
+    ...   type(X, D) :- type(X, C), sub(C, D).
+    ...   Q(X, Y) :- sub(P, Q), P(X, Y).
+    ...   type(X, D) :- type(X, C), other(C, D).''').rules)
+    {1: 0, 2: 1}
+    """
+    transitive = {r.head.pred for r in rules if _is_transitivity(r)}
+    out = {}
+    for i, rule in enumerate(rules):
+        if len(rule.body) != 2 or not all(isinstance(lit, ir.AtomLiteral) and not lit.negated for lit in rule.body):
+            continue
+        atoms = [lit.atom for lit in rule.body]
+        for at in (0, 1):
+            a, step = atoms[at], atoms[1 - at]
+            if step.pred in transitive and a.pred != step.pred and _moves(a, step, rule.head):
+                out[i] = at
+                break
+    return out
+
+
+def _is_transitivity(rule: ir.Rule) -> bool:
+    """``S(X, Z) :- S(X, Y), S(Y, Z)`` (body in either order), S a constant predicate."""
+    head, body = rule.head, rule.body
+    if isinstance(head.pred, ir.Var) or len(head.args) != 2 or len(body) != 2 or \
+            not all(isinstance(lit, ir.AtomLiteral) and not lit.negated and lit.atom.pred == head.pred
+                    and len(lit.atom.args) == 2 for lit in body):
+        return False
+    x, z = head.args
+    terms = [*head.args, *body[0].atom.args, *body[1].atom.args]
+    if not all(isinstance(t, ir.Var) for t in terms) or x == z:
+        return False
+    for first, second in ((body[0].atom, body[1].atom), (body[1].atom, body[0].atom)):
+        if first.args[0] == x and second.args[1] == z and first.args[1] == second.args[0] not in (x, z):
+            return True
+    return False
+
+
+def _moves(a: ir.Atom, step: ir.Atom, head: ir.Atom) -> bool:
+    """Is ``head`` ``a`` with one end of ``step`` (occurring once in ``a``) replaced by the other
+    (not in ``a``)?"""
+    if len(step.args) != 2 or not all(isinstance(t, ir.Var) for t in step.args) or step.args[0] == step.args[1]:
+        return False
+    terms = (a.pred, *a.args)
+    for c, d in (step.args, step.args[::-1]):
+        if terms.count(c) == 1 and d not in terms:
+            moved = tuple(d if t == c else t for t in terms)
+            if moved == (head.pred, *head.args):
+                return True
+    return False

@@ -26,17 +26,46 @@ INF = 1 << 62  # expiry of facts that never expire
 RelKey = tuple  # (predicate term id, arity)
 
 
+#: an index is dropped when its relation has had more insertions and deletions since the index
+#: was last asked for than it has facts (plus this), and rebuilt when it is asked for again
+UNUSED_INDEX_SLACK = 1000
+
+
 class Relation:
     """The facts of one predicate: ``facts`` maps fact -> expiry; ``indexes`` maps a tuple of
-    bound positions to {key -> set of facts} (key: the value itself for one position)."""
+    bound positions to {key -> set of facts} (key: the value itself for one position).
 
-    __slots__ = ("facts", "indexes")
+    Keeping an index costs a set operation per insertion and deletion. An index that nothing
+    asks for while its relation changes (RDFS's rdf:type by class, which only a new subClassOf
+    fact joins) is dropped once that work since the last request exceeds the relation's size,
+    about what rebuilding it costs; ``index`` rebuilds it when it is asked for again. Whatever
+    the pattern of use, the upkeep is then at most about twice the least it could be (the
+    ski-rental argument: pay rent until it adds up to the purchase price).
+
+    >>> r = Relation()
+    >>> r.facts = {(i, i % 2): 5 for i in range(4)}
+    >>> sorted(r.index((1,))[0])
+    [(0, 0), (2, 0)]
+    >>> for i in range(4, 4 + UNUSED_INDEX_SLACK):  # a window slides: one fact in, one out
+    ...     r.facts[(i, i % 2)] = 5
+    ...     r._insert((i, i % 2))
+    ...     del r.facts[(i - 4, i % 2)]
+    ...     r._delete((i - 4, i % 2))
+    >>> r.indexes
+    {}
+    >>> sorted(r.index((1,))[0])
+    [(1000, 0), (1002, 0)]
+    """
+
+    __slots__ = ("facts", "indexes", "churn")
 
     def __init__(self) -> None:
         self.facts: dict[tuple, int] = {}
         self.indexes: dict[tuple[int, ...], dict] = {}
+        self.churn = 0  # insertions and deletions since an index was last asked for
 
     def index(self, positions: tuple[int, ...]) -> dict:
+        self.churn = 0
         idx = self.indexes.get(positions)
         if idx is None:
             idx = defaultdict(set)
@@ -51,20 +80,30 @@ class Relation:
         return idx
 
     def _insert(self, fact: tuple) -> None:
-        for positions, idx in self.indexes.items():
-            if len(positions) == 1:
-                idx[fact[positions[0]]].add(fact)
-            else:
-                idx[tuple(fact[p] for p in positions)].add(fact)
+        indexes = self.indexes
+        if indexes:
+            for positions, idx in indexes.items():
+                if len(positions) == 1:
+                    idx[fact[positions[0]]].add(fact)
+                else:
+                    idx[tuple(fact[p] for p in positions)].add(fact)
+            self.churn += 1
+            if self.churn > len(self.facts) + UNUSED_INDEX_SLACK:
+                indexes.clear()
 
     def _delete(self, fact: tuple) -> None:
-        for positions, idx in self.indexes.items():
-            key = fact[positions[0]] if len(positions) == 1 else tuple(fact[p] for p in positions)
-            bucket = idx.get(key)
-            if bucket is not None:
-                bucket.discard(fact)
-                if not bucket:
-                    del idx[key]
+        indexes = self.indexes
+        if indexes:
+            for positions, idx in indexes.items():
+                key = fact[positions[0]] if len(positions) == 1 else tuple(fact[p] for p in positions)
+                bucket = idx.get(key)
+                if bucket is not None:
+                    bucket.discard(fact)
+                    if not bucket:
+                        del idx[key]
+            self.churn += 1
+            if self.churn > len(self.facts) + UNUSED_INDEX_SLACK:
+                indexes.clear()
 
 
 class Store:
