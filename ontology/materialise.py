@@ -166,6 +166,7 @@ class Materialiser:
         self._calls: dict[RelKey, list] = {}  # relation -> the plans seeded at it, with their PRED
         #: the explicit facts: relation -> {fact: expiry}
         self.explicit: dict[RelKey, dict[tuple, int]] = {}
+        self._explicit_due: dict[int, list[tuple[RelKey, tuple]]] = defaultdict(list)  # expiry -> facts
         self._local_facts: list[tuple[RelKey, tuple]] = []
         # rules without positive atoms derive their heads once, for ever
         self._propagate([item for c in self.incremental if not c.body_relations
@@ -192,13 +193,15 @@ class Materialiser:
         return self._propagate(items)
 
     def _add_explicit(self, items: list[FactItem]) -> None:
-        explicit = self.explicit
+        explicit, due = self.explicit, self._explicit_due
         for rel, fact, expiry in items:
             held = explicit.get(rel)
             if held is None:
                 held = explicit[rel] = {}
             if held.get(fact, -1) < expiry:
                 held[fact] = expiry
+                if expiry != INF:
+                    due[expiry].append((rel, fact))
 
     def _bulk_add_tagged(self, items: list[FactItem]) -> int:
         """``add`` for a large batch with expiry tags: the max-min fixpoint set-at-a-time
@@ -300,11 +303,14 @@ class Materialiser:
     def advance(self, now: int) -> list[tuple[RelKey, tuple]]:
         """Drop every fact that expired before ``now``."""
         dropped = [(rel, fact) for rel, fact, _ in self.store.expire(now)]
-        explicit = self.explicit
-        for rel, fact in dropped:
-            held = explicit.get(rel)
-            if held is not None and held.get(fact, INF) < now:
-                del held[fact]
+        # an explicit fact stops being explicit at its own expiry, also where a derivation keeps
+        # the fact in the store longer
+        explicit, due = self.explicit, self._explicit_due
+        for when in [when for when in due if when < now]:
+            for rel, fact in due.pop(when):
+                held = explicit.get(rel)
+                if held is not None and held.get(fact, INF) < now:
+                    del held[fact]
         return dropped
 
     def retract(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:

@@ -187,8 +187,7 @@ class OntologicalStage:
         stage = cls(checked, dictionary=TermDictionary.restore(state["terms"]), load=False)
         for rel, fact, expiry in state["facts"]:
             stage.store.add(rel, fact, expiry)
-        for (rel, fact), expiry in state["explicit"]:
-            stage.materialiser.explicit.setdefault(rel, {})[fact] = expiry
+        stage.materialiser._add_explicit([(rel, fact, expiry) for (rel, fact), expiry in state["explicit"]])
         stage.materialiser._local_facts = list(state["local"])
         return stage
 

@@ -11,7 +11,7 @@ from rdflib import RDF, Literal, Namespace, URIRef
 
 from ontology.convert import from_rdflib, to_rdflib
 from ontology.stage import OntologicalStage
-from rules import check_text
+from rules import check_text, ir
 
 EX = Namespace("http://ex.org/")
 PREFIX = "@prefix : <http://ex.org/> .\n"
@@ -85,6 +85,19 @@ def test_conclusions_exclude_inputs_and_background_consequences():
         "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>(<http://ex.org/x>,<http://ex.org/B>)"]
     stage.process(2)
     assert stage.conclusions(2) == []
+
+
+def test_a_fact_is_a_conclusion_once_its_input_expired_while_a_derivation_keeps_it():
+    checked = check_text("a(X) :- c(X) .")
+    stage = OntologicalStage(checked)
+    stage.process(1, [ir.Atom(ir.Name("a"), (ir.Name("x"),))], until=1)
+    stage.process(1, [ir.Atom(ir.Name("c"), (ir.Name("x"),))], until=5)
+    assert [stage.format_fact(*f) for f in stage.conclusions(1)] == []  # a(x) is an input at 1
+    stage.process(3)
+    assert [stage.format_fact(*f) for f in stage.conclusions(3)] == ["a(x)"]  # only derived at 3
+    restored = OntologicalStage.restore(checked, stage.snapshot())
+    restored.process(4)
+    assert [restored.format_fact(*f) for f in restored.conclusions(4)] == ["a(x)"]
 
 
 def test_background_update_while_streaming():
