@@ -79,7 +79,8 @@ class Result:
 
 def merge_records(records: list[dict]) -> dict:
     """One time point's output records (:meth:`Result.to_json`) from the groups of a split
-    temporal stage as one record: facts and graphs united and sorted, as one reasoner gives them.
+    temporal stage as one record: facts and graphs united and sorted, as one reasoner gives them
+    (a split stage has no LARS atoms placed elsewhere and no query answers).
 
     >>> merge_records([{"t": 3, "facts": ["b"], "graphs": ["g2"]}, {"t": 3, "facts": [], "graphs": ["g1"]}])
     {'t': 3, 'facts': ['b'], 'graphs': ['g1', 'g2']}
