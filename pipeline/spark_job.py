@@ -348,14 +348,17 @@ class SparkPipeline:
 def merge(frames):
     """The *merge* step: the records of each time point from the key groups as one record."""
     rows = _rows(frames, ["t", "kind", "json"])
-    by_t: dict[int, list[dict]] = defaultdict(list)
+    by_t: dict[int, list[str]] = defaultdict(list)
     out = []
     for t, kind, text in rows:
         if kind == "result":
-            by_t[t].append(json.loads(text))
+            by_t[t].append(text)
         else:
             out.append((t, kind, text))
-    out.extend((t, "result", json.dumps(merge_records(records), ensure_ascii=False)) for t, records in by_t.items())
+    for t, texts in by_t.items():  # one group's record is already what one reasoner writes
+        merged = texts[0] if len(texts) == 1 else \
+            json.dumps(merge_records([json.loads(text) for text in texts]), ensure_ascii=False)
+        out.append((t, "result", merged))
     yield pd.DataFrame(out, columns=["t", "kind", "json"]).astype({"t": "Int64"})
 
 
