@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pickle
 import secrets
 
@@ -80,13 +81,23 @@ class _Worker:
                 self.partition = EventPartition(self.keys, len(self.labels), self._enricher.dictionary)
         return self._enricher
 
-    def fresh_reasoner(self, group: int) -> Reasoner:
-        """A reasoner as built from the files, concluding ``group`` (the background is restored
-        once per group, then reset)."""
+    def _stage(self, group: int) -> tuple[OntologicalStage, int]:
+        """``group``'s copy of the background (restored once) and its number of terms."""
         if group not in self._stages:
             stage = OntologicalStage.restore(self.checked, self.background)
             self._stages[group] = (stage, len(stage.dictionary))
-        stage, terms = self._stages[group]
+        return self._stages[group]
+
+    def prepare(self) -> None:
+        """Restore the background now for the enrich step and every key group (the job's warm-up)."""
+        self.enricher
+        for group in range(len(self.labels)):
+            self._stage(group)
+
+    def fresh_reasoner(self, group: int) -> Reasoner:
+        """A reasoner as built from the files, concluding ``group`` (the background is restored
+        once per group, then reset)."""
+        stage, terms = self._stage(group)
         stage.reset(terms)
         reasoner = Reasoner(self.checked, ontology=stage, **self.reasoner_options)
         if self.keys is not None:
@@ -238,7 +249,7 @@ class SparkPipeline:
 
     def __init__(self, spark, rules: str | Path | CheckResult, ontologies: Iterable[str | Path] = (), *,
                  include_background: bool = False, keep_empty: bool = False, input_format: str = "auto",
-                 split_by_key: bool = True):
+                 split_by_key: bool = True, warm_up: bool = True):
         checked = rules if isinstance(rules, CheckResult) else check(rules)
         checked.raise_for_errors()
         background = [t for path in ontologies for t in load_triples(path)]
@@ -253,6 +264,32 @@ class SparkPipeline:
         self.job = hashlib.sha1(bundle).hexdigest()
         self.input_format = input_format
         self._bundle = spark.sparkContext.broadcast(bundle)
+        if warm_up:
+            self.warm_up()
+
+    def warm_up(self, rounds: int = 4) -> int:
+        """Start a Python worker per task slot and restore the background in each (for the enrich
+        step and every key group), so that the first micro-batch does not wait for it; returns
+        how many workers are ready. Rounds of one task per slot run until one finds every worker
+        ready (Spark hands out idle workers in turn). Spark stops workers idle for a minute: a
+        stream quiet for longer pays the restore again at its next micro-batch."""
+        job, bundle = self.job, self._bundle
+        slots = self.spark.sparkContext.defaultParallelism
+        ready: set[int] = set()
+
+        def prepare(frames):
+            for _ in frames:
+                pass
+            cold = job not in _WORKERS
+            _worker(job, bundle).prepare()
+            yield pd.DataFrame({"pid": [os.getpid()], "cold": [cold]})
+
+        for _ in range(rounds):
+            rows = self.spark.range(slots, numPartitions=slots).mapInPandas(prepare, "pid long, cold boolean").collect()
+            ready.update(row.pid for row in rows)
+            if not any(row.cold for row in rows):
+                break
+        return len(ready)
 
     def read_files(self, path: str | Path, max_files_per_trigger: int | None = None):
         """The elements of the files in a watched directory (JSON Lines, TriG, Laser++ text)."""

@@ -220,3 +220,24 @@ def test_key_group_labels_land_on_different_partitions(spark):
         spark.conf.set("spark.sql.adaptive.enabled", adaptive)
     assert sorted(r.pid for r in rows) == list(range(n))
     assert {r.grp: r.pid for r in rows} == {label: p for p, label in enumerate(labels)}
+
+
+def test_warm_up_readies_a_python_worker_per_task_slot(spark):
+    """Built, the job has restored the background in a Python worker per task slot, for the enrich
+    step and every key group: the next tasks find them ready."""
+    from pipeline import spark_job
+
+    job = SparkPipeline(spark, *files("fire"))
+    slots = spark.sparkContext.defaultParallelism
+    assert job.warm_up() >= slots
+    name, groups = job.job, len(job.groups)
+
+    def probe(frames):
+        for _ in frames:
+            pass
+        worker = spark_job._WORKERS.get(name)
+        ready = worker is not None and worker._enricher is not None and len(worker._stages) == groups
+        yield pd.DataFrame({"pid": [os.getpid()], "ready": [ready]})
+
+    rows = spark.range(slots, numPartitions=slots).mapInPandas(probe, "pid long, ready boolean").collect()
+    assert groups == 2 and all(row.ready for row in rows)
