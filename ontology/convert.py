@@ -47,6 +47,8 @@ def intern_fact(fact, d: TermDictionary, cache: dict | None = None) -> tuple:
     """``(relation, fact)`` for a stream fact: a ground atom (``C(s)`` with an IRI class is the
     triple ``s rdf:type C``), an RDF triple of rdflib terms (``cache`` maps rdflib terms to ids,
     to skip conversion), or an already interned ``(relation, int tuple)``."""
+    if type(fact) is tuple and len(fact) == 2:  # already interned (checked first: the common case)
+        return fact
     if isinstance(fact, Atom):
         if isinstance(fact.pred, Iri) and len(fact.args) == 1:
             fact = Atom(Iri(RDF_TYPE), (fact.args[0], fact.pred))

@@ -25,6 +25,11 @@ from .embedded import Enriched
 
 def encode_point(point: Enriched, d: TermDictionary, base: int) -> bytes:
     """``point`` as bytes; ids below ``base`` (and integers) stay, other terms go along."""
+    if len(d) <= base:  # no term beyond the base (ids are given in order): every id is shared
+        body = (point.t, point.stream, point.conclusions, point.events, point.expiries,
+                [[(tuple(sol), tuple(sol.values())) for sol in group] for group in point.solutions],
+                point.streams, point.group)
+        return pickle.dumps((body, []), protocol=pickle.HIGHEST_PROTOCOL)
     local: dict[int, int] = {}
 
     def ids(row: tuple) -> tuple:
@@ -48,6 +53,9 @@ def encode_point(point: Enriched, d: TermDictionary, base: int) -> bytes:
 def decode_point(data: bytes, d: TermDictionary) -> Enriched:
     """The time point :func:`encode_point` wrote, with ids of ``d``."""
     (t, stream, conclusions, events, expiries, solutions, streams, group), terms = pickle.loads(data)
+    if not terms:  # only shared ids: as they are
+        return Enriched(t, stream, conclusions, events, expiries,
+                        [[dict(zip(names, values)) for names, values in group] for group in solutions], streams, group)
     local = [d.intern(term) for term in terms]
 
     def ids(row: tuple) -> tuple:

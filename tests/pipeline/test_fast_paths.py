@@ -2,6 +2,8 @@
 grammar gives, the graphs' N-Triples text what rdflib's serializer writes; pattern graphs are
 interned only when something reads them."""
 
+import functools
+
 from hypothesis import given, settings, strategies as st
 
 from pipeline.embedded import (InputError, Reasoner, _ntriples, intern_input, ntriples_with_rdflib, parse_fact,
@@ -74,3 +76,35 @@ pattern Fire from Smoke construct { _:f a <http://x/Alarm> ; <http://x/area> ?a 
         assert len(reasoner.step(t, ["smoke(a1)", "smoke(a2)"]).graphs) == 2
         sizes.append(len(reasoner.dictionary))
     assert sizes == sizes[:1] * 5
+
+
+@functools.cache
+def _dotr_rules():
+    from benchmarks.patterns import background, program
+
+    return check_text(program(rules=2)), background(20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["read_valA", "read_valB"]), st.sampled_from(["sensor1", "sensor7", "sensorNew"]),
+                          st.integers(0, 99)), max_size=8))
+def test_time_points_cross_between_processes_intact(readings):
+    """A time point encoded by one reasoner and decoded by another built from the same files
+    holds the same terms: with only background terms (sent as ids as they are) and with new ones."""
+    from benchmarks.patterns import EX
+    from pipeline.wire import decode_point, encode_point
+
+    checked, triples = _dotr_rules()
+    sender, receiver = Reasoner(checked, triples), Reasoner(checked, triples)
+    receiver.dictionary.intern(ir.Iri(EX + "other"))  # the receiver's own terms: ids differ
+    point = sender.enrich(1, [f"<{EX}{p}>(<{EX}{s}>,{v})" for p, s, v in readings])
+    got = decode_point(encode_point(point, sender.dictionary, sender._base_terms), receiver.dictionary)
+
+    def terms(reasoner, p):
+        term = reasoner.dictionary.term
+        return ([(term(rel[0]), tuple(map(term, fact))) for rel, fact in p.stream + p.conclusions],
+                {name: [tuple(map(term, row)) for row in rows] for name, rows in p.events.items()}, p.expiries)
+
+    assert terms(receiver, got) == terms(sender, point)
+    placed = {r for r in readings if r[1] != "sensorNew"}  # (the new sensor is in no room: no event)
+    assert sum(map(len, point.events.values())) == len(placed)
