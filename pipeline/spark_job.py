@@ -32,12 +32,15 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import secrets
+import struct
 
 import pandas as pd
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
+from urllib.parse import urlparse
 
 from ontology import OntologicalStage
 from ontology.background import load_triples
@@ -54,6 +57,7 @@ ELEMENTS = "source string, line long, t long, format string, payload binary"
 POINTS = "t long, grp long, kind string, payload binary"
 RESULTS = "t long, kind string, json string"
 STATE = "version long, engine binary"
+BINARY_FILES = "path string, modificationTime timestamp, length long, content binary"  # Spark's binaryFile
 RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<string, array<string>>, "
                   "graphs array<string>, answers map<string, array<map<string, string>>>")
 
@@ -115,14 +119,43 @@ def _worker(job: str, bundle) -> _Worker:
     return worker
 
 
+def _prepare(job: str, bundle) -> bool:
+    """Ready this Python worker for ``job``; whether it was not yet. (A function of this module:
+    the job's closures see a copy of the module's globals, not ``_WORKERS`` itself.)"""
+    cold = job not in _WORKERS
+    _worker(job, bundle).prepare()
+    return cold
+
+
 # ------------------------------------------------------------------------- the steps
+def split_file(source: str, fmt: str, content: bytes | None = None) -> Iterator[tuple]:
+    """The records of one input file as ``ELEMENTS`` rows. ``content`` is the file as Spark read
+    it, or None for a local file (``file:`` path), read here: its JSON Lines records then travel as
+    *spans* (``format`` ``span``, ``payload`` the record's offset and length in the file, read by
+    the enrich step), so that their text crosses neither into the JVM nor through the shuffle."""
+    fmt = _format_of(source, fmt)
+    try:
+        data = content if content is not None else Path(_local_path(source)).read_bytes()
+    except OSError as err:
+        yield source, 0, None, "error", _reject(source, None, f"cannot read the file: {err}", None)
+        return
+    if fmt != "jsonl":
+        yield from split_text(data.decode("utf-8", errors="replace"), source, fmt)
+        return
+    offset = 0
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if raw.strip():
+            payload = raw if content is not None else _SPAN.pack(offset, len(raw))
+            yield source, number, _time_of(raw), "jsonl" if content is not None else "span", payload
+        offset += len(raw) + 1
+
+
 def split_text(text: str, source: str, fmt: str) -> Iterator[tuple]:
-    """The records of one input file as ``ELEMENTS`` rows: JSON Lines records travel as text
-    (parsed in the parallel enrich step), other formats are parsed here and travel pickled."""
-    if fmt == "auto":
-        fmt = "trig" if source.endswith(".trig") else "laserpp" if source.endswith(".txt") else "jsonl"
+    """The records of one input file's text as ``ELEMENTS`` rows: JSON Lines records travel as
+    text (parsed in the parallel enrich step), other formats are parsed here and travel pickled."""
+    fmt = _format_of(source, fmt)
     if fmt == "jsonl":
-        for number, raw in enumerate(text.splitlines(), start=1):
+        for number, raw in enumerate(text.split("\n"), start=1):
             if raw.strip():
                 yield source, number, _time_of(raw), "jsonl", raw.encode()
         return
@@ -134,12 +167,54 @@ def split_text(text: str, source: str, fmt: str) -> Iterator[tuple]:
             yield source, item.line, item.t, "pickle", pickle.dumps((item.stream, item.facts))
 
 
-def _time_of(raw: str) -> int | None:
+def _format_of(source: str, fmt: str) -> str:
+    if fmt != "auto":
+        return fmt
+    return "trig" if source.endswith(".trig") else "laserpp" if source.endswith(".txt") else "jsonl"
+
+
+def _local_path(source: str) -> str:
+    """The local file of a ``file:`` path as Spark's binary file source gives it (not URL-encoded)."""
+    return source[7:] if source.startswith("file://") else source[5:] if source.startswith("file:") else source
+
+
+_SPAN = struct.Struct("<qq")  # a record's (offset, length) in its file
+_T = re.compile(rb'\s*\{\s*"t"\s*:\s*(-?[0-9]{1,18})\s*[,}]')  # a record opening with its time
+
+
+def _time_of(raw: bytes | str) -> int | None:
+    """The time of a JSON Lines record (None if it has no integer ``"t"``): read from its opening
+    when ``"t"`` comes first (the enrich step checks it against the parsed record)."""
+    if isinstance(raw, str):
+        raw = raw.encode()
+    opening = _T.match(raw)
+    if opening is not None:
+        return int(opening.group(1))
     try:
         t = json.loads(raw).get("t")
     except (ValueError, AttributeError):
         return None
-    return t if type(t) is int else None
+    return t if type(t) is int and -2 ** 63 <= t < 2 ** 63 else None
+
+
+def _read_spans(rows: Iterable[tuple]) -> Iterator[tuple]:
+    """``rows`` with every span replaced by its record, read from its file (one open per file)."""
+    files: dict[str, object] = {}
+    try:
+        for row in rows:
+            source, line, t, fmt, payload = row
+            if fmt == "span":
+                try:
+                    f = files.get(source) or files.setdefault(source, open(_local_path(source), "rb"))
+                    start, size = _SPAN.unpack(payload)
+                    f.seek(start)
+                    row = (source, line, t, "jsonl", f.read(size))
+                except OSError as err:
+                    row = (source, line, t, "error", _reject(source, line, f"cannot read the file: {err}", None))
+            yield row
+    finally:
+        for f in files.values():
+            f.close()
 
 
 def _reject(source: str, line: int | None, reason, record: str | None) -> bytes:
@@ -154,13 +229,14 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
     out: list[tuple] = []
     by_t: dict[int, list] = defaultdict(list)
     first = worker.labels[0]
-    for row in rows:
+    for row in _read_spans(rows):
         source, line, t, fmt, payload = row
         if fmt == "error":
             out.append((t, first, "reject", payload))
         elif t is None:  # not a record: let the reader say why
-            error = next(read_jsonl([payload.decode()], line))
-            out.append((None, first, "reject", _reject(source, line, error, payload.decode())))
+            text = payload.decode("utf-8", errors="replace")
+            error = next(read_jsonl([text], line))
+            out.append((None, first, "reject", _reject(source, line, error, text)))
         else:
             by_t[t].append(row)
     reasoner = worker.enricher
@@ -174,15 +250,18 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
                 facts.setdefault(stream, []).extend(items)
                 good += 1
                 continue
-            record = next(read_jsonl([payload.decode()], line, parse=False))
+            text = payload.decode("utf-8", errors="replace")
+            record = next(read_jsonl([text], line, parse=False))
             try:
                 if isinstance(record, InputError):
                     raise record
+                if record.t != t:  # "t" given twice: the split read the first
+                    raise InputError('a record has one "t"', line)
                 interned = [intern_input(stage, f) for f in record.facts]
                 facts.setdefault(record.stream, []).extend(interned)
                 good += 1
             except InputError as err:
-                out.append((t, first, "reject", _reject(source, line, err, payload.decode())))
+                out.append((t, first, "reject", _reject(source, line, err, text)))
         if not good:  # as in the embedded pipeline: a skipped record does not make a time point
             continue
         try:
@@ -280,9 +359,7 @@ class SparkPipeline:
         def prepare(frames):
             for _ in frames:
                 pass
-            cold = job not in _WORKERS
-            _worker(job, bundle).prepare()
-            yield pd.DataFrame({"pid": [os.getpid()], "cold": [cold]})
+            yield pd.DataFrame({"pid": [os.getpid()], "cold": [_prepare(job, bundle)]})
 
         for _ in range(rounds):
             rows = self.spark.range(slots, numPartitions=slots).mapInPandas(prepare, "pid long, cold boolean").collect()
@@ -292,19 +369,23 @@ class SparkPipeline:
         return len(ready)
 
     def read_files(self, path: str | Path, max_files_per_trigger: int | None = None):
-        """The elements of the files in a watched directory (JSON Lines, TriG, Laser++ text)."""
+        """The elements of the files in a watched directory (JSON Lines, TriG, Laser++ text). A
+        local directory's files are read by the split step itself (Spark lists them); others
+        (``hdfs:``, ``s3a:``, ...) by Spark."""
         from pyspark.sql import functions as F
 
-        reader = self.spark.readStream.format("text").option("wholetext", "true")
+        reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILES)
         if max_files_per_trigger:
             reader = reader.option("maxFilesPerTrigger", max_files_per_trigger)
-        files = reader.load(str(path)).select("value", F.col("_metadata.file_path").alias("source"))
+        local = urlparse(str(path)).scheme in ("", "file")
+        files = reader.load(str(path)).select(  # without the content column Spark does not read the files
+            "path", F.lit(None).cast("binary").alias("content") if local else F.col("content"))
         fmt = self.input_format
 
         def split(frames):
             for frame in frames:
-                rows = [row for text, source in zip(frame["value"], frame["source"])
-                        for row in split_text(text, source, fmt)]
+                rows = [row for source, content in zip(frame["path"], frame["content"])
+                        for row in split_file(source, fmt, content)]
                 yield pd.DataFrame(rows, columns=["source", "line", "t", "format", "payload"]).astype({"t": "Int64"})
 
         return files.mapInPandas(split, ELEMENTS)
