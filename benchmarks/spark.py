@@ -99,11 +99,12 @@ def run_spark(folder: Path, master: str, split: bool = True) -> dict:
     setup = time.perf_counter() - started
     name = master + ("" if split else "-one-key")
     out = folder / f"out-{name}"
-    started = time.perf_counter()
+    started, busy = time.perf_counter(), _busy_cpu()
     query = job.write(job.results(job.read_files(folder / "in", max_files_per_trigger=1)), out,
                       folder / f"checkpoint-{name}")
     query.awaitTermination()
     elapsed = time.perf_counter() - started
+    cores = (_busy_cpu() - busy) / elapsed if busy is not None else None
     batches = [p["durationMs"]["triggerExecution"] / 1000 for p in query.recentProgress if p["numInputRows"]]
     outputs = spark.read.text(str(out)).count()
     spark.stop()
@@ -112,10 +113,21 @@ def run_spark(folder: Path, master: str, split: bool = True) -> dict:
     rest = sum(json.loads((folder / "counts.json").read_text())[1:])  # triples after the first file
     return {"master": master, "groups": len(job.groups), "seconds": elapsed, "setup_s": setup, "batches": len(batches),
             "batch_median_s": statistics.median(batches), "batch_max_s": max(batches), "outputs": outputs,
-            "steady_per_s": rest / sum(batches[1:]) if len(batches) > 1 else None}
+            "steady_per_s": rest / sum(batches[1:]) if len(batches) > 1 else None, "cores_busy": cores}
 
 
-def _busy(seconds_out) -> None:
+def _busy_cpu() -> float | None:
+    """Seconds of CPU time the whole machine has spent busy (Linux), None elsewhere: over the
+    query, how many cores Spark kept busy (its JVM works beside the Python workers)."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return None
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
+
+
+def _spin(seconds_out) -> None:
     started = time.perf_counter()
     table = {}
     for i in range(4_000_000):
@@ -129,10 +141,10 @@ def parallel_capacity() -> float:
     import multiprocessing
 
     out = multiprocessing.Queue()
-    alone = multiprocessing.Process(target=_busy, args=(out,))
+    alone = multiprocessing.Process(target=_spin, args=(out,))
     alone.start(), alone.join()
     one = out.get()
-    pair = [multiprocessing.Process(target=_busy, args=(out,)) for _ in range(2)]
+    pair = [multiprocessing.Process(target=_spin, args=(out,)) for _ in range(2)]
     for p in pair:
         p.start()
     for p in pair:
@@ -188,6 +200,7 @@ def main(argv=None) -> int:
                           f" {figures['batches']} micro-batches: median {figures['batch_median_s']:.2f} s, max "
                           f"{figures['batch_max_s']:.2f} s) = {embedded_s / figures['seconds']:.2f}x embedded"
                           + (f"; after the first micro-batch {steady:,.0f} triples/s" if steady else "")
+                          + (f"; {figures['cores_busy']:.2f} cores busy" if figures["cores_busy"] else "")
                           + f"; job set up (background, warm-up) in {figures['setup_s']:.1f} s before", flush=True)
                 if "local[1]" in row and "local[2]" in row:
                     one, two = row["local[1]"], row["local[2]"]
