@@ -19,6 +19,10 @@ DEFAULTS = {
     "spark.sql.streaming.stopGracefullyOnShutdown": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.executorEnv.PYTHONWARNINGS": "ignore::FutureWarning",  # pandas, inside pyspark's worker
+    # the JVM mostly moves bytes between the Python steps: its quick compiler suffices, and the
+    # optimising one took 5.4 s of CPU during an 11 s query on two cores (docs/performance.md)
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+    "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
 }
 
 
