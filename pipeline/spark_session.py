@@ -1,7 +1,8 @@
 """A Spark session configured for dotr's streaming jobs.
 
 Small shuffles, no UI, no console progress bar and reused Python workers: a small stateful query
-takes seconds instead of tens of seconds with Spark's defaults (measured, docs/performance.md).
+takes seconds instead of tens of seconds with Spark's defaults; JVMs that compile with C1 only
+leave the cores to the Python workers (both measured, docs/performance.md).
 Workers run this interpreter (``PYSPARK_PYTHON``), in which dotr is installed.
 """
 
