@@ -140,7 +140,7 @@ def split_file(source: str, fmt: str, content: bytes | None = None) -> Iterator[
         yield source, 0, None, "error", _reject(source, None, f"cannot read the file: {err}", None)
         return
     if fmt != "jsonl":
-        yield from split_text(data.decode("utf-8", errors="replace"), source, fmt)
+        yield from _parse_text(data.decode("utf-8", errors="replace"), source, fmt)
         return
     offset = 0
     for number, raw in enumerate(data.split(b"\n"), start=1):
@@ -150,15 +150,8 @@ def split_file(source: str, fmt: str, content: bytes | None = None) -> Iterator[
         offset += len(raw) + 1
 
 
-def split_text(text: str, source: str, fmt: str) -> Iterator[tuple]:
-    """The records of one input file's text as ``ELEMENTS`` rows: JSON Lines records travel as
-    text (parsed in the parallel enrich step), other formats are parsed here and travel pickled."""
-    fmt = _format_of(source, fmt)
-    if fmt == "jsonl":
-        for number, raw in enumerate(text.split("\n"), start=1):
-            if raw.strip():
-                yield source, number, _time_of(raw), "jsonl", raw.encode()
-        return
+def _parse_text(text: str, source: str, fmt: str) -> Iterator[tuple]:
+    """The elements of a TriG or Laser++ file as ``ELEMENTS`` rows (parsed, pickled)."""
     reader = read_laserpp(text.splitlines()) if fmt == "laserpp" else read_trig(text)
     for item in reader:
         if isinstance(item, InputError):

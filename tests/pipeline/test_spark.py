@@ -15,7 +15,7 @@ from ontology import OntologicalStage
 from pipeline.cli import main
 from pipeline.embedded import Reasoner, split_keys
 from pipeline.io import read_jsonl
-from pipeline.spark_job import SparkPipeline, _Worker, conclude_rows, enrich_rows, merge, split_text
+from pipeline.spark_job import SparkPipeline, _Worker, conclude_rows, enrich_rows, merge, split_file
 from rules import check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,7 +144,7 @@ def test_a_restored_state_continues_exactly(example):
     groups = [0] if keys is None else [7, 3]  # the fire example runs split in two key groups
     bundle = pickle.dumps((checked, stage.snapshot(), {}, {"keep_empty": True, "keys": keys, "groups": groups}))
     lines = stream(example)
-    elements = [row for row in split_text("\n".join(lines), "s.jsonl", "jsonl")]
+    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))
     times = sorted({row[2] for row in elements})
     batches = [[row for row in elements if row[2] in times[i:i + 3]] for i in range(0, len(times), 3)]
     live, outputs = _Worker(bundle), []
