@@ -56,6 +56,7 @@ from .wire import decode_point, encode_point
 ELEMENTS = "source string, line long, t long, format string, payload binary"
 POINTS = "t long, grp long, kind string, payload binary"
 RESULTS = "t long, kind string, json string"
+GROUP_RESULTS = "t long, kind string, json string, graphs array<string>"  # a key group's, before the merge
 STATE = "version long, engine binary"
 BINARY_FILES = "path string, modificationTime timestamp, length long, content binary"  # Spark's binaryFile
 RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<string, array<string>>, "
@@ -275,9 +276,11 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
 
 
 def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group: int = 0) -> tuple[list[tuple], tuple]:
-    """``POINTS`` rows (one micro-batch of a key group, without the group column) to ``RESULTS``
-    rows, continuing from ``state`` (``(version, pickled temporal state)`` or None); returns the
-    rows and the new state. The worker's live engine is used when it is the one that wrote
+    """``POINTS`` rows (one micro-batch of a key group, without the group column) to
+    ``GROUP_RESULTS`` rows, continuing from ``state`` (``(version, pickled temporal state)`` or
+    None); returns the rows and the new state. With several key groups a record's graphs come
+    apart, in the ``graphs`` column, for the merge step; with one they stay in the record (and
+    ``graphs`` is None). The worker's live engine is used when it is the one that wrote
     ``state``. Late time points are reported by group 0 (the others skip them alike)."""
     version, blob = state if state is not None else (0, None)
     cached = worker.engines.get(group)
@@ -290,18 +293,22 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
     keep_empty = worker.options.get("keep_empty", False)
     out: list[tuple] = []
 
+    apart = len(worker.labels) > 1
+
     def emit(result: Result) -> None:
         if keep_empty or not result.is_empty():
-            out.append((result.t, "result", json.dumps(result.to_json(), ensure_ascii=False)))
+            record = result.to_json()
+            graphs = record.pop("graphs", []) if apart else None
+            out.append((result.t, "result", json.dumps(record, ensure_ascii=False), graphs))
 
     rejects = sorted(((t, json.loads(payload)) for t, kind, payload in rows if kind == "reject"),
                      key=lambda tr: (tr[1]["source"], tr[1]["line"] or 0))
-    out.extend((t, "reject", json.dumps(r)) for t, r in rejects)
+    out.extend((t, "reject", json.dumps(r), None) for t, r in rejects)
     for t, _, payload in sorted((r for r in rows if r[1] == "point"), key=lambda r: r[0]):
         if engine._last_t is not None and t <= engine._last_t:
             if group == 0:
                 reason = f"time point {t} arrived after time point {engine._last_t} was evaluated"
-                out.append((t, "reject", _reject("", None, reason, None).decode()))
+                out.append((t, "reject", _reject("", None, reason, None).decode(), None))
             continue
         for result in engine.between(t):
             emit(result)
@@ -409,18 +416,19 @@ class SparkPipeline:
             out, new_state = conclude_rows(_worker(job, bundle), rows, state.get if state.exists else None,
                                            labels.index(int(key[0])))
             state.update(new_state)
-            yield pd.DataFrame(out, columns=["t", "kind", "json"]).astype({"t": "Int64"})
+            frame = pd.DataFrame(out, columns=["t", "kind", "json", "graphs"]).astype({"t": "Int64"})
+            yield frame if len(labels) > 1 else frame.drop(columns="graphs")
 
         partitions = self.spark.sparkContext.defaultParallelism
         points = elements.repartition(partitions, "t").mapInPandas(enrich, POINTS)
-        results = points.groupBy("grp").applyInPandasWithState(conclude, RESULTS, STATE, "append",
-                                                              GroupStateTimeout.NoTimeout)
+        results = points.groupBy("grp").applyInPandasWithState(
+            conclude, RESULTS if len(labels) == 1 else GROUP_RESULTS, STATE, "append", GroupStateTimeout.NoTimeout)
         if len(labels) == 1:
             return results
         # the stateful operator's rows go into a shuffle only through a projection that copies
         # them: otherwise Spark 4.3 fails casting them (ColumnarBatchRow) to UnsafeRow. A
         # projection the optimizer keeps (``t + 0`` it removes):
-        copied = results.select("t", F.concat("kind", F.lit("")).alias("kind"), "json")
+        copied = results.select("t", F.concat("kind", F.lit("")).alias("kind"), "json", "graphs")
         return copied.repartition(partitions, "t").mapInPandas(merge, RESULTS)
 
     # --------------------------------------------------------------------- sinks
@@ -457,19 +465,17 @@ class SparkPipeline:
 
 
 def merge(frames):
-    """The *merge* step: the records of each time point from the key groups as one record."""
-    rows = _rows(frames, ["t", "kind", "json"])
-    by_t: dict[int, list[str]] = defaultdict(list)
+    """The *merge* step: ``GROUP_RESULTS`` rows to ``RESULTS`` rows, the records of each time
+    point from the key groups, with their graphs, as one record (the graphs never parsed)."""
+    rows = _rows(frames, ["t", "kind", "json", "graphs"])
+    by_t: dict[int, list[dict]] = defaultdict(list)
     out = []
-    for t, kind, text in rows:
+    for t, kind, text, graphs in rows:
         if kind == "result":
-            by_t[t].append(text)
+            by_t[t].append({**json.loads(text), "graphs": graphs})
         else:
             out.append((t, kind, text))
-    for t, texts in by_t.items():  # one group's record is already what one reasoner writes
-        merged = texts[0] if len(texts) == 1 else \
-            json.dumps(merge_records([json.loads(text) for text in texts]), ensure_ascii=False)
-        out.append((t, "result", merged))
+    out.extend((t, "result", json.dumps(merge_records(parts), ensure_ascii=False)) for t, parts in by_t.items())
     yield pd.DataFrame(out, columns=["t", "kind", "json"]).astype({"t": "Int64"})
 
 

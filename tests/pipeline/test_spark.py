@@ -168,7 +168,10 @@ def _conclude(worker: _Worker, rows: list[tuple], states: list) -> list[tuple]:
         part, states[group] = conclude_rows(worker, mine, states[group], group)
         out += part
     if len(worker.labels) > 1:
-        out = list(next(merge([pd.DataFrame(out, columns=["t", "kind", "json"])])).itertuples(index=False, name=None))
+        out = list(next(merge([pd.DataFrame(out, columns=["t", "kind", "json", "graphs"])])).itertuples(index=False, name=None))
+    else:
+        assert all(graphs is None for *_, graphs in out)  # in the records
+        out = [row[:3] for row in out]
     return sorted(out, key=lambda row: (row[1] == "result", row[0]))
 
 
