@@ -2,7 +2,8 @@
 
 Three steps, each running the embedded pipeline's own engine objects (:class:`Reasoner`):
 
-1. *split* (executors, per input file): the stream's records with their file, line and time.
+1. *split* (executors, per input file): the stream's records with their file, line and time; a
+   local file's JSON Lines records as spans (offset, length) that the enrich step reads back.
 2. *enrich* (executors, in parallel over time points): the records, shuffled by time point, go
    through the ontological stage (:meth:`Reasoner.enrich`). The background materialisation is
    computed once on the driver, broadcast, and restored once per Python worker. Out come the time
