@@ -284,8 +284,8 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
     ``graphs`` is None). The worker's live engine is used when it is the one that wrote
     ``state``. Late time points are reported by group 0 (the others skip them alike)."""
     version, blob = state if state is not None else (0, None)
-    cached = worker.engines.get(group)
-    if cached is not None and cached[0] == version:
+    cached = worker.engines.pop(group, None)  # (put back at the end: a micro-batch that fails half
+    if cached is not None and cached[0] == version:  # way leaves no engine its retry could take)
         engine = cached[1]
     else:  # a new worker, or a micro-batch run again after a failure
         engine = worker.fresh_reasoner(group)

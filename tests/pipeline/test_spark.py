@@ -244,3 +244,25 @@ def test_warm_up_readies_a_python_worker_per_task_slot(spark):
 
     rows = spark.range(slots, numPartitions=slots).mapInPandas(probe, "pid long, ready boolean").collect()
     assert groups == 2 and all(row.ready for row in rows)
+
+
+def test_a_micro_batch_run_again_after_failing_half_way_continues_exactly():
+    """A conclude step that fails after some time points leaves no half-advanced engine in the
+    worker: Spark's retry of the micro-batch, from the same stored state, gives the output of a
+    run without the failure. No Spark: the steps themselves."""
+    rules, ontologies = files("cooling")
+    checked = check(rules)
+    bundle = pickle.dumps((checked, OntologicalStage(checked, []).snapshot(), {},
+                           {"keep_empty": True, "keys": None, "groups": [0]}))
+    lines = stream("cooling")
+    worker = _Worker(bundle)
+    rows = [(t, kind, payload) for t, _, kind, payload in
+            enrich_rows(worker, split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))]
+    first, second = rows[:3], rows[3:]
+    expected, _ = conclude_rows(_Worker(bundle), rows, None)
+    out, state = conclude_rows(worker, first, None)
+    broken = second[:2] + [(second[2][0], "point", b"not a pickled time point")]
+    with pytest.raises(Exception):
+        conclude_rows(worker, broken, state)
+    again, _ = conclude_rows(worker, second, state)
+    assert out + again == expected
