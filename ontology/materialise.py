@@ -351,9 +351,9 @@ class Materialiser:
     def evaluate_local(self, now: int) -> list[tuple[RelKey, tuple]]:
         """Evaluate the rules downstream of a negation at ``now`` from scratch; their facts are
         added with expiry ``now`` (replacing those of an earlier call). Returns them."""
-        store = self.store
-        for rel, fact in self._local_facts:
-            if store.expiry(rel, fact) == now:
+        store, explicit = self.store, self.explicit
+        for rel, fact in self._local_facts:  # (a fact the stream gave meanwhile stays)
+            if store.expiry(rel, fact) == now and fact not in explicit.get(rel, ()):
                 store.remove(rel, fact)
         self._local_facts = []
         if not self.local:
