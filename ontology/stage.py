@@ -112,13 +112,15 @@ class OntologicalStage:
         """Remove background facts; what only they supported goes too (DRed)."""
         self.materialiser.retract([self._intern(f) for f in facts])
 
-    def process(self, t: int, facts: Iterable[Fact] = (), until: int | None = None) -> TimePoint:
+    def process(self, t: int, facts: Iterable[Fact] = (), until: int | None = None, interned: bool = False
+                ) -> TimePoint:
         """Evaluate time point ``t`` with the stream facts given for it; they hold until ``until``
-        (default ``t``: DOTR semantics; ``t + r`` for a window of range r)."""
+        (default ``t``: DOTR semantics; ``t + r`` for a window of range r). ``interned``: the facts
+        are ``(relation, ids)`` of this stage's dictionary already."""
         m = self.materialiser
         m.advance(t)
         expiry = t if until is None else until
-        m.add([(*self._intern(f), expiry) for f in facts])
+        m.add([(*f, expiry) for f in facts] if interned else [(*self._intern(f), expiry) for f in facts])
         m.evaluate_local(t)
         return TimePoint(t, {e.name: e.run(self.store) for e in self.events})
 

@@ -378,7 +378,7 @@ class Reasoner:
         by_stream = facts if isinstance(facts, dict) else {None: facts}
         streams = {name: [intern_input(ontology, f) for f in items] for name, items in by_stream.items()}
         facts = [f for items in streams.values() for f in items]
-        point = ontology.process(t, facts)
+        point = ontology.process(t, facts, interned=True)
         self._ontology_t = t
         return Enriched(t, facts, ontology.conclusions(t), point.events, _expiries(ontology.store, t),
                         [g.run(ontology.store) for g in self._groups],
@@ -388,7 +388,7 @@ class Reasoner:
         """This reasoner's ontological stage holding ``point``'s input (on Spark the enrich step
         ran elsewhere: process it here too)."""
         if self._ontology_t != t:
-            self.ontology.process(t, point.stream)
+            self.ontology.process(t, point.stream, interned=True)
             self._ontology_t = t
         return self.ontology
 
@@ -431,7 +431,7 @@ class Reasoner:
             if not self._feedback:  # no event reads what the graphs hold: nothing new can follow
                 break
             before = {k: set(v) for k, v in events.items()}
-            again = self._ontology_at(t, point).process(t, triples)
+            again = self._ontology_at(t, point).process(t, triples, interned=True)
             events = {k: [row for row in v if row not in before.get(k, set())] for k, v in again.events.items()}
             if not any(events.values()):
                 break
@@ -487,7 +487,7 @@ class Reasoner:
                 break
             graph_facts.extend(out.feedback)
             store = self._ontology_at(t, point).store
-            self.ontology.process(t, out.feedback)
+            self.ontology.process(t, out.feedback, interned=True)
             fed = True
             out = self.queries.step_again(t, [g.run(store) for g in self._groups])
         for rows in result.answers.values():

@@ -94,11 +94,14 @@ class _Worker:
             self._stages[group] = (stage, len(stage.dictionary))
         return self._stages[group]
 
-    def prepare(self) -> None:
-        """Restore the background now for the enrich step and every key group (the job's warm-up)."""
+    def prepare(self) -> bool:
+        """Restore the background now for the enrich step and every key group (the job's
+        warm-up); whether anything was missing."""
+        missing = self._enricher is None or len(self._stages) < len(self.labels)
         self.enricher
         for group in range(len(self.labels)):
             self._stage(group)
+        return missing
 
     def fresh_reasoner(self, group: int) -> Reasoner:
         """A reasoner as built from the files, concluding ``group`` (the background is restored
@@ -119,14 +122,6 @@ def _worker(job: str, bundle) -> _Worker:
     if worker is None:
         worker = _WORKERS[job] = _Worker(bundle.value)
     return worker
-
-
-def _prepare(job: str, bundle) -> bool:
-    """Ready this Python worker for ``job``; whether it was not yet. (A function of this module:
-    the job's closures see a copy of the module's globals, not ``_WORKERS`` itself.)"""
-    cold = job not in _WORKERS
-    _worker(job, bundle).prepare()
-    return cold
 
 
 # ------------------------------------------------------------------------- the steps
@@ -360,12 +355,12 @@ class SparkPipeline:
         def prepare(frames):
             for _ in frames:
                 pass
-            yield pd.DataFrame({"pid": [os.getpid()], "cold": [_prepare(job, bundle)]})
+            yield pd.DataFrame({"pid": [os.getpid()], "built": [_worker(job, bundle).prepare()]})
 
         for _ in range(rounds):
-            rows = self.spark.range(slots, numPartitions=slots).mapInPandas(prepare, "pid long, cold boolean").collect()
+            rows = self.spark.range(slots, numPartitions=slots).mapInPandas(prepare, "pid long, built boolean").collect()
             ready.update(row.pid for row in rows)
-            if not any(row.cold for row in rows):
+            if not any(row.built for row in rows):
                 break
         return len(ready)
 
