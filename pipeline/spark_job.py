@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import pickle
 import re
@@ -129,22 +130,36 @@ def split_file(source: str, fmt: str, content: bytes | None = None) -> Iterator[
     """The records of one input file as ``ELEMENTS`` rows. ``content`` is the file as Spark read
     it, or None for a local file (``file:`` path), read here: its JSON Lines records then travel as
     *spans* (``format`` ``span``, ``payload`` the record's offset and length in the file, read by
-    the enrich step), so that their text crosses neither into the JVM nor through the shuffle."""
+    the enrich step), so that their text crosses neither into the JVM nor through the shuffle. A
+    local file is mapped, not read: only its line ends and the records' openings are looked at."""
     fmt = _format_of(source, fmt)
     try:
-        data = content if content is not None else Path(_local_path(source)).read_bytes()
+        if content is not None:
+            data = content
+        else:
+            with open(_local_path(source), "rb") as f:
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else b""
     except OSError as err:
         yield source, 0, None, "error", _reject(source, None, f"cannot read the file: {err}", None)
         return
-    if fmt != "jsonl":
-        yield from _parse_text(data.decode("utf-8", errors="replace"), source, fmt)
-        return
-    offset = 0
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if raw.strip():
-            payload = raw if content is not None else _SPAN.pack(offset, len(raw))
-            yield source, number, _time_of(raw), "jsonl" if content is not None else "span", payload
-        offset += len(raw) + 1
+    try:
+        if fmt != "jsonl":
+            yield from _parse_text(bytes(data).decode("utf-8", errors="replace"), source, fmt)
+            return
+        start, number, size = 0, 1, len(data)
+        while start < size:
+            end = data.find(b"\n", start)
+            end = size if end < 0 else end
+            opening = _T.match(data, start, end)
+            raw = data[start:end] if opening is None or content is not None else None
+            if opening is not None or raw.strip():
+                t = int(opening.group(1)) if opening is not None else _time_of(raw)
+                yield (source, number, t, "span", _SPAN.pack(start, end - start)) if content is None else \
+                    (source, number, t, "jsonl", raw)
+            start, number = end + 1, number + 1
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
 
 
 def _parse_text(text: str, source: str, fmt: str) -> Iterator[tuple]:

@@ -24,6 +24,13 @@ def test_spans_read_back_give_the_records_and_their_lines(tmp_path):
     assert [row[4].strip() for row in given_content] == [row[4].strip() for row in read]
 
 
+def test_an_empty_file_or_blank_lines_give_no_records(tmp_path):
+    for text in (b"", b"\n \r\n\t\n"):
+        path = tmp_path / "e.jsonl"
+        path.write_bytes(text)
+        assert list(split_file(f"file:{path}", "jsonl")) == list(split_file("e.jsonl", "jsonl", text)) == []
+
+
 def test_a_file_gone_before_the_enrich_step_rejects_its_records(tmp_path):
     path = tmp_path / "gone.jsonl"
     path.write_text('{"t": 1, "facts": []}\n')
