@@ -5,6 +5,7 @@ import json
 import os
 import pickle
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -244,6 +245,23 @@ def test_warm_up_readies_a_python_worker_per_task_slot(spark):
 
     rows = spark.range(slots, numPartitions=slots).mapInPandas(probe, "pid long, ready boolean").collect()
     assert groups == 2 and all(row.ready for row in rows)
+
+
+def test_the_warm_up_query_runs_once_and_the_stream_after_it_starts_afresh(spark, tmp_path):
+    """The warm-up runs the query over an empty time point 0 in a scratch directory it removes;
+    a stream starting at time point 0 after it gives the embedded output (the engine the warm-up
+    left in the workers is not continued: its time point 0 would make the stream's late)."""
+    job = SparkPipeline(spark, *files("cooling"), warm_up=False)
+    scratch = set(Path(tempfile.gettempdir()).glob("dotr-warm-up-*"))
+    assert job.warm_query() == 1
+    assert set(Path(tempfile.gettempdir()).glob("dotr-warm-up-*")) == scratch
+    lines = stream("cooling")
+    publish(tmp_path / "in", "s.jsonl", lines)
+    out = []
+    query = job.foreach(job.results(job.read_files(tmp_path / "in")), lambda _, batch: out.extend(batch),
+                        tmp_path / "checkpoint")
+    query.awaitTermination()
+    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == embedded("cooling", lines)
 
 
 def test_a_micro_batch_run_again_after_failing_half_way_continues_exactly():
