@@ -2,7 +2,8 @@
 
 Small shuffles, no UI, no console progress bar and reused Python workers: a small stateful query
 takes seconds instead of tens of seconds with Spark's defaults; JVMs that compile with C1 only
-leave the cores to the Python workers (both measured, docs/performance.md).
+leave the cores to the Python workers; checkpoints renamed without starting processes (all
+measured, docs/performance.md).
 Workers run this interpreter (``PYSPARK_PYTHON``), in which dotr is installed.
 """
 
@@ -24,6 +25,13 @@ DEFAULTS = {
     # optimising one took 5.4 s of CPU during an 11 s query on two cores (docs/performance.md)
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
     "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+    # checkpoints (offsets, commits, state store, file sink log) renamed through Hadoop's
+    # FileSystem, not its FileContext: on a local disk without Hadoop's native library (pip's
+    # pyspark has none) FileContext starts a `readlink` process two or three times per rename,
+    # about 190 processes in a 1M-triple run (docs/performance.md). Both rename atomically on a
+    # local disk and on HDFS.
+    "spark.sql.streaming.checkpointFileManagerClass":
+        "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
 }
 
 
