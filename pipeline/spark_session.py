@@ -38,7 +38,8 @@ DEFAULTS = {
 def spark_session(master: str | None = "local[2]", app: str = "dotr", config: dict | None = None):
     """The active session if there is one, else a new one for ``master`` (``local[N]``,
     ``spark://host:port``; None: the one spark-submit gives): ``DEFAULTS`` overridden by
-    ``config``."""
+    ``config``. Under ``spark-submit``, what its ``--conf`` or ``spark-defaults.conf`` set for a
+    key stays (``config`` still wins)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -46,8 +47,20 @@ def spark_session(master: str | None = "local[2]", app: str = "dotr", config: di
     builder = SparkSession.builder.appName(app)
     if master is not None:
         builder = builder.master(master)
-    for key, value in {**DEFAULTS, **(config or {})}.items():
+    given = _submitted_settings()
+    for key, value in {**{k: v for k, v in DEFAULTS.items() if k not in given}, **(config or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _submitted_settings() -> set[str]:
+    """The keys ``spark-submit`` set for this driver (its JVM runs already and holds them), or
+    none when this process starts its own JVM."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # set by spark-submit for a Python driver
+        return set()
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()
+    return {key for key, _ in SparkConf().getAll()}

@@ -1,5 +1,6 @@
 """The Spark job survives a kill -9 (restarted from its checkpoint: nothing lost, nothing
-duplicated) and runs on a two-worker standalone cluster with the embedded pipeline's output."""
+duplicated), runs under spark-submit, and runs on a two-worker standalone cluster with the
+embedded pipeline's output."""
 
 import json
 import os
@@ -56,6 +57,28 @@ def test_a_killed_query_continues_from_its_checkpoint(spark, tmp_path):
                               ).returncode == 0
     written = [row.value for row in spark.read.text(str(tmp_path / "out")).collect()]  # committed files only
     assert sorted(written, key=lambda s: json.loads(s)["t"]) == embedded("cooling", lines)
+
+
+def test_spark_submit_runs_the_job_and_keeps_its_conf(spark, tmp_path):
+    """``spark-submit pipeline/spark_submit.py`` (pyspark's own ``bin/spark-submit``) writes the
+    embedded pipeline's output, and a setting given with ``--conf`` stays as given: dotr's
+    defaults fill only the keys left unset (the offset log records the shuffle partitions)."""
+    import pyspark
+
+    publish(tmp_path / "in", "stream.jsonl", stream("fire"))
+    rules, ontologies = files("fire")
+    submit = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    command = [submit, "--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=3",
+               str(ROOT / "pipeline/spark_submit.py"), "--rules", rules, "--ontology", ontologies[0],
+               "--input", str(tmp_path / "in"), "--sink", str(tmp_path / "out"), "--checkpoint", str(tmp_path / "ck")]
+    with open(tmp_path / "submit.log", "w") as log:
+        code = subprocess.run(command, env=env, stdout=log, stderr=log, timeout=300).returncode
+    assert code == 0, (tmp_path / "submit.log").read_text()[-3000:]
+    written = [row.value for row in spark.read.text(str(tmp_path / "out")).collect()]
+    assert sorted(written, key=lambda s: json.loads(s)["t"]) == embedded("fire", stream("fire"))
+    offsets = (tmp_path / "ck" / "offsets" / "0").read_text()
+    assert '"spark.sql.shuffle.partitions":"3"' in offsets, offsets
 
 
 CLUSTER_JOB = textwrap.dedent("""
