@@ -13,8 +13,8 @@ the Python workers started and warmed, printed apart), and include everything fr
 the query to its last micro-batch.
 
 Reported per size, micro-batch size and master: input triples/s end to end, micro-batch
-latency (median, max), and the embedded pipeline (``dotr run``'s Reasoner, parsing included)
-on the same files; then local[2] / local[1].
+latency (median, max), and the embedded pipeline (``dotr run``'s Reasoner, parsing included, its
+records written to a file as ``dotr run`` writes them) on the same files; then local[2] / local[1].
 
     python benchmarks/spark.py [--sizes 100000 1000000] [--batches 20000 100000] [--json FILE]
 """
@@ -69,8 +69,10 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
 
 
 def run_embedded(folder: Path) -> float:
+    """The embedded pipeline on the stream files, writing its records to a file as ``dotr run``
+    does (the Spark job's figures include its file sink)."""
     from pipeline.embedded import Reasoner
-    from pipeline.io import read_jsonl
+    from pipeline.io import read_jsonl, write_result
 
     started = time.perf_counter()
     reasoner = Reasoner.from_files(folder / "rules.dotr", [folder / "background.nt"])
@@ -83,7 +85,12 @@ def run_embedded(folder: Path) -> float:
                 for record in read_jsonl(f):
                     yield record.t, record.facts
 
-    outputs = sum(1 for r in reasoner.run(elements()) if not r.is_empty())
+    outputs = 0
+    with open(folder / "out-embedded.jsonl", "w", encoding="utf-8") as out:
+        for result in reasoner.run(elements()):
+            if not result.is_empty():
+                write_result(out, result, "jsonl")
+                outputs += 1
     return time.perf_counter() - started, load, outputs
 
 
