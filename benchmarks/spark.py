@@ -68,7 +68,7 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
     (folder / "counts.json").write_text(json.dumps(counts))
 
 
-def run_embedded(folder: Path) -> float:
+def run_embedded(folder: Path) -> tuple[float, float, int]:
     """The embedded pipeline on the stream files, writing its records to a file as ``dotr run``
     does (the Spark job's figures include its file sink)."""
     from pipeline.embedded import Reasoner

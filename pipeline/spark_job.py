@@ -153,11 +153,12 @@ def split_file(source: str, fmt: str, content: bytes | None = None) -> Iterator[
             end = data.find(b"\n", start)
             end = size if end < 0 else end
             opening = _T.match(data, start, end)
-            raw = data[start:end] if opening is None or content is not None else None
-            if opening is not None or raw.strip():
-                t = int(opening.group(1)) if opening is not None else _time_of(raw)
-                yield (source, number, t, "span", _SPAN.pack(start, end - start)) if content is None else \
-                    (source, number, t, "jsonl", raw)
+            t = int(opening.group(1)) if opening is not None else _time_of(data[start:end])
+            if opening is not None or data[start:end].strip():
+                if content is None:
+                    yield source, number, t, "span", _SPAN.pack(start, end - start)
+                else:
+                    yield source, number, t, "jsonl", data[start:end]
             start, number = end + 1, number + 1
     finally:
         if isinstance(data, mmap.mmap):
