@@ -181,6 +181,11 @@ def _format_of(source: str, fmt: str) -> str:
     return "trig" if source.endswith(".trig") else "laserpp" if source.endswith(".txt") else "jsonl"
 
 
+def _is_local(path: str | Path) -> bool:
+    """Whether a watched directory is on the local file system (the split step reads its files)."""
+    return urlparse(str(path)).scheme in ("", "file")
+
+
 def _local_path(source: str) -> str:
     """The local file of a ``file:`` path as Spark's binary file source gives it (not URL-encoded)."""
     return source[7:] if source.startswith("file://") else source[5:] if source.startswith("file:") else source
@@ -410,7 +415,7 @@ class SparkPipeline:
         reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILES)
         if max_files_per_trigger:
             reader = reader.option("maxFilesPerTrigger", max_files_per_trigger)
-        local = urlparse(str(path)).scheme in ("", "file")
+        local = _is_local(path)
         files = reader.load(str(path)).select(  # without the content column Spark does not read the files
             "path", F.lit(None).cast("binary").alias("content") if local else F.col("content"))
         fmt = self.input_format

@@ -247,6 +247,20 @@ def test_warm_up_readies_a_python_worker_per_task_slot(spark):
     assert groups == 2 and all(row.ready for row in rows)
 
 
+def test_a_directory_whose_files_spark_reads_gives_the_same_output(spark, tmp_path, monkeypatch):
+    """A directory that is not local (``hdfs:``, ``s3a:``, ...) has Spark read the files' content,
+    which the split step splits as it is; here a local directory is taken for such a one."""
+    from pipeline import spark_job
+
+    monkeypatch.setattr(spark_job, "_is_local", lambda path: False)
+    lines = stream("cooling")
+    publish(tmp_path / "in", "s.jsonl", lines[:5] + ["not json"] + lines[5:])
+    out = run_job(spark, "cooling", tmp_path / "in", tmp_path)
+    rejects = [r for r in out if r.pop("kind") == "reject"]
+    assert [(r["line"], r["source"].endswith("s.jsonl")) for r in rejects] == [(6, True)]
+    assert [json.dumps(r) for r in out if r not in rejects] == embedded("cooling", lines)
+
+
 def test_the_warm_up_query_runs_once_and_the_stream_after_it_starts_afresh(spark, tmp_path):
     """The warm-up runs the query over an empty time point 0 in a scratch directory it removes;
     a stream starting at time point 0 after it gives the embedded output (the engine the warm-up
