@@ -369,8 +369,8 @@ class SparkPipeline:
         """Start a Python worker per task slot and restore the background in each (for the enrich
         step and every key group), so that the first micro-batch does not wait for it; returns
         how many workers are ready. Rounds of one task per slot run until one finds every worker
-        ready (Spark hands out idle workers in turn). Spark stops workers idle for a minute: a
-        stream quiet for longer pays the restore again at its next micro-batch."""
+        ready (Spark hands out idle workers in turn); then :meth:`warm_query`. Spark stops workers
+        idle for a minute: a stream quiet for longer pays the restore again at its next micro-batch."""
         job, bundle = self.job, self._bundle
         slots = self.spark.sparkContext.defaultParallelism
         ready: set[int] = set()

@@ -16,6 +16,7 @@ other term travels as the term itself and is interned again on the receiving sid
 from __future__ import annotations
 
 import pickle
+from typing import Callable
 
 from rules.terms import FIRST_INT_ID, TermDictionary
 
@@ -23,13 +24,18 @@ from .embedded import Enriched
 
 
 
+def _mapped(ids: Callable[[tuple], tuple], stream: list, conclusions: list, events: dict, streams: dict) -> tuple:
+    """A time point's facts and event rows with their term ids passed through ``ids``."""
+
+    def facts(items: list) -> list:
+        return [(ids(rel[:1]) + rel[1:], ids(fact)) for rel, fact in items]
+
+    return (facts(stream), facts(conclusions), {name: [ids(row) for row in rows] for name, rows in events.items()},
+            {name: facts(items) for name, items in streams.items()})
+
+
 def encode_point(point: Enriched, d: TermDictionary, base: int) -> bytes:
     """``point`` as bytes; ids below ``base`` (and integers) stay, other terms go along."""
-    if len(d) <= base:  # no term beyond the base (ids are given in order): every id is shared
-        body = (point.t, point.stream, point.conclusions, point.events, point.expiries,
-                [[(tuple(sol), tuple(sol.values())) for sol in group] for group in point.solutions],
-                point.streams, point.group)
-        return pickle.dumps((body, []), protocol=pickle.HIGHEST_PROTOCOL)
     local: dict[int, int] = {}
 
     def ids(row: tuple) -> tuple:
@@ -40,22 +46,18 @@ def encode_point(point: Enriched, d: TermDictionary, base: int) -> bytes:
             out.append(i)
         return tuple(out)
 
-    def facts(items: list) -> list:
-        return [(ids(rel[:1]) + rel[1:], ids(fact)) for rel, fact in items]
-
-    solutions = [[(tuple(sol), ids(tuple(sol.values()))) for sol in group] for group in point.solutions]
-    body = (point.t, facts(point.stream), facts(point.conclusions),
-            {name: [ids(row) for row in rows] for name, rows in point.events.items()}, point.expiries, solutions,
-            {name: facts(items) for name, items in point.streams.items()}, point.group)
+    parts = (point.stream, point.conclusions, point.events, point.streams)
+    shared = len(d) <= base  # no term beyond the base (ids are given in order): every id stays as it is
+    stream, conclusions, events, streams = parts if shared else _mapped(ids, *parts)
+    solutions = [[(tuple(sol), tuple(sol.values()) if shared else ids(tuple(sol.values()))) for sol in group]
+                 for group in point.solutions]
+    body = (point.t, stream, conclusions, events, point.expiries, solutions, streams, point.group)
     return pickle.dumps((body, [d.term(i) for i in local]), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def decode_point(data: bytes, d: TermDictionary) -> Enriched:
     """The time point :func:`encode_point` wrote, with ids of ``d``."""
     (t, stream, conclusions, events, expiries, solutions, streams, group), terms = pickle.loads(data)
-    if not terms:  # only shared ids: as they are
-        return Enriched(t, stream, conclusions, events, expiries,
-                        [[dict(zip(names, values)) for names, values in group] for group in solutions], streams, group)
     local = [d.intern(term) for term in terms]
 
     def ids(row: tuple) -> tuple:
@@ -63,10 +65,8 @@ def decode_point(data: bytes, d: TermDictionary) -> Enriched:
             return row
         return tuple(local[-1 - i] if i < 0 else i for i in row)
 
-    def facts(items: list) -> list:
-        return [(ids(rel[:1]) + rel[1:], ids(fact)) for rel, fact in items]
-
-    return Enriched(t, facts(stream), facts(conclusions),
-                    {name: [ids(row) for row in rows] for name, rows in events.items()}, expiries,
+    if terms:  # else only shared ids: as they are
+        stream, conclusions, events, streams = _mapped(ids, stream, conclusions, events, streams)
+    return Enriched(t, stream, conclusions, events, expiries,
                     [[dict(zip(names, ids(values))) for names, values in group] for group in solutions],
-                    {name: facts(items) for name, items in streams.items()}, group)
+                    streams, group)
