@@ -234,11 +234,8 @@ class _Group:
                 "timed": dict(self.timed), "max_expiry": self.max_expiry}
 
     def restore(self, state: dict) -> None:
-        store = Store(lambda pid: isinstance(self.m.dictionary.term(pid), ir.Iri))
-        store.apply(state["facts"])
-        self.m.store = store
-        self.m.explicit = {rel: dict(facts) for rel, facts in state["explicit"]}
-        self.m._local_facts = list(state["local"])
+        self.m.restore(state["facts"], [(rel, fact, expiry) for rel, facts in state["explicit"]
+                                        for fact, expiry in facts.items()], state["local"])
         self.pending = [list(p) for p in state["pending"]]
         self.counted = [deque(c) for c in state["counted"]]
         self.held = Counter(state["held"])

@@ -241,6 +241,34 @@ class Materialiser:
                 count += self.store.add_new(rel, facts, INF)
             return count
 
+    def restore(self, facts: Iterable[FactItem], explicit: Iterable[FactItem],
+                local: Iterable[tuple[RelKey, tuple]] = ()) -> None:
+        """Continue from a saved state, replacing what the store holds: its facts ``(relation,
+        fact, expiry)``, which of them are explicit (with their own expiries: an explicit fact
+        stops being explicit at its expiry, as after :meth:`add`) and the facts of the
+        per-time-point rules (:meth:`evaluate_local`).
+
+        >>> from rules import parse
+        >>> from rules.terms import TermDictionary
+        >>> d = TermDictionary()
+        >>> rules = parse("q(X) :- p(X).").rules
+        >>> m = Materialiser(rules, d)
+        >>> p, q = m.relation("p", 1), m.relation("q", 1)
+        >>> _ = m.add([(p, (7,), 3)])
+        >>> again = Materialiser(rules, d)
+        >>> again.restore(list(m.store), [(p, (7,), 3)])
+        >>> sorted(again.store.relation(q).facts.items()), again.explicit[p]
+        ([((7,), 3)], {(7,): 3})
+        >>> _ = again.advance(4)
+        >>> len(again.store), again.explicit[p]
+        (0, {})
+        """
+        self.store.clear()
+        self.store.apply(facts if isinstance(facts, list) else list(facts))
+        self.explicit, self._explicit_due = {}, defaultdict(list)
+        self._add_explicit(explicit if isinstance(explicit, list) else list(explicit))
+        self._local_facts = list(local)
+
     def build_indexes(self) -> None:
         """Build now the indexes the join plans probe (the store builds them on first use; the
         fact-by-fact path builds them while it materialises, the set-at-a-time path does not)."""

@@ -187,10 +187,8 @@ class OntologicalStage:
     def restore(cls, checked: CheckResult, state: dict) -> "OntologicalStage":
         """A stage for the same rules, in the state ``snapshot()`` returned."""
         stage = cls(checked, dictionary=TermDictionary.restore(state["terms"]), load=False)
-        for rel, fact, expiry in state["facts"]:
-            stage.store.add(rel, fact, expiry)
-        stage.materialiser._add_explicit([(rel, fact, expiry) for (rel, fact), expiry in state["explicit"]])
-        stage.materialiser._local_facts = list(state["local"])
+        stage.materialiser.restore(state["facts"], [(rel, fact, expiry) for (rel, fact), expiry in state["explicit"]],
+                                   state["local"])
         return stage
 
 

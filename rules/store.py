@@ -126,6 +126,12 @@ class Store:
                 self.triple_predicates.append(rel[0])
         return r
 
+    def clear(self) -> None:
+        """Drop every fact."""
+        self.relations.clear()
+        self.buckets.clear()
+        self.triple_predicates.clear()
+
     def is_triple(self, rel: RelKey) -> bool:
         return rel[1] == 2 and self._is_triple is not None and self._is_triple(rel[0])
 
