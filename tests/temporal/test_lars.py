@@ -1,12 +1,14 @@
 """The LARS engine agrees with the literal reading of the LARS definitions (tests/temporal/
 reference.py) on generated programs and streams: every operator, negation, tuple windows, @ heads."""
 
+import pickle
+
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
 
 from rules import check_text, ir, parse
-from rules.terms import format_fact
+from rules.terms import TermDictionary, format_fact
 from temporal.lars import LarsEngine
 from tests.temporal.reference import Reference
 
@@ -101,7 +103,9 @@ def _usable(condition: bool) -> None:
         assert condition
 
 
-def run(program_text: str, stream: list[list[str]], **options):
+def run(program_text: str, stream: list[list[str]], restart: int | None = None, **options):
+    """Step the engine and the reference side by side; at ``restart`` the engine is replaced by a
+    new one restored from a pickled snapshot (as a resumed run or a Spark micro-batch is)."""
     result = check_text(program_text)
     _usable(result.ok)
     program = result.program
@@ -113,6 +117,10 @@ def run(program_text: str, stream: list[list[str]], **options):
         _usable(False)
     reference = Reference(rules)
     for t, facts in enumerate(stream + [[]] * 4):
+        if t == restart:
+            state = pickle.loads(pickle.dumps((engine.dictionary.snapshot(), engine.snapshot())))
+            engine = LarsEngine(rules, TermDictionary.restore(state[0]), **options)
+            engine.restore(state[1])
         atoms = [parse(f + ".").facts[0] for f in facts]
         ref_facts = [((a.pred, len(a.args)), a.args) for a in atoms]
         expected, placed = reference.step(t, ref_facts)
@@ -142,6 +150,12 @@ c(z, x) ."""
 @example("@U h0(X) :- @T c(X, Y), not a(X), U = T + -2 .", [["c(x, x)"]])
 def test_engine_agrees_with_the_lars_definitions(program_text, stream):
     run(program_text, stream)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(programs(), streams(), st.integers(1, 8))
+def test_an_engine_restored_from_a_snapshot_continues_as_the_definitions_say(program_text, stream, restart):
+    run(program_text, stream, restart)
 
 
 def test_a_placement_into_the_past_reports_only_what_is_new_there():

@@ -1,12 +1,14 @@
 """The pattern engine agrees with the literal TESLA definitions on generated patterns and event
 streams; the T-Rex and DOTR examples run from examples/ through the ontological stage."""
 
+import pickle
 import re
 
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from rules import check_text, ir
+from rules.terms import TermDictionary
 from temporal.keys import EventPartition, partition_keys
 from temporal.patterns import PatternEngine
 from tests.temporal.pattern_reference import PatternReference
@@ -78,13 +80,20 @@ def _show(d, values):
     return tuple(d.term(v) for v in values)
 
 
-def run(text, stream):
+def run(text, stream, restart: int | None = None):
+    """Step the engine and the reference side by side; at ``restart`` the engine is replaced by a
+    new one restored from a pickled snapshot (as a resumed run or a Spark micro-batch is)."""
     result = check_text(text)
     assume(result.ok)
     engine = PatternEngine(result.program)
     reference = PatternReference(result.program)
     d = engine.dictionary
     for t, events in enumerate(stream):
+        if t == restart:
+            state = pickle.loads(pickle.dumps((d.snapshot(), engine.snapshot())))
+            d = TermDictionary.restore(state[0])
+            engine = PatternEngine(result.program, d)
+            engine.restore(state[1])
         by_type: dict[str, list] = {}
         for etype, k, v in events:
             by_type.setdefault(etype, []).append((ir.Name(k), ir.Num(v)))
@@ -99,6 +108,12 @@ def run(text, stream):
 @given(programs(), streams())
 def test_engine_agrees_with_the_tesla_definitions(text, stream):
     run(text, stream)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(programs(), streams(), st.integers(1, 8))
+def test_an_engine_restored_from_a_snapshot_continues_as_the_definitions_say(text, stream, restart):
+    run(text, stream, restart)
 
 
 @st.composite
