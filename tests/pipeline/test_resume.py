@@ -1,0 +1,50 @@
+"""A run resumed from a snapshot gives what the uninterrupted run gives (``dotr run --snapshot``
+then ``--resume``; the Spark job restores the temporal state the same way at every micro-batch):
+generated LARS programs and pattern programs, each with its ontological stage, generated streams,
+a cut anywhere."""
+
+import pickle
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from pipeline.embedded import Reasoner
+from rules import check_text
+from rules.errors import DotrError
+from tests.temporal import test_lars, test_patterns
+
+
+def outputs(text: str, stream: list[list[str]], cut: int | None = None) -> list[tuple[dict, list[str]]]:
+    """The records of a run over ``stream`` (time point i: ``stream[i]``) and the composite
+    events emitted, continued at time point ``cut`` by a reasoner restored from a pickled
+    snapshot."""
+    checked = check_text(text)
+    assume(checked.ok)
+    try:
+        reasoner = Reasoner(checked)
+    except (DotrError, ValueError):
+        assume(False)
+    records = []
+    for t, facts in enumerate(stream):
+        if t == cut:
+            reasoner = Reasoner.restore(checked, pickle.loads(pickle.dumps(reasoner.snapshot())))
+        records += [(result.to_json(), result.events) for result in reasoner.run([(t, facts)])]
+    return records
+
+
+SETTINGS = settings(max_examples=100, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+@SETTINGS
+@given(test_lars.programs(), test_lars.streams(), st.integers(1, 10))
+def test_a_resumed_lars_program_gives_the_uninterrupted_output(text, stream, cut):
+    stream = stream + [[]] * 4
+    assert outputs(text, stream, cut) == outputs(text, stream)
+
+
+@SETTINGS
+@given(test_patterns.programs(), test_patterns.streams(), st.integers(1, 8))
+def test_a_resumed_pattern_program_gives_the_uninterrupted_output(text, stream, cut):
+    facts = [[f"{etype.lower()}({k}, {v})" for etype, k, v in events] for events in stream]
+    assert outputs(text, facts, cut) == outputs(text, facts)
