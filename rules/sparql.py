@@ -11,6 +11,13 @@ SPARQL text:
 >>> q, _ = parse_select(SparqlText("select ?a where { ?a :p 3 }"), {"": "http://ex.org/"})
 >>> [str(v) for v in q.algebra["PV"]]
 ['a']
+
+``SELECT *`` lists the variables in alphabetical order (rdflib lists them in the order of a set,
+which changes from one process to the next):
+
+>>> q, _ = parse_select(SparqlText("select * where { ?z :p ?b . ?b :q ?a }"), {"": "http://ex.org/"})
+>>> [str(v) for v in q.algebra["PV"]]
+['a', 'b', 'z']
 """
 
 from __future__ import annotations
@@ -49,10 +56,15 @@ def _translate(source: str, text: SparqlText, prefixes: dict[str, str], col_shif
         return None, [Diagnostic("E401", f"SPARQL syntax error: {message}",
                                  _map(text, err.lineno, err.col, col_shift) or text.span)]
     try:
-        return translateQuery(parsed, initNs=prefixes), []
+        query = translateQuery(parsed, initNs=prefixes)
     except Exception as err:  # rdflib raises bare Exception for unknown prefixes and the like
         return None, [Diagnostic("E401", f"SPARQL error: {err}", text.span,
                                  hint="declare prefixes with @prefix in the rule file")]
+    if parsed[1].name == "SelectQuery" and "projection" not in parsed[1]:  # SELECT *: rdflib lists the variables in set order
+        for node in (query.algebra, query.algebra.get("p")):
+            if node is not None and "PV" in node:
+                node["PV"] = sorted(node["PV"], key=str)
+    return query, []
 
 
 def parse_select(text: SparqlText, prefixes: dict[str, str]) -> tuple[Any, list[Diagnostic]]:
