@@ -71,6 +71,8 @@ class CSparqlReference:
         if query.form == "construct":
             return Counter({tuple(self.text(n) for n in triple): 1 for triple in rows})
         names = translated.algebra["PV"]
+        if "projection" not in parseQuery(query.sparql.text)[1]:  # SELECT *: dotr lists them alphabetically
+            names = sorted(names, key=str)
         # rows.bindings keeps solutions that bind nothing (SELECT (MIN(?v) AS ?m) over no
         # solutions is one such row); but GROUP BY over no solutions has no groups, where rdflib
         # gives one empty row
