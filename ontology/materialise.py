@@ -74,6 +74,8 @@ from rules.analysis import transitive_steps as find_transitive_steps
 from rules.terms import TermDictionary
 
 from rules.columnar import ColumnarRules, Unsupported
+from rules.fact_table import NativeStore
+from rules.native_plans import NativeRules
 from rules.plan import CompiledRule, compile_rule, evaluate_full
 from rules.store import INF, RelKey, Store
 
@@ -105,10 +107,13 @@ class Materialiser:
     expired before t, ``retract`` removes explicit facts (DRed), ``evaluate_local(t)`` evaluates
     the rules that sit downstream of a negation, for time point t only."""
 
-    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None,
-                 bulk_threshold: int | None = BULK_THRESHOLD, transitive_steps: bool = True):
+    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | NativeStore | None = None,
+                 bulk_threshold: int | None = BULK_THRESHOLD, transitive_steps: bool = True, native: bool = False):
         self.dictionary = dictionary
-        self.store = store if store is not None else Store(lambda pid: isinstance(dictionary.term(pid), ir.Iri))
+        if store is None:
+            is_iri = lambda pid: isinstance(dictionary.term(pid), ir.Iri)  # noqa: E731
+            store = NativeStore(is_iri) if native else Store(is_iri)
+        self.store = store
         rules = [r for r in rules if not r.is_fact]
         graph = dependency_graph(tuple(rules))
         negated = {pred_key(lit.atom) for r in rules for lit in r.body
@@ -138,7 +143,12 @@ class Materialiser:
         #: BULK_SHARE_TAGGED; None: always fact by fact
         self.bulk_threshold = bulk_threshold
         self._bulk: ColumnarRules | None = None
-        if bulk_threshold is not None:
+        #: the compiled plans over a native store (rules.native_plans), which replace the
+        #: set-at-a-time paths and the transitive steps
+        self._native = NativeRules(incremental_rules, self.incremental, dictionary,
+                                   find_transitive_steps(incremental_rules) if transitive_steps else {}) \
+            if isinstance(self.store, NativeStore) else None
+        if bulk_threshold is not None and self._native is None:
             try:
                 self._bulk = ColumnarRules([r for r in rules if pred_key(r.head) not in downstream], dictionary)
             except Unsupported:
@@ -164,8 +174,8 @@ class Materialiser:
                     group[1].add(dictionary.intern(atom.args[constant]))
                     group[2].append(plan)
         self._calls: dict[RelKey, list] = {}  # relation -> the plans seeded at it, with their PRED
-        #: the explicit facts: relation -> {fact: expiry}
-        self.explicit: dict[RelKey, dict[tuple, int]] = {}
+        #: the explicit facts: relation -> {fact: expiry} (a native store keeps them: a view)
+        self.explicit: dict[RelKey, dict[tuple, int]] = {} if self._native is None else self.store.explicit
         self._explicit_due: dict[int, list[tuple[RelKey, tuple]]] = defaultdict(list)  # expiry -> facts
         self._local_facts: list[tuple[RelKey, tuple]] = []
         # rules without positive atoms derive their heads once, for ever
@@ -183,6 +193,8 @@ class Materialiser:
         store were added or raised. A large batch (``bulk_threshold``, ``BULK_SHARE``,
         ``BULK_SHARE_TAGGED``) is evaluated set-at-a-time, with the same result."""
         items = facts if isinstance(facts, list) else list(facts)
+        if self._native is not None:
+            return self._native.propagate(self.store, items, True)
         if self._bulk is not None and len(items) >= self.bulk_threshold:
             size = len(self.store)
             if len(items) >= size * BULK_SHARE and not self.store.buckets and all(item[2] == INF for item in items):
@@ -193,6 +205,9 @@ class Materialiser:
         return self._propagate(items)
 
     def _add_explicit(self, items: list[FactItem]) -> None:
+        if self._native is not None:  # the store keeps them
+            self.store.load(items, explicit=True)
+            return
         explicit, due = self.explicit, self._explicit_due
         for rel, fact, expiry in items:
             held = explicit.get(rel)
@@ -264,8 +279,11 @@ class Materialiser:
         (0, {})
         """
         self.store.clear()
-        self.store.apply(facts if isinstance(facts, list) else list(facts))
-        self.explicit, self._explicit_due = {}, defaultdict(list)
+        if self._native is not None:
+            self.store.load(facts)
+        else:
+            self.store.apply(facts if isinstance(facts, list) else list(facts))
+            self.explicit, self._explicit_due = {}, defaultdict(list)
         self._add_explicit(explicit if isinstance(explicit, list) else list(explicit))
         self._local_facts = list(local)
 
@@ -279,6 +297,8 @@ class Materialiser:
     def _propagate(self, items: list[FactItem]) -> int:
         """Semi-naive rounds from ``items`` until nothing changes; returns how many facts were
         added or raised. A transitive step is not fed back its own conclusions (module docstring)."""
+        if self._native is not None:
+            return self._native.propagate(self.store, items)
         store = self.store
         parts = [(None, store.apply(items))]  # (the step plan whose conclusions made it, or None; delta)
         count = 0
@@ -331,6 +351,8 @@ class Materialiser:
     def advance(self, now: int) -> list[tuple[RelKey, tuple]]:
         """Drop every fact that expired before ``now``."""
         dropped = [(rel, fact) for rel, fact, _ in self.store.expire(now)]
+        if self._native is not None:  # the store forgets explicit expiries before now itself
+            return dropped
         # an explicit fact stops being explicit at its own expiry, also where a derivation keeps
         # the fact in the store longer
         explicit, due = self.explicit, self._explicit_due
@@ -360,17 +382,20 @@ class Materialiser:
                 if (rel, fact) not in overdeleted and store.expiry(rel, fact) is not None:
                     overdeleted.add((rel, fact))
                     frontier.append((rel, fact, store.expiry(rel, fact)))
-        for rel, fact in overdeleted:
-            store.remove(rel, fact)
         # rederive: explicit facts among the overdeleted, and one full evaluation of the rules
         # that derive overdeleted relations, keeping what is overdeleted
-        again = [(rel, fact, self.explicit[rel][fact]) for rel, fact in overdeleted
-                 if fact in self.explicit.get(rel, ())]
+        kept = [(rel, fact, self.explicit[rel][fact]) for rel, fact in overdeleted
+                if fact in self.explicit.get(rel, ())]
+        for rel, fact in overdeleted:
+            store.remove(rel, fact)
+        again = list(kept)
         heads = {rel for rel, _ in overdeleted}
         for compiled in self.incremental:
             if compiled.head in heads or compiled.head is None:
                 again.extend(item for item in self._full(compiled) if (item[0], item[1]) in overdeleted)
         self._propagate(again)
+        if self._native is not None:  # the explicit ones are explicit again (a removed row forgets)
+            self._add_explicit(kept)
 
     def _full(self, compiled: CompiledRule) -> list[FactItem]:
         return evaluate_full(compiled, self.store)

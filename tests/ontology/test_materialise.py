@@ -67,11 +67,13 @@ def _rel_fact(d, pred, args):
     return (d.intern(ir.Name(pred)), len(args)), tuple(d.intern(ir.Name(a)) for a in args)
 
 
-def run_differential(program_text, background, stream, set_at_a_time=False):
-    """``set_at_a_time``: every batch through the columnar path (rules.columnar)."""
+def run_differential(program_text, background, stream, set_at_a_time=False, native=False):
+    """``set_at_a_time``: every batch through the columnar path (rules.columnar); ``native``: the
+    compiled store and plans (rules.native_plans)."""
     program = parse(program_text)
     d = TermDictionary()
-    m = Materialiser(program.rules, d, bulk_threshold=0 if set_at_a_time else materialise.BULK_THRESHOLD)
+    m = Materialiser(program.rules, d, bulk_threshold=0 if set_at_a_time else materialise.BULK_THRESHOLD,
+                     native=native)
     assert m._bulk is not None or not set_at_a_time
     bg = [_rel_fact(d, p, a) for p, a in background]
     m.add([(rel, fact, INF) for rel, fact in bg])
@@ -105,6 +107,19 @@ def test_incremental_equals_recomputation(rules, extra, background, stream):
        st.lists(stream_facts(), max_size=3), streams)
 def test_set_at_a_time_equals_recomputation(rules, extra, background, stream):
     run_differential("\n".join(rules) + "\n" + extra, background, stream, set_at_a_time=True)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(rules_(), min_size=1, max_size=4), transitive,
+       st.lists(stream_facts(), max_size=3), streams)
+def test_native_equals_recomputation(rules, extra, background, stream):
+    run_differential("\n".join(rules) + "\n" + extra, background, stream, native=True)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(rules_(negation=True), min_size=1, max_size=4), st.lists(stream_facts(), max_size=3), streams)
+def test_native_with_negation_equals_recomputation(rules, background, stream):
+    run_differential("\n".join(rules), background, stream, native=True)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

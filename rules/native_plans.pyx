@@ -1,0 +1,602 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Join plans in compiled code over a ``NativeStore``, and the semi-naive max-min fixpoint.
+
+The plans are those of ``rules.plan`` (one per positive body atom as the seed, the other atoms
+joined in a greedy order through hash indexes, tests placed as soon as their variables are bound,
+a derivation's expiry the minimum of its premises'), described by C structs instead of generated
+Python. They cover positive atoms (constant or variable predicates) and ``=`` / ``!=`` between
+terms, with ``X = term`` assignments; a rule with anything else (value comparisons, arithmetic)
+keeps its Python plans, which read the store through its views. ``NativeRules.propagate`` is
+``Materialiser._propagate`` over a native store: deltas and the round's derivations stay in C
+arrays, only rules without compiled plans see Python objects.
+"""
+
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy
+
+from rules.fact_table cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
+                               F_EXP, DOTR_FREE, DOTR_EMPTY, DOTR_ROW_BITS, DOTR_ROW_MASK, DOTR_PREFETCH)
+
+from rules import ir
+
+cdef enum:
+    K_CONST = 0     # a term id
+    K_VAR = 1       # a variable's number
+
+cdef enum:
+    P_CONST = 0     # the predicate is a constant
+    P_BOUND = 1     # a variable bound before the atom
+    P_FREE = 2      # a variable the atom binds: every triple relation (for the seed: the delta's)
+
+cdef enum:
+    A_ROW = 0       # every position bound: one lookup
+    A_INDEX = 1     # some: the chain of an index
+    A_SCAN = 2      # none: every row
+
+cdef enum:
+    AHEAD = 8       # records prefetched ahead when a round's derivations are stored
+
+cdef enum:
+    T_EQ = 0
+    T_NE = 1
+    T_SET = 2       # the variable lval := (rkind, rval)
+
+
+cdef struct Test:
+    int op
+    int lkind
+    int64_t lval
+    int rkind
+    int64_t rval
+
+
+cdef struct Step:
+    int pkind
+    int64_t pred            # P_CONST: the predicate id; else the variable's number
+    int arity
+    int access
+    int nkey                # positions whose value is known: constants and bound variables
+    int key_pos[MAX_ARITY]
+    int key_kind[MAX_ARITY]
+    int64_t key_val[MAX_ARITY]
+    int nbind               # positions that bind a variable
+    int bind_pos[MAX_ARITY]
+    int64_t bind_var[MAX_ARITY]
+    int ncheck              # positions repeating a variable the atom binds
+    int check_pos[MAX_ARITY]
+    int64_t check_var[MAX_ARITY]
+    int test0               # the tests placed after this atom: tests[test0 : test0 + ntests]
+    int ntests
+    Table *table            # P_CONST, resolved per run
+    int ix                  # A_INDEX with P_CONST: the index number, resolved per run
+
+
+class NativeUnsupported(ValueError):
+    """A rule the compiled plans do not cover (it keeps its Python plans)."""
+
+
+cdef class Out:
+    """The derivations of a round: records ``table, expiry, term ids...``."""
+
+    cdef int64_t *data
+    cdef int64_t n, cap
+
+    def __cinit__(self):
+        self.cap = 1024
+        self.data = <int64_t *>malloc(self.cap * sizeof(int64_t))
+        if self.data == NULL:
+            raise MemoryError()
+        self.n = 0
+
+    def __dealloc__(self):
+        free(self.data)
+
+    cdef int push(self, int64_t tid, int64_t expiry, const int64_t *vals, int arity) except -1:
+        cdef int64_t *grown
+        if self.n + 2 + arity > self.cap:
+            grown = <int64_t *>realloc(self.data, 2 * (self.cap + arity) * sizeof(int64_t))
+            if grown == NULL:
+                raise MemoryError()
+            self.data, self.cap = grown, 2 * (self.cap + arity)
+        self.data[self.n] = tid
+        self.data[self.n + 1] = expiry
+        memcpy(self.data + self.n + 2, vals, arity * sizeof(int64_t))
+        self.n += 2 + arity
+        return 0
+
+
+cdef class Plan:
+    """One rule's plan seeded at one of its positive atoms."""
+
+    cdef Step seed
+    cdef Step *steps
+    cdef int nsteps
+    cdef Test *tests
+    cdef int ntests
+    cdef int nvars
+    cdef int64_t vars[64]
+    cdef int hkind              # P_CONST or P_BOUND
+    cdef int64_t hpred
+    cdef int harity
+    cdef int hkinds[MAX_ARITY]
+    cdef int64_t hvals[MAX_ARITY]
+    cdef Table *htable
+    cdef readonly object seed_rel   # (pred, arity), or None: a variable predicate (triple relations)
+    cdef readonly str text
+    cdef readonly int64_t step_id   # a transitive step's number (-1: not one)
+    cdef Out own                    # a transitive step's conclusions
+
+    def __dealloc__(self):
+        free(self.steps)
+        free(self.tests)
+
+    # -------------------------------------------------------------------------------- run
+    cdef inline int64_t value(self, int kind, int64_t v) noexcept:
+        return v if kind == K_CONST else self.vars[v]
+
+    cdef bint passes(self, int test0, int ntests) noexcept:
+        cdef Test *t
+        cdef int i
+        for i in range(test0, test0 + ntests):
+            t = &self.tests[i]
+            if t.op == T_SET:
+                self.vars[t.lval] = self.value(t.rkind, t.rval)
+            elif (self.value(t.lkind, t.lval) == self.value(t.rkind, t.rval)) != (t.op == T_EQ):
+                return False
+        return True
+
+    cdef bint bind(self, Step *s, const int64_t *v) noexcept:
+        """Bind the variables of a matched row ``v``; False when a repeated variable differs."""
+        cdef int j
+        for j in range(s.nbind):
+            self.vars[s.bind_var[j]] = v[s.bind_pos[j]]
+        for j in range(s.ncheck):
+            if v[s.check_pos[j]] != self.vars[s.check_var[j]]:
+                return False
+        return True
+
+    cdef int run(self, NativeStore store, Table *T, const int64_t *rows, const int64_t *exps,
+                 const int64_t *srcs, int64_t n, Out out) except -1:
+        """Derive the heads from the delta ``rows`` of ``T`` (expiries ``exps``, changed by the
+        transitive steps ``srcs``) into ``out``; a transitive step skips its own conclusions
+        (``ontology.materialise`` explains why the result is the same)."""
+        cdef Step *s
+        cdef int i, j
+        cdef int64_t k
+        cdef const int64_t *v
+        for i in range(self.nsteps):
+            s = &self.steps[i]
+            if s.pkind == P_CONST:
+                s.table = store.find(s.pred, s.arity)
+                if s.table == NULL or s.table.size == 0:
+                    return 0
+                if s.access == A_INDEX:
+                    s.ix = store.index_of(s.table, s.nkey, s.key_pos)
+        if self.hkind == P_CONST:
+            self.htable = store.table_for(self.hpred, self.harity)
+        s = &self.seed
+        if s.pkind == P_FREE:
+            self.vars[s.pred] = T.pred
+        for k in range(n):
+            if srcs[k] == self.step_id and srcs[k] >= 0:
+                continue
+            v = row_at(T, rows[k])
+            for j in range(s.nkey):
+                if v[s.key_pos[j]] != self.value(s.key_kind[j], s.key_val[j]):
+                    break
+            else:
+                if self.bind(s, v) and self.passes(s.test0, s.ntests):
+                    self.step(store, 0, exps[k], out)
+        return 0
+
+    cdef int step(self, NativeStore store, int level, int64_t m, Out out) except -1:
+        cdef Step *s
+        cdef Table *t
+        cdef int64_t i
+        if level == self.nsteps:
+            return self.emit(store, m, out)
+        s = &self.steps[level]
+        if s.pkind == P_CONST:
+            return self.match(store, s, s.table, s.ix, level, m, out)
+        if s.pkind == P_BOUND:
+            t = store.find(self.vars[s.pred], s.arity)
+            if t == NULL or t.size == 0:
+                return 0
+            return self.match(store, s, t, store.index_of(t, s.nkey, s.key_pos) if s.access == A_INDEX else 0,
+                              level, m, out)
+        for i in range(store.ntables):  # P_FREE: every triple relation
+            t = store.tables[i]
+            if t.triple and t.arity == s.arity and t.size:
+                self.vars[s.pred] = t.pred
+                self.match(store, s, t, store.index_of(t, s.nkey, s.key_pos) if s.access == A_INDEX else 0,
+                           level, m, out)
+        return 0
+
+    cdef int match(self, NativeStore store, Step *s, Table *t, int ix, int level, int64_t m, Out out) except -1:
+        """The rows of ``t`` matching step ``s`` under the current bindings, each joined further."""
+        cdef int64_t key[MAX_ARITY]
+        cdef int64_t row, nxt, e
+        cdef int j
+        cdef Index *index
+        for j in range(s.nkey):
+            key[j] = self.value(s.key_kind[j], s.key_val[j])
+        if s.access == A_ROW:
+            row = tbl_find(t, key)
+            if row >= 0 and self.passes(s.test0, s.ntests):
+                e = row_at(t, row)[t.arity + F_EXP]
+                self.step(store, level + 1, m if m < e else e, out)
+            return 0
+        if s.access == A_INDEX:
+            index = &t.idx[ix]
+            row = idx_find(t, index, key)
+            while row >= 0:
+                nxt = index.next[row]
+                if self.bind(s, row_at(t, row)) and self.passes(s.test0, s.ntests):
+                    e = row_at(t, row)[t.arity + F_EXP]
+                    self.step(store, level + 1, m if m < e else e, out)
+                row = nxt
+            return 0
+        for row in range(t.nrows):
+            e = row_at(t, row)[t.arity + F_EXP]
+            if e != DOTR_FREE and self.bind(s, row_at(t, row)) and self.passes(s.test0, s.ntests):
+                self.step(store, level + 1, m if m < e else e, out)
+        return 0
+
+    cdef int emit(self, NativeStore store, int64_t m, Out out) except -1:
+        cdef int64_t vals[MAX_ARITY]
+        cdef int j
+        cdef Table *t
+        for j in range(self.harity):
+            vals[j] = self.value(self.hkinds[j], self.hvals[j])
+        if self.hkind == P_CONST:
+            t = self.htable
+        else:  # a variable head predicate names a triple relation, or nothing is derived
+            t = store.find(self.vars[self.hpred], self.harity)
+            if t == NULL:
+                if self.harity != 2 or not store.is_triple((self.vars[self.hpred], 2)):
+                    return 0
+                t = store.table_for(self.vars[self.hpred], 2)
+            elif not t.triple:
+                return 0
+        return out.push(t.id, m, vals, self.harity)
+
+
+# ------------------------------------------------------------------------------------ planning
+
+class _Planner:
+    """Numbers variables and places tests while the atoms of one seeded plan are ordered."""
+
+    def __init__(self, comparisons, d):
+        self.d = d
+        self.slots: dict[str, int] = {}
+        self.pending = list(comparisons)
+        self.tests: list[tuple] = []
+
+    def bound(self, term) -> bool:
+        return not isinstance(term, ir.Var) or term.name in self.slots
+
+    def code(self, term) -> tuple[int, int]:
+        if isinstance(term, ir.Var):
+            return K_VAR, self.slots[term.name]
+        return K_CONST, self.d.intern(term)
+
+    def new(self, name: str) -> int:
+        self.slots[name] = len(self.slots)
+        return self.slots[name]
+
+    def place_tests(self) -> tuple[int, int]:
+        """The tests whose variables are bound now: ``(first, count)`` in ``self.tests``."""
+        first = len(self.tests)
+        progress = True
+        while progress:
+            progress = False
+            for cmp in list(self.pending):
+                lb, rb = self.bound(cmp.left), self.bound(cmp.right)
+                if lb and rb:
+                    self.tests.append((T_EQ if cmp.op == "=" else T_NE, *self.code(cmp.left), *self.code(cmp.right)))
+                elif cmp.op == "=" and (lb or rb):
+                    target, source = (cmp.right, cmp.left) if lb else (cmp.left, cmp.right)
+                    if not isinstance(target, ir.Var):
+                        continue
+                    src = self.code(source)
+                    self.tests.append((T_SET, K_VAR, self.new(target.name), *src))
+                else:
+                    continue
+                self.pending.remove(cmp)
+                progress = True
+        return first, len(self.tests) - first
+
+    def atom(self, atom: ir.Atom) -> dict:
+        """The step matching ``atom`` under the variables bound so far (binding its new ones)."""
+        step = {"arity": len(atom.args), "key": [], "bind": [], "check": []}
+        pred = atom.pred
+        if isinstance(pred, ir.Var):
+            if pred.name in self.slots:
+                step["pkind"], step["pred"] = P_BOUND, self.slots[pred.name]
+            else:
+                step["pkind"], step["pred"] = P_FREE, self.new(pred.name)
+        else:
+            step["pkind"], step["pred"] = P_CONST, self.d.intern(pred)
+        first: dict[str, int] = {}
+        for pos, term in enumerate(atom.args):
+            if isinstance(term, ir.Var) and term.name not in self.slots:
+                first[term.name] = pos
+                step["bind"].append((pos, self.new(term.name)))
+            elif isinstance(term, ir.Var) and term.name in first:
+                step["check"].append((pos, self.slots[term.name]))
+            else:
+                step["key"].append((pos, *self.code(term)))
+        nkey = len(step["key"])
+        step["access"] = A_ROW if nkey == len(atom.args) else A_INDEX if nkey else A_SCAN
+        step["tests"] = self.place_tests()
+        return step
+
+
+def _supported(rule: ir.Rule) -> None:
+    for lit in rule.body:
+        if isinstance(lit, ir.AtomLiteral):
+            if lit.negated:
+                raise NativeUnsupported("negation")
+            if len(lit.atom.args) > MAX_ARITY:
+                raise NativeUnsupported(f"an atom of more than {MAX_ARITY} arguments")
+        elif isinstance(lit, ir.Comparison):
+            if lit.op not in ("=", "!=") or isinstance(lit.left, ir.BinOp) or isinstance(lit.right, ir.BinOp):
+                raise NativeUnsupported(f"the comparison {lit.op}")
+        else:
+            raise NativeUnsupported(type(lit).__name__)
+    if len(rule.head.args) > MAX_ARITY:
+        raise NativeUnsupported(f"a head of more than {MAX_ARITY} arguments")
+    if not any(isinstance(lit, ir.AtomLiteral) for lit in rule.body):
+        raise NativeUnsupported("no positive atom")
+
+
+def compile_plans(rule: ir.Rule, d) -> list:
+    """The compiled plans of ``rule``, one per positive atom as the seed; raises
+    :class:`NativeUnsupported` for a rule they do not cover."""
+    _supported(rule)
+    positives = [lit.atom for lit in rule.body if isinstance(lit, ir.AtomLiteral)]
+    comparisons = [lit for lit in rule.body if isinstance(lit, ir.Comparison)]
+    return [_plan(rule, seed, positives, comparisons, d) for seed in range(len(positives))]
+
+
+def _score(planner: _Planner, atom: ir.Atom, i: int):
+    terms = (atom.pred, *atom.args)
+    bound = sum(1 for t in terms if planner.bound(t))
+    return (bound == len(terms), bound, -i)
+
+
+def _plan(rule, int seed, list positives, list comparisons, d):
+    cdef Plan plan = Plan()
+    cdef int j
+    plan.step_id = -1
+    planner = _Planner(comparisons, d)
+    seed_step = planner.atom(positives[seed])
+    remaining = [i for i in range(len(positives)) if i != seed]
+    steps = []
+    while remaining:
+        i = max(remaining, key=lambda i: _score(planner, positives[i], i))
+        remaining.remove(i)
+        steps.append(planner.atom(positives[i]))
+    if planner.pending:
+        raise NativeUnsupported("a comparison with unbound variables")
+    head = rule.head
+    if not all(planner.bound(t) for t in (head.pred, *head.args)):
+        raise NativeUnsupported("a head variable the body does not bind")
+    if len(planner.slots) > 64:
+        raise NativeUnsupported("more than 64 variables")
+    plan.nvars = len(planner.slots)
+    _fill(&plan.seed, seed_step)
+    plan.nsteps = len(steps)
+    plan.steps = <Step *>malloc(max(1, len(steps)) * sizeof(Step))
+    for j, step in enumerate(steps):
+        _fill(&plan.steps[j], step)
+    plan.ntests = len(planner.tests)
+    plan.tests = <Test *>malloc(max(1, len(planner.tests)) * sizeof(Test))
+    for j, (op, lk, lv, rk, rv) in enumerate(planner.tests):
+        plan.tests[j].op, plan.tests[j].lkind, plan.tests[j].lval = op, lk, lv
+        plan.tests[j].rkind, plan.tests[j].rval = rk, rv
+    if isinstance(head.pred, ir.Var):
+        plan.hkind, plan.hpred = P_BOUND, planner.slots[head.pred.name]
+    else:
+        plan.hkind, plan.hpred = P_CONST, d.intern(head.pred)
+    plan.harity = len(head.args)
+    for j, term in enumerate(head.args):
+        plan.hkinds[j], plan.hvals[j] = planner.code(term)
+    atom = positives[seed]
+    plan.seed_rel = None if isinstance(atom.pred, ir.Var) else (d.intern(atom.pred), len(atom.args))
+    plan.text = f"{rule} seeded at {atom}"
+    return plan
+
+
+cdef void _fill(Step *s, dict step):
+    cdef int j
+    s.pkind, s.pred, s.arity, s.access = step["pkind"], step["pred"], step["arity"], step["access"]
+    s.nkey, s.nbind, s.ncheck = len(step["key"]), len(step["bind"]), len(step["check"])
+    for j, (pos, kind, val) in enumerate(step["key"]):
+        s.key_pos[j], s.key_kind[j], s.key_val[j] = pos, kind, val
+    for j, (pos, var) in enumerate(step["bind"]):
+        s.bind_pos[j], s.bind_var[j] = pos, var
+    for j, (pos, var) in enumerate(step["check"]):
+        s.check_pos[j], s.check_var[j] = pos, var
+    s.test0, s.ntests = step["tests"]
+    s.table = NULL
+    s.ix = 0
+
+
+# ------------------------------------------------------------------------------- propagation
+
+cdef class NativeRules:
+    """The incremental rules of a materialiser over a :class:`NativeStore`: compiled plans where
+    they cover a rule, its Python plans (``rules.plan``, through the store's views) otherwise."""
+
+    cdef dict by_rel            # (pred, arity) -> [Plan] seeded there
+    cdef list by_triple         # [Plan] seeded at a variable predicate
+    cdef dict py_by_rel         # (pred, arity) -> [Python plan]
+    cdef list py_by_triple      # [Python plan] seeded at a variable predicate
+    cdef readonly list unsupported   # (rule, reason) of the rules left to their Python plans
+    cdef list steps             # the plans of transitive steps, by step number
+    cdef Out out
+
+    def __init__(self, rules, compiled, d, steps=None):
+        """``rules`` (ir.Rule) and their ``rules.plan.CompiledRule`` s, in the same order;
+        ``steps``: the transitive steps among them (``rules.analysis.transitive_steps``)."""
+        cdef Plan p
+        self.by_rel, self.by_triple, self.py_by_rel, self.py_by_triple = {}, [], {}, []
+        self.unsupported, self.steps = [], []
+        self.out = Out()
+        steps = steps or {}
+        for i, (rule, c) in enumerate(zip(rules, compiled)):
+            try:
+                plans = compile_plans(rule, d)
+            except NativeUnsupported as e:
+                self.unsupported.append((rule, str(e)))
+                for rel, fn in zip(c.body_relations, c.seeded):
+                    (self.py_by_triple if rel is None else self.py_by_rel.setdefault(rel, [])).append(fn)
+                continue
+            if i in steps:
+                p = plans[steps[i]]
+                p.step_id, p.own = len(self.steps), Out()
+                self.steps.append(p)
+            for plan in plans:
+                rel = (<Plan>plan).seed_rel
+                (self.by_triple if rel is None else self.by_rel.setdefault(rel, [])).append(plan)
+
+    def propagate(self, NativeStore store, items, bint explicit=False) -> int:
+        """Store ``items`` ``(rel, fact, expiry)`` (``explicit``: as explicit facts) and run the
+        rules to the fixpoint (semi-naive rounds); returns how many facts were added or rose."""
+        cdef int64_t i, k, count = 0, total, n
+        cdef Table *t = NULL
+        cdef int64_t *rows
+        cdef int64_t *exps
+        cdef int64_t *srcs
+        cdef int64_t key[MAX_ARITY]
+        cdef Plan step
+        store.epoch += 1
+        for i in range(store.ntables):
+            store.tables[i].dn = 0
+        last = None
+        for rel, fact, expiry in items:
+            if rel is not last:
+                t = store.table(rel)
+                last = rel
+            if len(fact) != t.arity or t.arity > MAX_ARITY:
+                raise ValueError(f"expected {t.arity} term ids for {rel}, got {fact!r}")
+            for k in range(t.arity):
+                key[k] = fact[k]
+            store.upsert(t, key, expiry, True, explicit)
+        while True:
+            total = 0
+            for i in range(store.ntables):
+                total += store.tables[i].dn
+            if total == 0:
+                return count
+            count += total
+            # the round's delta, copied out: the derivations go into the next one
+            rows = <int64_t *>malloc(total * sizeof(int64_t))
+            exps = <int64_t *>malloc(total * sizeof(int64_t))
+            srcs = <int64_t *>malloc(total * sizeof(int64_t))
+            if rows == NULL or exps == NULL or srcs == NULL:
+                free(rows)
+                free(exps)
+                free(srcs)
+                raise MemoryError()
+            try:
+                parts = []
+                k = 0
+                for i in range(store.ntables):
+                    t = store.tables[i]
+                    if t.dn:
+                        memcpy(rows + k, t.drows, t.dn * sizeof(int64_t))
+                        memcpy(exps + k, t.dexps, t.dn * sizeof(int64_t))
+                        memcpy(srcs + k, t.dsrcs, t.dn * sizeof(int64_t))
+                        parts.append((i, k, t.dn))
+                        k += t.dn
+                        t.dn = 0
+                store.epoch += 1
+                self.out.n = 0
+                for step in self.steps:
+                    step.own.n = 0
+                for i, k, n in parts:
+                    self._round(store, store.tables[i], rows + k, exps + k, srcs + k, n)
+            finally:
+                free(rows)
+                free(exps)
+                free(srcs)
+            # the steps' conclusions first, so that what another rule raises further is fed to them
+            for step in self.steps:
+                self._apply(store, step.own, step.step_id)
+            self._apply(store, self.out, -1)
+
+    cdef int _round(self, NativeStore store, Table *t, int64_t *rows, int64_t *exps, int64_t *srcs,
+                    int64_t n) except -1:
+        cdef int64_t k
+        cdef Plan p
+        rel = (t.pred, t.arity)
+        for plan in self.by_rel.get(rel, ()):
+            p = plan
+            p.run(store, t, rows, exps, srcs, n, self.out if p.own is None else p.own)
+        if t.triple:
+            for plan in self.by_triple:
+                p = plan
+                p.run(store, t, rows, exps, srcs, n, self.out if p.own is None else p.own)
+        python = self.py_by_rel.get(rel, [])
+        if t.triple and self.py_by_triple:
+            python = python + self.py_by_triple
+        if python:
+            delta = [(store.fact(t, rows[k]), exps[k]) for k in range(n)]
+            derived = []
+            for fn in python:
+                fn(delta, store, derived.append, t.pred)
+            self._push(store, derived)
+        return 0
+
+    cdef int _push(self, NativeStore store, list derived) except -1:
+        cdef int64_t key[MAX_ARITY]
+        cdef Table *t
+        cdef int k
+        for rel, fact, expiry in derived:
+            t = store.table(rel)
+            for k in range(t.arity):
+                key[k] = fact[k]
+            self.out.push(t.id, expiry, key, t.arity)
+        return 0
+
+    cdef int _apply(self, NativeStore store, Out out, int64_t src) except -1:
+        """Store the round's derivations, putting what is new or rose in the next delta. Bound by
+        memory latency: the slot of the record AHEAD records on is prefetched, and the row that
+        the slot of the record half as far on names (``hashes`` keeps the hashes of the records in
+        between)."""
+        cdef int64_t p = 0, q = 0, r = 0, s, k = 0
+        cdef int64_t *data = out.data
+        cdef int64_t n = out.n
+        cdef uint64_t hashes[AHEAD]
+        cdef uint64_t h
+        cdef Table *t
+        while q < n and k < AHEAD:  # the first records: hashed, their slots prefetched
+            t = store.tables[data[q]]
+            hashes[k] = hash_key(data + q + 2, t.arity)
+            DOTR_PREFETCH(t.slots + (hashes[k] & <uint64_t>(t.nslots - 1)))
+            q += 2 + t.arity
+            if k < AHEAD // 2:
+                r = q
+            k += 1
+        k = 0
+        while p < n:
+            if r < n:  # record k + AHEAD/2: the row its slot names
+                t = store.tables[data[r]]
+                s = t.slots[hashes[(k + AHEAD // 2) % AHEAD] & <uint64_t>(t.nslots - 1)]
+                if s >= 0:
+                    DOTR_PREFETCH(row_at(t, s & DOTR_ROW_MASK))
+                r += 2 + t.arity
+            t = store.tables[data[p]]
+            store.upsert_hashed(t, data + p + 2, hashes[k % AHEAD], data[p + 1], True, False, src)
+            p += 2 + t.arity
+            if q < n:  # record k + AHEAD: hashed, its slot prefetched
+                t = store.tables[data[q]]
+                h = hash_key(data + q + 2, t.arity)
+                hashes[k % AHEAD] = h
+                DOTR_PREFETCH(t.slots + (h & <uint64_t>(t.nslots - 1)))
+                q += 2 + t.arity
+            k += 1
+        return 0
