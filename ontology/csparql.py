@@ -119,10 +119,10 @@ class _Group:
     def __init__(self, every: int, windows: tuple[StreamWindow, ...], rules, background: Store,
                  background_explicit: dict, d: TermDictionary):
         self.every, self.windows = every, windows
-        store = Store(lambda pid: isinstance(d.term(pid), ir.Iri))
-        store.apply(list(background))
-        self.m = Materialiser(rules, d, store)
-        self.m.explicit = {rel: dict(facts) for rel, facts in background_explicit.items()}
+        # the compiled store and plans: a window's maintenance is their use case (docs/performance.md)
+        self.m = Materialiser(rules, d, native=True)
+        self.m.restore(list(background), [(rel, fact, expiry) for rel, facts in background_explicit.items()
+                                          for fact, expiry in facts.items()])
         self.queries: list[_Query] = []
         self.pending: list[list[tuple[int, Key]]] = [[] for _ in windows]  # arrived, not yet in
         self.counted: list[deque] = [deque() for _ in windows]  # count windows' contents
@@ -149,9 +149,12 @@ class _Group:
     def advance(self, now: int) -> bool:
         """Move every window to evaluation time ``now``; True when the windows hold something."""
         m = self.m
-        for rel, fact in m.advance(now):
-            if self.timed.get((rel, fact), INF) < now:
-                del self.timed[(rel, fact)]
+        if self.timed:  # (count windows) the time-window expiries of what is gone are forgotten
+            for rel, fact in m.advance(now):
+                if self.timed.get((rel, fact), INF) < now:
+                    del self.timed[(rel, fact)]
+        else:
+            m.advance(now, report=False)
         timed: list = []
         entered: list[Key] = []
         left: list[Key] = []

@@ -348,11 +348,13 @@ class Materialiser:
                     for plan in plans:
                         plan(chosen, store, emit)
 
-    def advance(self, now: int) -> list[tuple[RelKey, tuple]]:
-        """Drop every fact that expired before ``now``."""
-        dropped = [(rel, fact) for rel, fact, _ in self.store.expire(now)]
-        if self._native is not None:  # the store forgets explicit expiries before now itself
-            return dropped
+    def advance(self, now: int, report: bool = True) -> list[tuple[RelKey, tuple]] | None:
+        """Drop every fact that expired before ``now``; returns them (``report=False``: nothing,
+        which saves making a tuple per dropped fact)."""
+        if self._native is not None:  # (the store forgets explicit expiries before now itself)
+            dropped = self.store.expire(now, report)
+            return [(rel, fact) for rel, fact, _ in dropped] if report else None
+        dropped = [(rel, fact) for rel, fact, _ in self.store.expire(now)] if report else self.store.expire(now)
         # an explicit fact stops being explicit at its own expiry, also where a derivation keeps
         # the fact in the store longer
         explicit, due = self.explicit, self._explicit_due
@@ -361,7 +363,7 @@ class Materialiser:
                 held = explicit.get(rel)
                 if held is not None and held.get(fact, INF) < now:
                     del held[fact]
-        return dropped
+        return dropped if report else None
 
     def retract(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
         """Remove explicit facts before their expiry (background updates): DRed. Everything

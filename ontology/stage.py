@@ -118,7 +118,7 @@ class OntologicalStage:
         (default ``t``: DOTR semantics; ``t + r`` for a window of range r). ``interned``: the facts
         are ``(relation, ids)`` of this stage's dictionary already."""
         m = self.materialiser
-        m.advance(t)
+        m.advance(t, report=False)
         expiry = t if until is None else until
         m.add([(*f, expiry) for f in facts] if interned else [(*self._intern(f), expiry) for f in facts])
         m.evaluate_local(t)
@@ -133,7 +133,7 @@ class OntologicalStage:
         """Back to the background alone and to the dictionary's first ``terms`` terms (everything
         a stream added is forgotten): the state of a stage restored from a snapshot taken with
         ``terms`` terms, without re-adding the background. No background may change meanwhile."""
-        self.materialiser.advance(INF)
+        self.materialiser.advance(INF, report=False)
         self.materialiser._local_facts = []
         self.dictionary.truncate(terms)
         self._node_ids = {node: i for node, i in self._node_ids.items() if i < terms or i >= FIRST_INT_ID}

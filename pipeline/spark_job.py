@@ -283,7 +283,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
             out.append((t, first, "reject", _reject("", None, f"time point {t}: {err}", None)))
             continue
         finally:  # back to the background alone: the next time point may be an earlier one
-            stage.materialiser.advance(t + 1)
+            stage.materialiser.advance(t + 1, report=False)
         if not reasoner.conclude_needs_stream:
             point.stream = []
         parts = [point] if worker.partition is None else split_point(point, worker.partition)

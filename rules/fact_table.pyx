@@ -786,6 +786,14 @@ cdef class RelationView:
     def facts(self):
         return self
 
+    @property
+    def indexes(self) -> dict:
+        """``{positions: index}`` of the indexes the relation keeps now."""
+        cdef Table *t = self._t()
+        cdef int i, j
+        return {tuple(t.idx[i].pos[j] for j in range(t.idx[i].npos)):
+                IndexView(self, tuple(t.idx[i].pos[j] for j in range(t.idx[i].npos))) for i in range(t.nidx)}
+
     def index(self, positions):
         """``{key: [facts]}`` by the values at ``positions`` (the value itself for one position)."""
         cdef Table *t = self._t()

@@ -435,7 +435,7 @@ cdef class NativeRules:
     cdef dict py_by_rel         # (pred, arity) -> [Python plan]
     cdef list py_by_triple      # [Python plan] seeded at a variable predicate
     cdef readonly list unsupported   # (rule, reason) of the rules left to their Python plans
-    cdef list steps             # the plans of transitive steps, by step number
+    cdef readonly list steps    # the plans of transitive steps, by step number
     cdef Out out
 
     def __init__(self, rules, compiled, d, steps=None):

@@ -62,21 +62,25 @@ def test_steps_equal_full_feeding_and_recomputation(others, background, stream, 
     d = TermDictionary()
     skipping, full = Materialiser(program.rules, d), Materialiser(program.rules, d, transitive_steps=False)
     assert len(skipping._steps) == 2 and not full._steps  # not the rule over :q
+    # the compiled plans (rules.native_plans) skip the same way
+    natives = [Materialiser(program.rules, d, native=True, transitive_steps=steps) for steps in (True, False)]
+    assert len(natives[0]._native.steps) == 2 and not natives[1]._native.steps
+    engines = (skipping, full, *natives)
     bg = list(dict.fromkeys(_item(d, *f) for f in SCHEMA + background))
     live: list[tuple[int, tuple]] = []  # (expiry, (relation, fact)) of the stream
-    for m in (skipping, full):
+    for m in engines:
         m.add([(rel, f, INF) for rel, f in bg])
-    assert _state(skipping) == _state(full)
+    assert _state(skipping) == _state(full) == _state(natives[0]) == _state(natives[1])
     for t, elements in enumerate(stream):
         gone = [bg.pop(t % len(bg))] if t in retract_at and bg else []
         live = [(e, rf) for e, rf in live if rf not in gone]  # a retracted fact goes, tags and all
         items = [(*_item(d, *f), t + r) for f, r in elements]
         live += [(e, (rel, f)) for rel, f, e in items]
-        for m in (skipping, full):
+        for m in engines:
             m.advance(t)
             m.retract(gone)
             m.add(items)
-        assert _state(skipping) == _state(full), t
+        assert _state(skipping) == _state(full) == _state(natives[0]) == _state(natives[1]), t
         explicit = {rf for e, rf in live if e >= t} | set(bg)
         assert {(rel, f) for rel, f, e in skipping.store if e >= t} == closure(list(program.rules), explicit, d), t
 
