@@ -61,6 +61,7 @@ cdef struct Table:
     int nidx
     Index idx[MAX_INDEXES]
     int64_t churn      # insertions and deletions since an index was last asked for
+    int64_t version    # bumped when rows come or go or indexes are dropped (views' iterators check it)
     # the delta of a semi-naive round: rows that are new or rose, with their expiry then
     int64_t *drows
     int64_t *dexps

@@ -37,17 +37,43 @@ cdef int AHEAD = 8  # entries prefetched ahead when expired facts are dropped
 
 # ------------------------------------------------------------------------------ C helpers
 
+cdef extern from *:
+    """
+    #include <stdlib.h>
+    #include <string.h>
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    /* Arrays of 2 MiB and more are aligned to 2 MiB and asked to live in huge pages: random
+       probes into tables of hundreds of MB otherwise miss the TLB at almost every access. */
+    static void *dotr_alloc(size_t n) {
+        void *p = NULL;
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (n >= ((size_t)2 << 20)) {
+            if (posix_memalign(&p, (size_t)2 << 20, n) != 0)
+                return NULL;
+            madvise(p, n, MADV_HUGEPAGE);
+            return p;
+        }
+    #endif
+        return malloc(n ? n : 1);
+    }
+    """
+    void *dotr_alloc(size_t n) nogil
+
+
 cdef int64_t *_alloc(int64_t n) except NULL:
-    cdef int64_t *p = <int64_t *>malloc(max(n, 1) * sizeof(int64_t))
+    cdef int64_t *p = <int64_t *>dotr_alloc(max(n, 1) * sizeof(int64_t))
     if p == NULL:
         raise MemoryError()
     return p
 
 
-cdef int _grow(int64_t **p, int64_t n) except -1:
-    cdef int64_t *q = <int64_t *>realloc(p[0], max(n, 1) * sizeof(int64_t))
-    if q == NULL:
-        raise MemoryError()
+cdef int _grow(int64_t **p, int64_t old, int64_t n) except -1:
+    """Make room for ``n`` int64 at ``p[0]``, keeping its first ``old``."""
+    cdef int64_t *q = _alloc(n)
+    memcpy(q, p[0], old * sizeof(int64_t))
+    free(p[0])
     p[0] = q
     return 0
 
@@ -94,6 +120,7 @@ cdef void tbl_drop_indexes(Table *t) noexcept:
     for i in range(t.nidx):
         idx_free(&t.idx[i])
     t.nidx = 0
+    t.version += 1
 
 
 cdef void tbl_free(Table *t) noexcept:
@@ -110,12 +137,12 @@ cdef void tbl_free(Table *t) noexcept:
 cdef int tbl_grow_rows(Table *t) except -1:
     cdef int64_t cap = t.cap * 2
     cdef int i
-    _grow(&t.rows, cap * t.stride)
-    _grow(&t.free_rows, cap)
+    _grow(&t.rows, t.cap * t.stride, cap * t.stride)
+    _grow(&t.free_rows, t.nfree, cap)
     for i in range(t.nidx):
-        _grow(&t.idx[i].next, cap)
-        _grow(&t.idx[i].prev, cap)
-        _grow(&t.idx[i].slot_of, cap)
+        _grow(&t.idx[i].next, t.cap, cap)
+        _grow(&t.idx[i].prev, t.cap, cap)
+        _grow(&t.idx[i].slot_of, t.cap, cap)
     t.cap = cap
     return 0
 
@@ -294,6 +321,7 @@ cdef int64_t tbl_insert(Table *t, const int64_t *key, uint64_t h, int64_t expiry
         t.used += 1
     t.slots[i] = (tag_of(h) << DOTR_ROW_BITS) | row
     t.size += 1
+    t.version += 1
     if t.nidx:
         for j in range(t.nidx):
             idx_add(t, &t.idx[j], row)
@@ -317,6 +345,7 @@ cdef void tbl_remove(Table *t, int64_t row) noexcept:
     t.free_rows[t.nfree] = row
     t.nfree += 1
     t.size -= 1
+    t.version += 1
 
 
 cdef int delta_add(Table *t, int64_t row, int64_t expiry, int64_t epoch, int64_t src) except -1:
@@ -328,9 +357,9 @@ cdef int delta_add(Table *t, int64_t row, int64_t expiry, int64_t epoch, int64_t
         t.dsrcs[v[t.arity + F_DPOS]] = src
         return 0
     if t.dn == t.dcap:
-        _grow(&t.drows, t.dcap * 2)
-        _grow(&t.dexps, t.dcap * 2)
-        _grow(&t.dsrcs, t.dcap * 2)
+        _grow(&t.drows, t.dcap, t.dcap * 2)
+        _grow(&t.dexps, t.dcap, t.dcap * 2)
+        _grow(&t.dsrcs, t.dcap, t.dcap * 2)
         t.dcap *= 2
     v[t.arity + F_MARK], v[t.arity + F_DPOS] = epoch, t.dn
     t.drows[t.dn], t.dexps[t.dn], t.dsrcs[t.dn] = row, expiry, src
@@ -353,7 +382,7 @@ cdef class Bucket:
 
     cdef int push(self, int64_t a, int64_t b) except -1:
         if self.n == self.cap:
-            _grow(&self.data, 4 * self.cap)
+            _grow(&self.data, 2 * self.cap, 4 * self.cap)
             self.cap *= 2
         self.data[2 * self.n] = a
         self.data[2 * self.n + 1] = b
@@ -678,9 +707,14 @@ cdef class NativeStore:
                 self._bucket, self._bucket_when = None, DOTR_FREE
             data, n = bucket.data, bucket.n
             for k in range(n):
-                if k + AHEAD < n:  # the row of an entry further on, while this one is handled
+                if k + 2 * AHEAD < n:  # the row of an entry further on, while this one is handled
+                    ahead = self.tables[data[2 * (k + 2 * AHEAD)]]
+                    DOTR_PREFETCH(row_at(ahead, data[2 * (k + 2 * AHEAD) + 1]))
+                if k + AHEAD < n:  # the slot of a row prefetched before, if it goes
                     ahead = self.tables[data[2 * (k + AHEAD)]]
-                    DOTR_PREFETCH(row_at(ahead, data[2 * (k + AHEAD) + 1]))
+                    v = row_at(ahead, data[2 * (k + AHEAD) + 1])
+                    if v[ahead.arity + F_EXP] == when:
+                        DOTR_PREFETCH(ahead.slots + (hash_key(v, ahead.arity) & <uint64_t>(ahead.nslots - 1)))
                 tid, row = data[2 * k], data[2 * k + 1]
                 t = self.tables[tid]
                 v = row_at(t, row)
@@ -861,7 +895,7 @@ cdef class RelationView:
 
 cdef class IndexView:
     """One index of a relation, read like the dict store's: ``get(key, ())`` gives the facts
-    (a list) whose values at the index's positions are ``key``."""
+    whose values at the index's positions are ``key`` (a :class:`Chain`)."""
 
     cdef RelationView relation
     cdef int npos
@@ -893,12 +927,11 @@ cdef class IndexView:
                 k[j] = key[j]
         return idx_find(found[0], index[0], k)
 
-    cdef list _chain(self, Table *t, Index *ix, int64_t row):
-        out = []
-        while row >= 0:
-            out.append(self.relation.store.fact(t, row))
-            row = ix.next[row]
-        return out
+    cdef Chain _chain(self, Table *t, Index *ix, int64_t row):
+        cdef Chain c = Chain.__new__(Chain)
+        c.relation, c.ii, c.head = self.relation, ix - &t.idx[0], row
+        c.count, c.version = ix.counts[ix.slot_of[row]], t.version
+        return c
 
     def get(self, key, default=()):
         cdef Table *t
@@ -943,6 +976,66 @@ cdef class IndexView:
 
     def items(self):
         return [(key, self[key]) for key in self.keys()]
+
+
+cdef class Chain:
+    """The facts of one key of an index (what the dict store's index holds as a set): its size
+    at once, its facts one by one; reading it after the relation changed raises RuntimeError,
+    as iterating a dict that changed does."""
+
+    cdef RelationView relation
+    cdef int ii
+    cdef int64_t head, count, version
+
+    cdef Table *_t(self) except NULL:
+        cdef Table *t = self.relation._t()
+        if t.version != self.version:
+            raise RuntimeError("the relation changed since this index lookup")
+        return t
+
+    def __len__(self):
+        self._t()
+        return self.count
+
+    def __bool__(self):
+        return len(self) > 0
+
+    def __iter__(self):
+        cdef ChainIterator it = ChainIterator.__new__(ChainIterator)
+        self._t()
+        it.chain, it.row = self, self.head
+        return it
+
+    def __contains__(self, fact):
+        cdef Table *t = self._t()
+        cdef Index *ix = &t.idx[self.ii]
+        cdef int64_t row = self.relation._row(fact)
+        return row >= 0 and rows_share_key(t, ix, row, self.head)
+
+    def __eq__(self, other):
+        try:
+            return set(self) == set(other)
+        except TypeError:
+            return NotImplemented
+
+    def __repr__(self):
+        return f"Chain({sorted(self)!r})"
+
+
+cdef class ChainIterator:
+    cdef Chain chain
+    cdef int64_t row
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        cdef Table *t = self.chain._t()
+        cdef int64_t row = self.row
+        if row < 0:
+            raise StopIteration
+        self.row = t.idx[self.chain.ii].next[row]
+        return self.chain.relation.store.fact(t, row)
 
 
 cdef class ExplicitView:

@@ -14,6 +14,7 @@ arrays, only rules without compiled plans see Python objects.
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
+from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_GET_ITEM
 
 from rules.fact_table cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
                                F_EXP, DOTR_FREE, DOTR_EMPTY, DOTR_ROW_BITS, DOTR_ROW_MASK, DOTR_PREFETCH)
@@ -35,7 +36,7 @@ cdef enum:
     A_SCAN = 2      # none: every row
 
 cdef enum:
-    AHEAD = 8       # records prefetched ahead when a round's derivations are stored
+    AHEAD = 16       # records prefetched ahead when a round's derivations are stored
 
 cdef enum:
     T_EQ = 0
@@ -466,25 +467,17 @@ cdef class NativeRules:
         """Store ``items`` ``(rel, fact, expiry)`` (``explicit``: as explicit facts) and run the
         rules to the fixpoint (semi-naive rounds); returns how many facts were added or rose."""
         cdef int64_t i, k, count = 0, total, n
-        cdef Table *t = NULL
+        cdef Table *t
         cdef int64_t *rows
         cdef int64_t *exps
         cdef int64_t *srcs
-        cdef int64_t key[MAX_ARITY]
         cdef Plan step
         store.epoch += 1
         for i in range(store.ntables):
             store.tables[i].dn = 0
-        last = None
-        for rel, fact, expiry in items:
-            if rel is not last:
-                t = store.table(rel)
-                last = rel
-            if len(fact) != t.arity or t.arity > MAX_ARITY:
-                raise ValueError(f"expected {t.arity} term ids for {rel}, got {fact!r}")
-            for k in range(t.arity):
-                key[k] = fact[k]
-            store.upsert(t, key, expiry, True, explicit)
+        self.out.n = 0
+        self._push(store, items)
+        self._apply(store, self.out, -1, explicit)
         while True:
             total = 0
             for i in range(store.ntables):
@@ -551,18 +544,24 @@ cdef class NativeRules:
             self._push(store, derived)
         return 0
 
-    cdef int _push(self, NativeStore store, list derived) except -1:
+    cdef int _push(self, NativeStore store, items) except -1:
+        """Put ``(rel, fact, expiry)`` items in the round's derivations (``out``)."""
         cdef int64_t key[MAX_ARITY]
-        cdef Table *t
+        cdef Table *t = NULL
         cdef int k
-        for rel, fact, expiry in derived:
-            t = store.table(rel)
+        last = None
+        for rel, fact, expiry in items:
+            if rel is not last:  # items come in runs of one relation
+                t = store.table(rel)
+                last = rel
+            if not isinstance(fact, tuple) or PyTuple_GET_SIZE(fact) != t.arity or t.arity > MAX_ARITY:
+                raise ValueError(f"expected a tuple of {t.arity} term ids for {rel}, got {fact!r}")
             for k in range(t.arity):
-                key[k] = fact[k]
+                key[k] = <int64_t>(<object>PyTuple_GET_ITEM(fact, k))
             self.out.push(t.id, expiry, key, t.arity)
         return 0
 
-    cdef int _apply(self, NativeStore store, Out out, int64_t src) except -1:
+    cdef int _apply(self, NativeStore store, Out out, int64_t src, bint explicit=False) except -1:
         """Store the round's derivations, putting what is new or rose in the next delta. Bound by
         memory latency: the slot of the record AHEAD records on is prefetched, and the row that
         the slot of the record half as far on names (``hashes`` keeps the hashes of the records in
@@ -590,7 +589,7 @@ cdef class NativeRules:
                     DOTR_PREFETCH(row_at(t, s & DOTR_ROW_MASK))
                 r += 2 + t.arity
             t = store.tables[data[p]]
-            store.upsert_hashed(t, data + p + 2, hashes[k % AHEAD], data[p + 1], True, False, src)
+            store.upsert_hashed(t, data + p + 2, hashes[k % AHEAD], data[p + 1], True, explicit, src)
             p += 2 + t.arity
             if q < n:  # record k + AHEAD: hashed, its slot prefetched
                 t = store.tables[data[q]]

@@ -72,9 +72,15 @@ def test_views_read_like_dicts():
     with pytest.raises(KeyError):
         facts[(9, 9)]
     index = s.index((7, 2), (1,))
-    assert index.get(2) == [(1, 2)] and index.get(3, "none") == "none" and 2 in index and len(index) == 1
-    assert list(index) == [2] and index.items() == [(2, [(1, 2)])]
-    assert s.relation((7, 2)) == {(1, 2): 5} and bool(facts) and not s.relation((8, 2)).facts
+    assert list(index.get(2)) == [(1, 2)] and index.get(3, "none") == "none" and 2 in index and len(index) == 1
+    assert list(index) == [2] and [(k, list(v)) for k, v in index.items()] == [(2, [(1, 2)])]
+    chain = index.get(2)
+    assert len(chain) == 1 and (1, 2) in chain and (1, 3) not in chain and chain == {(1, 2)}
+    s.add((7, 2), (5, 2), 5)
+    with pytest.raises(RuntimeError, match="changed"):
+        list(chain)
+    assert sorted(index.get(2)) == [(1, 2), (5, 2)] and len(index.get(2)) == 2
+    assert s.relation((7, 2)) == {(1, 2): 5, (5, 2): 5} and bool(facts) and not s.relation((8, 2)).facts
     assert s.expiry((7, 2), (1, 2)) == 5 and s.expiry((6, 2), (1, 2)) is None
 
 
