@@ -126,6 +126,10 @@ cdef class Plan:
     cdef readonly object seed_rel   # (pred, arity), or None: a variable predicate (triple relations)
     cdef readonly str text
     cdef readonly int64_t step_id   # a transitive step's number (-1: not one)
+    cdef readonly int filter_pos    # a position where the seed has a constant (-1: none) ...
+    cdef readonly int64_t filter_val  # ... and the constant
+    cdef bint precheck              # the first joined atom depends on no argument of the seed:
+                                    # without a match for it, the delta is not looked at
     cdef Out own                    # a transitive step's conclusions
 
     def __dealloc__(self):
@@ -179,6 +183,8 @@ cdef class Plan:
         s = &self.seed
         if s.pkind == P_FREE:
             self.vars[s.pred] = T.pred
+        if self.precheck and not self.first_matches(store):
+            return 0
         for k in range(n):
             if srcs[k] == self.step_id and srcs[k] >= 0:
                 continue
@@ -190,6 +196,22 @@ cdef class Plan:
                 if self.bind(s, v) and self.passes(s.test0, s.ntests):
                     self.step(store, 0, exps[k], out)
         return 0
+
+    cdef bint first_matches(self, NativeStore store) except -1:
+        """Whether the first joined atom (whose key is known before the delta) has a match."""
+        cdef Step *s = &self.steps[0]
+        cdef Table *t = s.table if s.pkind == P_CONST else store.find(self.vars[s.pred], s.arity)
+        cdef int64_t key[MAX_ARITY]
+        cdef int j
+        if t == NULL or t.size == 0:
+            return False
+        for j in range(s.nkey):
+            key[j] = self.value(s.key_kind[j], s.key_val[j])
+        if s.access == A_ROW:
+            return tbl_find(t, key) >= 0
+        if s.access == A_INDEX:
+            return idx_find(t, &t.idx[s.ix if s.pkind == P_CONST else store.index_of(t, s.nkey, s.key_pos)], key) >= 0
+        return True
 
     cdef int step(self, NativeStore store, int level, int64_t m, Out out) except -1:
         cdef Step *s
@@ -407,6 +429,13 @@ def _plan(rule, int seed, list positives, list comparisons, d):
     atom = positives[seed]
     plan.seed_rel = None if isinstance(atom.pred, ir.Var) else (d.intern(atom.pred), len(atom.args))
     plan.text = f"{rule} seeded at {atom}"
+    # the first joined atom depends on no argument of the seed when its predicate and key are
+    # constants or the seed's variable predicate
+    early = {seed_step["pred"]} if seed_step["pkind"] == P_FREE else set()
+    plan.precheck = bool(steps) and (steps[0]["pkind"] == P_CONST or steps[0]["pred"] in early) and \
+        steps[0]["pkind"] != P_FREE and all(kind == K_CONST or val in early for _, kind, val in steps[0]["key"])
+    constant = next(((pos, val) for pos, kind, val in seed_step["key"] if kind == K_CONST), None)
+    plan.filter_pos, plan.filter_val = constant if constant is not None else (-1, 0)
     return plan
 
 
@@ -432,6 +461,8 @@ cdef class NativeRules:
     they cover a rule, its Python plans (``rules.plan``, through the store's views) otherwise."""
 
     cdef dict by_rel            # (pred, arity) -> [Plan] seeded there
+    cdef dict filtered          # (pred, arity) -> [(position, [constant], [[Plan] per constant])]:
+                                # plans seeded at an atom with a constant, fed only what has it
     cdef list by_triple         # [Plan] seeded at a variable predicate
     cdef dict py_by_rel         # (pred, arity) -> [Python plan]
     cdef list py_by_triple      # [Python plan] seeded at a variable predicate
@@ -444,6 +475,7 @@ cdef class NativeRules:
         ``steps``: the transitive steps among them (``rules.analysis.transitive_steps``)."""
         cdef Plan p
         self.by_rel, self.by_triple, self.py_by_rel, self.py_by_triple = {}, [], {}, []
+        self.filtered = {}
         self.unsupported, self.steps = [], []
         self.out = Out()
         steps = steps or {}
@@ -460,8 +492,21 @@ cdef class NativeRules:
                 p.step_id, p.own = len(self.steps), Out()
                 self.steps.append(p)
             for plan in plans:
-                rel = (<Plan>plan).seed_rel
-                (self.by_triple if rel is None else self.by_rel.setdefault(rel, [])).append(plan)
+                p = plan
+                if p.seed_rel is None:
+                    self.by_triple.append(p)
+                elif p.filter_pos < 0:
+                    self.by_rel.setdefault(p.seed_rel, []).append(p)
+                else:
+                    groups = self.filtered.setdefault(p.seed_rel, [])
+                    group = next((g for g in groups if g[0] == p.filter_pos), None)
+                    if group is None:
+                        group = (p.filter_pos, [], [])
+                        groups.append(group)
+                    if p.filter_val not in group[1]:
+                        group[1].append(p.filter_val)
+                        group[2].append([])
+                    group[2][group[1].index(p.filter_val)].append(p)
 
     def propagate(self, NativeStore store, items, bint explicit=False) -> int:
         """Store ``items`` ``(rel, fact, expiry)`` (``explicit``: as explicit facts) and run the
@@ -529,6 +574,8 @@ cdef class NativeRules:
         for plan in self.by_rel.get(rel, ()):
             p = plan
             p.run(store, t, rows, exps, srcs, n, self.out if p.own is None else p.own)
+        for pos, values, plans in self.filtered.get(rel, ()):
+            self._filtered(store, t, rows, exps, srcs, n, pos, values, plans)
         if t.triple:
             for plan in self.by_triple:
                 p = plan
@@ -542,6 +589,45 @@ cdef class NativeRules:
             for fn in python:
                 fn(delta, store, derived.append, t.pred)
             self._push(store, derived)
+        return 0
+
+    cdef int _filtered(self, NativeStore store, Table *t, int64_t *rows, int64_t *exps, int64_t *srcs,
+                       int64_t n, int pos, list values, list plans) except -1:
+        """Run the plans seeded at constants at ``pos`` (``plans[i]`` at ``values[i]``) on the
+        delta rows that have their constant there (one pass over the delta for them all)."""
+        cdef int64_t k, m = 0, c, val
+        cdef int w, nv = len(values)
+        cdef int64_t *sel = <int64_t *>malloc((max(n, 1) * 5 + nv) * sizeof(int64_t))
+        cdef int64_t *which
+        cdef int64_t *grows
+        cdef int64_t *gexps
+        cdef int64_t *gsrcs
+        cdef int64_t *consts
+        cdef Plan p
+        if sel == NULL:
+            raise MemoryError()
+        which, grows, gexps, gsrcs, consts = sel + n, sel + 2 * n, sel + 3 * n, sel + 4 * n, sel + 5 * n
+        for w in range(nv):
+            consts[w] = values[w]
+        try:
+            for k in range(n):  # the delta entries with one of the constants: (entry, which)
+                val = row_at(t, rows[k])[pos]
+                for w in range(nv):
+                    if val == consts[w]:
+                        sel[m], which[m] = k, w
+                        m += 1
+                        break
+            for w in range(nv if m else 0):
+                c = 0
+                for k in range(m):
+                    if which[k] == w:
+                        grows[c], gexps[c], gsrcs[c] = rows[sel[k]], exps[sel[k]], srcs[sel[k]]
+                        c += 1
+                for plan in (plans[w] if c else ()):
+                    p = plan
+                    p.run(store, t, grows, gexps, gsrcs, c, self.out if p.own is None else p.own)
+        finally:
+            free(sel)
         return 0
 
     cdef int _push(self, NativeStore store, items) except -1:
