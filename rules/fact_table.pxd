@@ -1,6 +1,7 @@
 # Declarations of the compiled fact store (fact_table.pyx), shared with native_plans.pyx: the
 # tables as C structs, and the lookups both modules inline.
 
+cimport cython
 from libc.stdint cimport int64_t, uint64_t
 
 cdef extern from *:
@@ -134,11 +135,12 @@ cdef inline int64_t idx_find(Table *t, Index *ix, const int64_t *key) noexcept n
         i = (i + 1) & mask
 
 
+@cython.final
 cdef class Bucket:
     cdef int64_t *data   # (table, row) pairs
     cdef int64_t n       # pairs
     cdef int64_t cap
-    cdef int push(self, int64_t a, int64_t b) except -1
+    cdef inline int push(self, int64_t a, int64_t b) except -1
 
 
 cdef class NativeStore:
@@ -150,6 +152,7 @@ cdef class NativeStore:
     cdef public list triple_predicates
     cdef object _is_triple
     cdef dict _buckets             # expiry -> Bucket of (table, row) pairs
+    cdef list _spare               # emptied buckets, reused (a window's buckets are all alike)
     cdef int64_t _bucket_when      # the expiry of _bucket (a cache for runs of one expiry)
     cdef Bucket _bucket
     cdef public int64_t epoch      # the current delta epoch (native_plans)

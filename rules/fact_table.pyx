@@ -18,6 +18,7 @@ and until when (``explicit``), which ``Materialiser`` keeps in dicts beside the 
 compiled join plans (``rules.native_plans``) read the tables directly.
 """
 
+cimport cython
 from cpython.long cimport PyLong_FromLongLong
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM, PyTuple_GET_SIZE, PyTuple_GET_ITEM
 from cpython.ref cimport Py_INCREF
@@ -302,7 +303,8 @@ cdef int64_t tbl_insert(Table *t, const int64_t *key, uint64_t h, int64_t expiry
         row = t.nrows
         t.nrows += 1
     v = row_at(t, row)
-    memcpy(v, key, t.arity * sizeof(int64_t))
+    for j in range(t.arity):  # (a loop: memcpy of a few words is a call)
+        v[j] = key[j]
     v[t.arity + F_EXP] = expiry
     v[t.arity + F_XEXP] = DOTR_FREE
     v[t.arity + F_MARK] = -1
@@ -369,6 +371,7 @@ cdef int delta_add(Table *t, int64_t row, int64_t expiry, int64_t epoch, int64_t
 
 # --------------------------------------------------------------------------- Python objects
 
+@cython.final
 cdef class Bucket:
     """A growable array of ``(table, row)`` pairs."""
 
@@ -380,7 +383,7 @@ cdef class Bucket:
     def __dealloc__(self):
         free(self.data)
 
-    cdef int push(self, int64_t a, int64_t b) except -1:
+    cdef inline int push(self, int64_t a, int64_t b) except -1:
         if self.n == self.cap:
             _grow(&self.data, 2 * self.cap, 4 * self.cap)
             self.cap *= 2
@@ -439,6 +442,7 @@ cdef class NativeStore:
         self.triple_predicates = []
         self._is_triple = is_triple
         self._buckets = {}
+        self._spare = []
         self._bucket = None
         self._bucket_when = DOTR_FREE
         self.epoch = 0
@@ -549,7 +553,7 @@ cdef class NativeStore:
             if expiry != self._bucket_when:
                 bucket = self._buckets.get(expiry)
                 if bucket is None:
-                    bucket = self._buckets[expiry] = Bucket()
+                    bucket = self._buckets[expiry] = self._spare.pop() if self._spare else Bucket()
                 self._bucket, self._bucket_when = bucket, expiry
             self._bucket.push(t.id, row)
         if delta:
@@ -723,6 +727,9 @@ cdef class NativeStore:
                         dropped.append((rels[tid], self.fact(t, row), w))
                     tbl_remove(t, row)
                     count += 1
+            bucket.n = 0
+            if len(self._spare) < 4:
+                self._spare.append(bucket)
         return dropped if report else count
 
     def _rels(self) -> list:

@@ -11,6 +11,7 @@ keeps its Python plans, which read the store through its views. ``NativeRules.pr
 arrays, only rules without compiled plans see Python objects.
 """
 
+cimport cython
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
@@ -77,6 +78,7 @@ class NativeUnsupported(ValueError):
     """A rule the compiled plans do not cover (it keeps its Python plans)."""
 
 
+@cython.final
 cdef class Out:
     """The derivations of a round: records ``table, expiry, term ids...``."""
 
@@ -93,20 +95,33 @@ cdef class Out:
     def __dealloc__(self):
         free(self.data)
 
-    cdef int push(self, int64_t tid, int64_t expiry, const int64_t *vals, int arity) except -1:
+    cdef int64_t *reserve(self, int64_t n) except NULL:
+        """Room for ``n`` int64 from the start (a scratch buffer, its content dropped)."""
+        cdef int64_t *grown
+        if n > self.cap:
+            grown = <int64_t *>realloc(self.data, n * sizeof(int64_t))
+            if grown == NULL:
+                raise MemoryError()
+            self.data, self.cap = grown, n
+        return self.data
+
+    cdef inline int push(self, int64_t tid, int64_t expiry, const int64_t *vals, int arity) except -1:
         cdef int64_t *grown
         if self.n + 2 + arity > self.cap:
             grown = <int64_t *>realloc(self.data, 2 * (self.cap + arity) * sizeof(int64_t))
             if grown == NULL:
                 raise MemoryError()
             self.data, self.cap = grown, 2 * (self.cap + arity)
-        self.data[self.n] = tid
-        self.data[self.n + 1] = expiry
-        memcpy(self.data + self.n + 2, vals, arity * sizeof(int64_t))
+        cdef int64_t *d = self.data + self.n
+        cdef int j
+        d[0], d[1] = tid, expiry
+        for j in range(arity):  # (a loop: memcpy of a few words is a call)
+            d[2 + j] = vals[j]
         self.n += 2 + arity
         return 0
 
 
+@cython.final
 cdef class Plan:
     """One rule's plan seeded at one of its positive atoms."""
 
@@ -140,7 +155,7 @@ cdef class Plan:
     cdef inline int64_t value(self, int kind, int64_t v) noexcept:
         return v if kind == K_CONST else self.vars[v]
 
-    cdef bint passes(self, int test0, int ntests) noexcept:
+    cdef inline bint passes(self, int test0, int ntests) noexcept:
         cdef Test *t
         cdef int i
         for i in range(test0, test0 + ntests):
@@ -151,7 +166,7 @@ cdef class Plan:
                 return False
         return True
 
-    cdef bint bind(self, Step *s, const int64_t *v) noexcept:
+    cdef inline bint bind(self, Step *s, const int64_t *v) noexcept:
         """Bind the variables of a matched row ``v``; False when a repeated variable differs."""
         cdef int j
         for j in range(s.nbind):
@@ -469,6 +484,8 @@ cdef class NativeRules:
     cdef readonly list unsupported   # (rule, reason) of the rules left to their Python plans
     cdef readonly list steps    # the plans of transitive steps, by step number
     cdef Out out
+    cdef Out delta              # scratch: a round's delta (rows, expiries, sources)
+    cdef Out chosen             # scratch: the delta rows with a plan's constant (_filtered)
 
     def __init__(self, rules, compiled, d, steps=None):
         """``rules`` (ir.Rule) and their ``rules.plan.CompiledRule`` s, in the same order;
@@ -477,7 +494,7 @@ cdef class NativeRules:
         self.by_rel, self.by_triple, self.py_by_rel, self.py_by_triple = {}, [], {}, []
         self.filtered = {}
         self.unsupported, self.steps = [], []
-        self.out = Out()
+        self.out, self.delta, self.chosen = Out(), Out(), Out()
         steps = steps or {}
         for i, (rule, c) in enumerate(zip(rules, compiled)):
             try:
@@ -531,36 +548,25 @@ cdef class NativeRules:
                 return count
             count += total
             # the round's delta, copied out: the derivations go into the next one
-            rows = <int64_t *>malloc(total * sizeof(int64_t))
-            exps = <int64_t *>malloc(total * sizeof(int64_t))
-            srcs = <int64_t *>malloc(total * sizeof(int64_t))
-            if rows == NULL or exps == NULL or srcs == NULL:
-                free(rows)
-                free(exps)
-                free(srcs)
-                raise MemoryError()
-            try:
-                parts = []
-                k = 0
-                for i in range(store.ntables):
-                    t = store.tables[i]
-                    if t.dn:
-                        memcpy(rows + k, t.drows, t.dn * sizeof(int64_t))
-                        memcpy(exps + k, t.dexps, t.dn * sizeof(int64_t))
-                        memcpy(srcs + k, t.dsrcs, t.dn * sizeof(int64_t))
-                        parts.append((i, k, t.dn))
-                        k += t.dn
-                        t.dn = 0
-                store.epoch += 1
-                self.out.n = 0
-                for step in self.steps:
-                    step.own.n = 0
-                for i, k, n in parts:
-                    self._round(store, store.tables[i], rows + k, exps + k, srcs + k, n)
-            finally:
-                free(rows)
-                free(exps)
-                free(srcs)
+            rows = self.delta.reserve(3 * total)
+            exps, srcs = rows + total, rows + 2 * total
+            parts = []
+            k = 0
+            for i in range(store.ntables):
+                t = store.tables[i]
+                if t.dn:
+                    memcpy(rows + k, t.drows, t.dn * sizeof(int64_t))
+                    memcpy(exps + k, t.dexps, t.dn * sizeof(int64_t))
+                    memcpy(srcs + k, t.dsrcs, t.dn * sizeof(int64_t))
+                    parts.append((i, k, t.dn))
+                    k += t.dn
+                    t.dn = 0
+            store.epoch += 1
+            self.out.n = 0
+            for step in self.steps:
+                step.own.n = 0
+            for i, k, n in parts:
+                self._round(store, store.tables[i], rows + k, exps + k, srcs + k, n)
             # the steps' conclusions first, so that what another rule raises further is fed to them
             for step in self.steps:
                 self._apply(store, step.own, step.step_id)
@@ -597,37 +603,31 @@ cdef class NativeRules:
         delta rows that have their constant there (one pass over the delta for them all)."""
         cdef int64_t k, m = 0, c, val
         cdef int w, nv = len(values)
-        cdef int64_t *sel = <int64_t *>malloc((max(n, 1) * 5 + nv) * sizeof(int64_t))
-        cdef int64_t *which
-        cdef int64_t *grows
-        cdef int64_t *gexps
-        cdef int64_t *gsrcs
-        cdef int64_t *consts
+        cdef int64_t *sel = self.chosen.reserve(n * 5 + nv)
+        cdef int64_t *which = sel + n
+        cdef int64_t *grows = sel + 2 * n
+        cdef int64_t *gexps = sel + 3 * n
+        cdef int64_t *gsrcs = sel + 4 * n
+        cdef int64_t *consts = sel + 5 * n
         cdef Plan p
-        if sel == NULL:
-            raise MemoryError()
-        which, grows, gexps, gsrcs, consts = sel + n, sel + 2 * n, sel + 3 * n, sel + 4 * n, sel + 5 * n
         for w in range(nv):
             consts[w] = values[w]
-        try:
-            for k in range(n):  # the delta entries with one of the constants: (entry, which)
-                val = row_at(t, rows[k])[pos]
-                for w in range(nv):
-                    if val == consts[w]:
-                        sel[m], which[m] = k, w
-                        m += 1
-                        break
-            for w in range(nv if m else 0):
-                c = 0
-                for k in range(m):
-                    if which[k] == w:
-                        grows[c], gexps[c], gsrcs[c] = rows[sel[k]], exps[sel[k]], srcs[sel[k]]
-                        c += 1
-                for plan in (plans[w] if c else ()):
-                    p = plan
-                    p.run(store, t, grows, gexps, gsrcs, c, self.out if p.own is None else p.own)
-        finally:
-            free(sel)
+        for k in range(n):  # the delta entries with one of the constants: (entry, which)
+            val = row_at(t, rows[k])[pos]
+            for w in range(nv):
+                if val == consts[w]:
+                    sel[m], which[m] = k, w
+                    m += 1
+                    break
+        for w in range(nv if m else 0):
+            c = 0
+            for k in range(m):
+                if which[k] == w:
+                    grows[c], gexps[c], gsrcs[c] = rows[sel[k]], exps[sel[k]], srcs[sel[k]]
+                    c += 1
+            for plan in (plans[w] if c else ()):
+                p = plan
+                p.run(store, t, grows, gexps, gsrcs, c, self.out if p.own is None else p.own)
         return 0
 
     cdef int _push(self, NativeStore store, items) except -1:
@@ -637,8 +637,10 @@ cdef class NativeRules:
         cdef int k
         last = None
         for rel, fact, expiry in items:
-            if rel is not last:  # items come in runs of one relation
-                t = store.table(rel)
+            if rel is not last:  # (items mostly come in runs of one relation)
+                t = store.find(rel[0], rel[1])
+                if t == NULL:
+                    t = store.table(rel)
                 last = rel
             if not isinstance(fact, tuple) or PyTuple_GET_SIZE(fact) != t.arity or t.arity > MAX_ARITY:
                 raise ValueError(f"expected a tuple of {t.arity} term ids for {rel}, got {fact!r}")
