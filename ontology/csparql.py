@@ -87,6 +87,7 @@ class _Query:
         self.root = compile_pattern(algebra["p"], d, query.sparql.span)
         self.vars = [str(v) for v in algebra.get("PV") or ()]
         self.template = list(algebra.get("template") or ()) if query.form == "construct" else None
+        self.blanks = any(isinstance(node, BNode) for triple in self.template or () for node in triple)
         self.prev: Counter = Counter()
         self.last_eval: int | None = None
 
@@ -95,6 +96,9 @@ class _Query:
         if self.template is None:
             return Counter(tuple(sol.get(v) for v in self.vars) for sol in solutions)
         triples: Counter = Counter()
+        if self.blanks:  # numbered in a canonical order: the store's order of facts is not one
+            solutions = sorted(solutions, key=lambda sol: sorted((v, format_term(d.term(i)))
+                                                                 for v, i in sol.items() if i is not None))
         for n, sol in enumerate(solutions):
             fresh: dict[str, int] = {}
             for triple in self.template:

@@ -155,8 +155,10 @@ cdef class NativeStore:
     cdef list _spare               # emptied buckets, reused (a window's buckets are all alike)
     cdef int64_t _bucket_when      # the expiry of _bucket (a cache for runs of one expiry)
     cdef Bucket _bucket
+    cdef dict _due                 # explicit expiry -> Bucket: explicit facts stop being explicit then
+    cdef int64_t _due_when
+    cdef Bucket _due_bucket
     cdef public int64_t epoch      # the current delta epoch (native_plans)
-    cdef public int64_t now        # facts explicit until before this are no longer explicit
     cdef int64_t *_pred_keys       # (predicate, arity) -> table number, for the compiled plans
     cdef int64_t *_pred_vals
     cdef int64_t _pred_slots
@@ -165,6 +167,7 @@ cdef class NativeStore:
     cdef int _map_pred(self, int64_t pred, int arity, int64_t tid) except -1
     cdef Table *table(self, object rel) except NULL
     cdef Table *table_for(self, int64_t pred, int arity) except NULL
+    cdef int _explicit_until(self, Table *t, int64_t row, int64_t expiry) except -1
     cdef int upsert(self, Table *t, const int64_t *key, int64_t expiry, bint delta, bint explicit) except -1
     cdef int upsert_hashed(self, Table *t, const int64_t *key, uint64_t h, int64_t expiry, bint delta,
                            bint explicit, int64_t src) except -1

@@ -445,8 +445,8 @@ cdef class NativeStore:
         self._spare = []
         self._bucket = None
         self._bucket_when = DOTR_FREE
+        self._due, self._due_bucket, self._due_when = {}, None, DOTR_FREE
         self.epoch = 0
-        self.now = DOTR_FREE
         self._pred_slots = 64
         self._pred_keys = _alloc(2 * self._pred_slots)
         self._pred_vals = _alloc(self._pred_slots)
@@ -540,7 +540,7 @@ cdef class NativeStore:
         if row >= 0:
             v = row_at(t, row)
             if explicit and v[t.arity + F_XEXP] < expiry:
-                v[t.arity + F_XEXP] = expiry
+                self._explicit_until(t, row, expiry)
             if v[t.arity + F_EXP] >= expiry:
                 return 0
             v[t.arity + F_EXP] = expiry
@@ -548,7 +548,7 @@ cdef class NativeStore:
         else:
             row = tbl_insert(t, key, h, expiry)
             if explicit:
-                row_at(t, row)[t.arity + F_XEXP] = expiry
+                self._explicit_until(t, row, expiry)
         if expiry != DOTR_INF:
             if expiry != self._bucket_when:
                 bucket = self._buckets.get(expiry)
@@ -559,6 +559,18 @@ cdef class NativeStore:
         if delta:
             delta_add(t, row, expiry, self.epoch, src)
         return result
+
+    cdef int _explicit_until(self, Table *t, int64_t row, int64_t expiry) except -1:
+        """Make the fact of ``row`` explicit until ``expiry``; ``expire`` ends it after then."""
+        row_at(t, row)[t.arity + F_XEXP] = expiry
+        if expiry != DOTR_INF:
+            if expiry != self._due_when:
+                bucket = self._due.get(expiry)
+                if bucket is None:
+                    bucket = self._due[expiry] = Bucket()
+                self._due_bucket, self._due_when = bucket, expiry
+            self._due_bucket.push(t.id, row)
+        return 0
 
     cdef int index_of(self, Table *t, int npos, const int *pos) except -1:
         """The number of the table's index on ``pos``, built if needed (asking for an index
@@ -702,8 +714,6 @@ cdef class NativeStore:
         cdef int64_t *data
         dropped = [] if report else None
         rels = self._rels() if report else None
-        if now > self.now:
-            self.now = now
         for w in sorted(w for w in self._buckets if w < now):
             bucket = self._buckets.pop(w)
             when = w
@@ -730,6 +740,16 @@ cdef class NativeStore:
             bucket.n = 0
             if len(self._spare) < 4:
                 self._spare.append(bucket)
+        for w in [w for w in self._due if w < now]:  # explicit until before now: no longer explicit
+            bucket = self._due.pop(w)
+            when = w
+            if when == self._due_when:
+                self._due_bucket, self._due_when = None, DOTR_FREE
+            for k in range(bucket.n):
+                t = self.tables[bucket.data[2 * k]]
+                v = row_at(t, bucket.data[2 * k + 1])
+                if v[t.arity + F_EXP] != DOTR_FREE and v[t.arity + F_XEXP] == when:
+                    v[t.arity + F_XEXP] = DOTR_FREE
         return dropped if report else count
 
     def _rels(self) -> list:
@@ -751,6 +771,8 @@ cdef class NativeStore:
         self.triple_predicates.clear()
         self._buckets.clear()
         self._bucket, self._bucket_when = None, DOTR_FREE
+        self._due.clear()
+        self._due_bucket, self._due_when = None, DOTR_FREE
 
     def __iter__(self):
         """Every fact: ``(rel, fact, expiry)``."""
@@ -774,24 +796,69 @@ cdef class NativeStore:
     @property
     def buckets(self) -> dict:
         """``{expiry: [(rel, fact), ...]}`` of the facts that expire at a time (as the dict store's
-        ``buckets``, without its stale entries; built on each access)."""
+        ``buckets``, without its stale entries; built on each access from the buckets)."""
+        cdef Bucket bucket
         cdef Table *t
-        cdef int64_t i, r, e
+        cdef int64_t k, when, row
+        rels = self._rels()
         out = {}
+        for w, b in self._buckets.items():
+            bucket, when = b, w
+            seen = set()
+            items = []
+            for k in range(bucket.n):
+                t, row = self.tables[bucket.data[2 * k]], bucket.data[2 * k + 1]
+                if row_at(t, row)[t.arity + F_EXP] == when and (t.id, row) not in seen:
+                    seen.add((t.id, row))
+                    items.append((rels[t.id], self.fact(t, row)))
+            if items:
+                out[w] = items
+        return out
+
+    def drop(self, rels) -> None:
+        """Forget the relations ``rels`` and their facts (the ontological stage forgets the
+        relations of a batch's terms when the dictionary forgets the terms)."""
+        cdef Table *t
+        cdef Bucket bucket
+        cdef int64_t i, k, j = 0
+        gone = {self.ids[rel] for rel in rels if rel in self.ids}
+        if not gone:
+            return
+        renumber = {}
         for i in range(self.ntables):
             t = self.tables[i]
-            for r in range(t.nrows):
-                e = row_at(t, r)[t.arity + F_EXP]
-                if e != DOTR_FREE and e != DOTR_INF:
-                    out.setdefault(e, []).append(((t.pred, t.arity), self.fact(t, r)))
-        return out
+            if i in gone:
+                (<RelationView>self.relations.pop((t.pred, t.arity))).store = None
+                del self.ids[(t.pred, t.arity)]
+                tbl_free(t)
+                continue
+            renumber[i] = j
+            t.id = j
+            self.tables[j] = t
+            self.ids[(t.pred, t.arity)] = j
+            (<RelationView>self.relations[(t.pred, t.arity)]).tid = j
+            j += 1
+        self.ntables = j
+        for k in range(self._pred_slots):
+            self._pred_vals[k] = -1
+        for i in range(self.ntables):
+            self._map_pred(self.tables[i].pred, self.tables[i].arity, i)
+        self.triple_predicates[:] = [self.tables[i].pred for i in range(self.ntables) if self.tables[i].triple]
+        for b in [*self._buckets.values(), *self._due.values()]:  # entries of the forgotten tables go
+            bucket = b
+            j = 0
+            for k in range(bucket.n):
+                i = bucket.data[2 * k]
+                if i not in gone:
+                    bucket.data[2 * j], bucket.data[2 * j + 1] = renumber[i], bucket.data[2 * k + 1]
+                    j += 1
+            bucket.n = j
 
     # ------------------------------------------------------------------------ explicit facts
     @property
     def explicit(self):
         """The explicit facts, read like ``Materialiser.explicit`` (rel -> {fact: the expiry as an
-        explicit fact}): those added with ``explicit`` whose explicit expiry is not before the
-        last ``expire``'s time."""
+        explicit fact}): those added with ``explicit``, until an ``expire`` passes that expiry."""
         return ExplicitView(self)
 
     def set_explicit(self, rel, fact, expiry) -> bool:
@@ -801,7 +868,10 @@ cdef class NativeStore:
         cdef int64_t row = self._row(rel, fact, &t)
         if row < 0:
             return False
-        row_at(t, row)[t.arity + F_XEXP] = DOTR_FREE if expiry is None else expiry
+        if expiry is None:
+            row_at(t, row)[t.arity + F_XEXP] = DOTR_FREE
+        else:
+            self._explicit_until(t, row, expiry)
         return True
 
 
@@ -1092,8 +1162,7 @@ cdef class ExplicitRelation:
         if r < 0:
             return DOTR_FREE
         row[0], found[0] = row_at(t, r), t
-        x = row[0][t.arity + F_XEXP]
-        return x if x >= self.store.now else DOTR_FREE
+        return row[0][t.arity + F_XEXP]
 
     def get(self, fact, default=None):
         cdef Table *t
@@ -1129,7 +1198,7 @@ cdef class ExplicitRelation:
         out = []
         for r in range(t.nrows):
             x = row_at(t, r)[t.arity + F_XEXP]
-            if row_at(t, r)[t.arity + F_EXP] != DOTR_FREE and x != DOTR_FREE and x >= self.store.now:
+            if row_at(t, r)[t.arity + F_EXP] != DOTR_FREE and x != DOTR_FREE:
                 out.append((self.store.fact(t, r), x))
         return out
 

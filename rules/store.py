@@ -132,6 +132,15 @@ class Store:
         self.buckets.clear()
         self.triple_predicates.clear()
 
+    def drop(self, rels: Iterable[RelKey]) -> None:
+        """Forget the relations ``rels`` and their facts."""
+        gone = {rel for rel in rels if rel in self.relations}
+        for rel in gone:
+            del self.relations[rel]
+        self.triple_predicates[:] = [p for p in self.triple_predicates if (p, 2) not in gone]
+        for when, items in self.buckets.items():
+            self.buckets[when] = [item for item in items if item[0] not in gone]
+
     def is_triple(self, rel: RelKey) -> bool:
         return rel[1] == 2 and self._is_triple is not None and self._is_triple(rel[0])
 

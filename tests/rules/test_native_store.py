@@ -23,6 +23,7 @@ operation = st.one_of(
     st.tuples(st.just("apply"), st.lists(item, max_size=6)),
     st.tuples(st.just("remove"), item),
     st.tuples(st.just("expire"), st.integers(0, 6)),
+    st.tuples(st.just("drop"), st.lists(st.sampled_from(RELS), max_size=2)),
     st.tuples(st.just("index"), st.sampled_from([((7, 2), (0,)), ((7, 2), (1,)), ((10, 3), (0, 2)),
                                                  ((10, 3), (1,)), ((9, 1), (0,))])),
 )
@@ -45,6 +46,10 @@ def test_native_store_agrees_with_the_dict_store(operations):
             assert plain.remove(*arg[:2]) == native.remove(*arg[:2])
         elif op == "expire":
             assert sorted(plain.expire(arg)) == sorted(native.expire(arg))
+        elif op == "drop":
+            plain.drop(arg)
+            native.drop(arg)
+            assert set(native.relations) == set(plain.relations)
         else:
             rel, positions = arg
             a, b = plain.index(rel, positions), native.index(rel, positions)
@@ -131,6 +136,11 @@ def test_explicit_facts_until_their_expiry():
     assert dict(s.explicit[(7, 2)]) == {(1, 3): INF} and s.expiry((7, 2), (1, 2)) == 9
     assert s.explicit[(7, 2)].pop((1, 3)) == INF and not s.explicit[(7, 2)]
     assert s.explicit.get((8, 2), {}) == {} and (7, 2) in s.explicit
+    s.expire(20)  # then an earlier time point (the Spark job's enrich step goes back so)
+    s.load([((7, 2), (4, 4), 8)], explicit=True)
+    assert dict(s.explicit[(7, 2)]) == {(4, 4): 8}
+    s.expire(9)
+    assert dict(s.explicit[(7, 2)]) == {} and len(s) == 0
 
 
 @pytest.mark.parametrize("module", [fact_table, native_plans])
