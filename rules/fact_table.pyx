@@ -38,43 +38,18 @@ cdef int AHEAD = 8  # entries prefetched ahead when expired facts are dropped
 
 # ------------------------------------------------------------------------------ C helpers
 
-cdef extern from *:
-    """
-    #include <stdlib.h>
-    #include <string.h>
-    #if defined(__linux__)
-    #include <sys/mman.h>
-    #endif
-    /* Arrays of 2 MiB and more are aligned to 2 MiB and asked to live in huge pages: random
-       probes into tables of hundreds of MB otherwise miss the TLB at almost every access. */
-    static void *dotr_alloc(size_t n) {
-        void *p = NULL;
-    #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        if (n >= ((size_t)2 << 20)) {
-            if (posix_memalign(&p, (size_t)2 << 20, n) != 0)
-                return NULL;
-            madvise(p, n, MADV_HUGEPAGE);
-            return p;
-        }
-    #endif
-        return malloc(n ? n : 1);
-    }
-    """
-    void *dotr_alloc(size_t n) nogil
-
-
 cdef int64_t *_alloc(int64_t n) except NULL:
-    cdef int64_t *p = <int64_t *>dotr_alloc(max(n, 1) * sizeof(int64_t))
+    cdef int64_t *p = <int64_t *>malloc(max(n, 1) * sizeof(int64_t))
     if p == NULL:
         raise MemoryError()
     return p
 
 
-cdef int _grow(int64_t **p, int64_t old, int64_t n) except -1:
-    """Make room for ``n`` int64 at ``p[0]``, keeping its first ``old``."""
-    cdef int64_t *q = _alloc(n)
-    memcpy(q, p[0], old * sizeof(int64_t))
-    free(p[0])
+cdef int _grow(int64_t **p, int64_t n) except -1:
+    """Make room for ``n`` int64 at ``p[0]``, keeping what it holds."""
+    cdef int64_t *q = <int64_t *>realloc(p[0], max(n, 1) * sizeof(int64_t))
+    if q == NULL:
+        raise MemoryError()
     p[0] = q
     return 0
 
@@ -138,12 +113,12 @@ cdef void tbl_free(Table *t) noexcept:
 cdef int tbl_grow_rows(Table *t) except -1:
     cdef int64_t cap = t.cap * 2
     cdef int i
-    _grow(&t.rows, t.cap * t.stride, cap * t.stride)
-    _grow(&t.free_rows, t.nfree, cap)
+    _grow(&t.rows, cap * t.stride)
+    _grow(&t.free_rows, cap)
     for i in range(t.nidx):
-        _grow(&t.idx[i].next, t.cap, cap)
-        _grow(&t.idx[i].prev, t.cap, cap)
-        _grow(&t.idx[i].slot_of, t.cap, cap)
+        _grow(&t.idx[i].next, cap)
+        _grow(&t.idx[i].prev, cap)
+        _grow(&t.idx[i].slot_of, cap)
     t.cap = cap
     return 0
 
@@ -359,9 +334,9 @@ cdef int delta_add(Table *t, int64_t row, int64_t expiry, int64_t epoch, int64_t
         t.dsrcs[v[t.arity + F_DPOS]] = src
         return 0
     if t.dn == t.dcap:
-        _grow(&t.drows, t.dcap, t.dcap * 2)
-        _grow(&t.dexps, t.dcap, t.dcap * 2)
-        _grow(&t.dsrcs, t.dcap, t.dcap * 2)
+        _grow(&t.drows, t.dcap * 2)
+        _grow(&t.dexps, t.dcap * 2)
+        _grow(&t.dsrcs, t.dcap * 2)
         t.dcap *= 2
     v[t.arity + F_MARK], v[t.arity + F_DPOS] = epoch, t.dn
     t.drows[t.dn], t.dexps[t.dn], t.dsrcs[t.dn] = row, expiry, src
@@ -385,7 +360,7 @@ cdef class Bucket:
 
     cdef inline int push(self, int64_t a, int64_t b) except -1:
         if self.n == self.cap:
-            _grow(&self.data, 2 * self.cap, 4 * self.cap)
+            _grow(&self.data, 4 * self.cap)
             self.cap *= 2
         self.data[2 * self.n] = a
         self.data[2 * self.n + 1] = b
