@@ -105,7 +105,9 @@ class Materialiser:
     """Maintains ``store`` = the closure of the explicit facts under ``rules`` (Datalog rules
     without windows). ``add`` inserts explicit facts with an expiry, ``advance(t)`` drops what
     expired before t, ``retract`` removes explicit facts (DRed), ``evaluate_local(t)`` evaluates
-    the rules that sit downstream of a negation, for time point t only."""
+    the rules that sit downstream of a negation, for time point t only. ``native=True``: the facts
+    in a ``rules.fact_table.NativeStore`` and the maintained rules run by compiled plans
+    (``rules.native_plans``), with the same result; C-SPARQL windows are maintained so."""
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | NativeStore | None = None,
                  bulk_threshold: int | None = BULK_THRESHOLD, transitive_steps: bool = True, native: bool = False):

@@ -138,10 +138,7 @@ class OntologicalStage:
         self.dictionary.truncate(terms)
         self._node_ids = {node: i for node, i in self._node_ids.items() if i < terms or i >= FIRST_INT_ID}
         self.token_ids = {}
-        store = self.store
-        for rel in [rel for rel in store.relations if terms <= rel[0] < FIRST_INT_ID]:
-            del store.relations[rel]
-        store.triple_predicates[:] = [p for p in store.triple_predicates if p < terms]
+        self.store.drop([rel for rel in self.store.relations if terms <= rel[0] < FIRST_INT_ID])
 
     # ----------------------------------------------------------------------------- output
     def conclusions(self, t: int) -> list[tuple]:

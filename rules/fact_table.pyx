@@ -26,13 +26,15 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memcpy, memset
 
+from rules.store import UNUSED_INDEX_SLACK as _SLACK
+
 INF = DOTR_INF
 
 cdef int64_t INITIAL_ROWS = 8
 cdef int64_t INITIAL_SLOTS = 16
 #: an index is dropped when its relation has had more insertions and deletions since the index
-#: was last asked for than it has facts (plus this): rules.store.UNUSED_INDEX_SLACK
-cdef int64_t UNUSED_INDEX_SLACK = 1000
+#: was last asked for than it has facts (plus this), as in the dict store
+cdef int64_t UNUSED_INDEX_SLACK = _SLACK
 cdef int AHEAD = 8  # entries prefetched ahead when expired facts are dropped
 
 

@@ -18,9 +18,10 @@ from libc.string cimport memcpy
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_GET_ITEM
 
 from rules.fact_table cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
-                               F_EXP, DOTR_FREE, DOTR_EMPTY, DOTR_ROW_BITS, DOTR_ROW_MASK, DOTR_PREFETCH)
+                               F_EXP, DOTR_FREE, DOTR_ROW_MASK, DOTR_PREFETCH)
 
 from rules import ir
+from rules.printer import Printer, format_rule
 
 cdef enum:
     K_CONST = 0     # a term id
@@ -391,7 +392,18 @@ def _supported(rule: ir.Rule) -> None:
 
 def compile_plans(rule: ir.Rule, d) -> list:
     """The compiled plans of ``rule``, one per positive atom as the seed; raises
-    :class:`NativeUnsupported` for a rule they do not cover."""
+    :class:`NativeUnsupported` for a rule they do not cover.
+
+    >>> from rules import parse
+    >>> from rules.terms import TermDictionary
+    >>> rules = parse("q(X) :- p(X, Y), Y != X . hot(X) :- temp(X, V), V > 30 .").rules
+    >>> [plan.text for plan in compile_plans(rules[0], TermDictionary())]
+    ['q(X) :- p(X, Y), Y != X . seeded at p(X, Y)']
+    >>> compile_plans(rules[1], TermDictionary())
+    Traceback (most recent call last):
+    ...
+    rules.native_plans.NativeUnsupported: the comparison >
+    """
     _supported(rule)
     positives = [lit.atom for lit in rule.body if isinstance(lit, ir.AtomLiteral)]
     comparisons = [lit for lit in rule.body if isinstance(lit, ir.Comparison)]
@@ -443,7 +455,7 @@ def _plan(rule, int seed, list positives, list comparisons, d):
         plan.hkinds[j], plan.hvals[j] = planner.code(term)
     atom = positives[seed]
     plan.seed_rel = None if isinstance(atom.pred, ir.Var) else (d.intern(atom.pred), len(atom.args))
-    plan.text = f"{rule} seeded at {atom}"
+    plan.text = f"{format_rule(rule)} seeded at {Printer().atom(atom)}"
     # the first joined atom depends on no argument of the seed when its predicate and key are
     # constants or the seed's variable predicate
     early = {seed_step["pred"]} if seed_step["pkind"] == P_FREE else set()
@@ -473,7 +485,21 @@ cdef void _fill(Step *s, dict step):
 
 cdef class NativeRules:
     """The incremental rules of a materialiser over a :class:`NativeStore`: compiled plans where
-    they cover a rule, its Python plans (``rules.plan``, through the store's views) otherwise."""
+    they cover a rule, its Python plans (``rules.plan``, through the store's views) otherwise.
+
+    >>> from rules import parse
+    >>> from rules.fact_table import NativeStore
+    >>> from rules.plan import compile_rule
+    >>> from rules.terms import TermDictionary
+    >>> d, store = TermDictionary(), NativeStore()
+    >>> rules = parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules
+    >>> native = NativeRules(rules, [compile_rule(r.head, r.body, d) for r in rules], d)
+    >>> edge, path = (d.intern(ir.Name("edge")), 2), (d.intern(ir.Name("path")), 2)
+    >>> native.propagate(store, [(edge, (1, 2), 5), (edge, (2, 3), 9)])  # facts added or risen
+    5
+    >>> sorted(store.relation(path).facts.items())
+    [((1, 2), 5), ((1, 3), 5), ((2, 3), 9)]
+    """
 
     cdef dict by_rel            # (pred, arity) -> [Plan] seeded there
     cdef dict filtered          # (pred, arity) -> [(position, [constant], [[Plan] per constant])]:

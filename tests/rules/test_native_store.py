@@ -145,4 +145,5 @@ def test_explicit_facts_until_their_expiry():
 
 @pytest.mark.parametrize("module", [fact_table, native_plans])
 def test_docstring_examples(module):
-    assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted and not result.failed
