@@ -384,14 +384,21 @@ def _vars(comparison: ir.Comparison):
 @dataclass
 class CompiledEvent:
     """An event type: ``run(store)`` gives its solutions now, as tuples of term ids in the order
-    of ``attributes``."""
+    of ``attributes``, sorted by their terms (``TermDictionary.sort_key``): which of several
+    events of one time point a pattern takes first does not depend on the store's order of
+    facts, which differs between stores with other histories (a restored Spark worker)."""
 
     name: str
     attributes: tuple[str, ...]
     _run: Callable[[Store], list[tuple]]
+    dictionary: TermDictionary
 
     def run(self, store: Store) -> list[tuple]:
-        return self._run(store)
+        rows = self._run(store)
+        if len(rows) > 1:
+            key = self.dictionary.sort_key
+            rows.sort(key=lambda row: [key(i) for i in row])
+        return rows
 
 
 def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictionary) -> CompiledEvent:
@@ -401,7 +408,7 @@ def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictiona
         atoms = [lit.atom for lit in event.body if isinstance(lit, ir.AtomLiteral) and not lit.negated]
         extra = tuple(lit for lit in event.body if not (isinstance(lit, ir.AtomLiteral) and not lit.negated))
         plans = _Plans(atoms, extra, tuple(p.name for p in event.params), d)
-        return CompiledEvent(event.name, params, plans.rows)
+        return CompiledEvent(event.name, params, plans.rows, d)
     query, diags = parse_select(event.query, prefixes)
     if query is None:
         raise RuleError(diags)
@@ -409,10 +416,10 @@ def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictiona
     if isinstance(root, _BGP) and set(params) <= set(root.plans.vars):  # its rows, no solution dicts
         plans = root.plans
         if tuple(params) == plans.vars:
-            return CompiledEvent(event.name, params, plans.rows)
+            return CompiledEvent(event.name, params, plans.rows, d)
         positions = [plans.vars.index(p) for p in params]
         return CompiledEvent(event.name, params,
-                             lambda store: [tuple(row[i] for i in positions) for row in plans.rows(store)])
+                             lambda store: [tuple(row[i] for i in positions) for row in plans.rows(store)], d)
 
     def run_query(store: Store) -> list[tuple]:
         rows = []
@@ -420,7 +427,7 @@ def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictiona
             if all(p in sol for p in params):
                 rows.append(tuple(sol[p] for p in params))
         return rows
-    return CompiledEvent(event.name, params, run_query)
+    return CompiledEvent(event.name, params, run_query, d)
 
 
 @dataclass

@@ -72,12 +72,15 @@ class OntologicalStage:
     """Materialisation with expiry tags plus event extraction, per time point."""
 
     def __init__(self, checked: CheckResult, background: Iterable[Fact] = (),
-                 dictionary: TermDictionary | None = None, load: bool = True, freeze_gc: bool = True):
+                 dictionary: TermDictionary | None = None, load: bool = True, freeze_gc: bool = True,
+                 native: bool = True):
+        """``native``: the facts in the compiled store (``rules.fact_table``), maintained by
+        compiled plans; False keeps them in Python dicts (the same results, slower)."""
         checked.raise_for_errors()
         self.program = checked.program
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
         rules, profile_facts = stage_rules(checked)
-        self.materialiser = Materialiser(rules, self.dictionary)
+        self.materialiser = Materialiser(rules, self.dictionary, native=native)
         self.rules = [(r, r.body) for r in rules]  # the stage's rules, profiles included
         self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
         self.token_ids: dict[str, int] = {}  # a term as written in a fact -> id (pipeline.embedded.intern_fact)
@@ -144,16 +147,9 @@ class OntologicalStage:
     def conclusions(self, t: int) -> list[tuple]:
         """Facts derived at ``t`` that are neither input facts nor consequences of the background
         alone (those hold at every time point), as ``(relation, int tuple)``, sorted."""
-        explicit = self.materialiser.explicit
-        out = set()
-        for when, items in self.store.buckets.items():
-            if when < t:
-                continue
-            for rel, fact in items:
-                if self.store.expiry(rel, fact) is not None and fact not in explicit.get(rel, ()) \
-                        and not _internal(self.dictionary.term(rel[0])):
-                    out.add((rel, fact))
-        return sorted(out)
+        dictionary = self.dictionary
+        return sorted((rel, fact) for rel, fact in self.store.tagged(t, exclude=self.materialiser.explicit)
+                      if not _internal(dictionary.term(rel[0])))
 
     def live_facts(self, t: int | None = None) -> Iterable[tuple]:
         """Every fact that holds (at ``t``): ``(relation, int tuple, expiry)``."""

@@ -127,12 +127,6 @@ def split_keys(checked: CheckResult) -> dict[str, int] | None:
     return partition_keys(program)
 
 
-def _expiries(store, t: int) -> list[int]:
-    """The times >= t at which some fact of ``store`` stops holding."""
-    return sorted(when for when, items in store.buckets.items()
-                  if when >= t and any(store.expiry(rel, fact) == when for rel, fact in items))
-
-
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _IRI = r"<[^<>\"{}|^`\\\s]+>"
 _NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][+\-]?\d+)?"
@@ -355,10 +349,7 @@ class Reasoner:
         last = self._last_t
         candidates = [when + 1 for when in self._ontology_expiries if when >= last]
         if self.lars is not None:
-            store = self.lars.store
-            for when, items in store.buckets.items():
-                if when >= last and any(store.expiry(rel, fact) == when for rel, fact in items):
-                    candidates.append(when + 1)
+            candidates += [when + 1 for when in self.lars.store.expiry_times(last)]
             candidates += [when for when in self.lars._future if when > last]
         if self.csparql is not None:
             candidates.append(self.csparql.next_change(last))
@@ -380,7 +371,7 @@ class Reasoner:
         facts = [f for items in streams.values() for f in items]
         point = ontology.process(t, facts, interned=True)
         self._ontology_t = t
-        return Enriched(t, facts, ontology.conclusions(t), point.events, _expiries(ontology.store, t),
+        return Enriched(t, facts, ontology.conclusions(t), point.events, ontology.store.expiry_times(t),
                         [g.run(ontology.store) for g in self._groups],
                         streams if self.csparql is not None else {})
 
@@ -448,7 +439,7 @@ class Reasoner:
         self._ontology_expiries = point.expiries
         if fed_back:
             conclusions = self.ontology.conclusions(t)
-            self._ontology_expiries = _expiries(self.ontology.store, t)
+            self._ontology_expiries = self.ontology.store.expiry_times(t)
         elif graphs:  # the graphs hold at t only
             self._ontology_expiries = sorted({*point.expiries, t})
         stream = point.stream

@@ -770,6 +770,55 @@ cdef class NativeStore:
             n += self.tables[i].size
         return n
 
+    def expiry_times(self, int64_t since) -> list:
+        """The times from ``since`` on at which some fact stops holding (its expiry), sorted."""
+        cdef Bucket bucket
+        cdef Table *t
+        cdef int64_t k, when
+        out = []
+        for w, b in self._buckets.items():
+            when = w
+            if when < since:
+                continue
+            bucket = b
+            for k in range(bucket.n):
+                t = self.tables[bucket.data[2 * k]]
+                if row_at(t, bucket.data[2 * k + 1])[t.arity + F_EXP] == when:
+                    out.append(w)
+                    break
+        out.sort()
+        return out
+
+    def tagged(self, int64_t since, exclude=None) -> list:
+        """The facts whose expiry is finite and at least ``since``, as ``(relation, fact)``, each
+        once; without those in ``exclude`` (relation -> facts; for this store's ``explicit``
+        view, which ``Materialiser.explicit`` is, the explicit facts are left out here)."""
+        cdef Bucket bucket
+        cdef Table *t
+        cdef int64_t k, when, row
+        cdef int64_t *v
+        cdef bint implicit = isinstance(exclude, ExplicitView) and (<ExplicitView>exclude).store is self
+        rels = self._rels()
+        seen = set()
+        out = []
+        for w, b in self._buckets.items():
+            when = w
+            if when < since:
+                continue
+            bucket = b
+            for k in range(bucket.n):
+                t, row = self.tables[bucket.data[2 * k]], bucket.data[2 * k + 1]
+                v = row_at(t, row)
+                if v[t.arity + F_EXP] != when or (implicit and v[t.arity + F_XEXP] != DOTR_FREE):
+                    continue
+                key = (t.id << 40) | row
+                if key not in seen:
+                    seen.add(key)
+                    out.append((rels[t.id], self.fact(t, row)))
+        if exclude is not None and not implicit:
+            out = [(rel, fact) for rel, fact in out if fact not in exclude.get(rel, ())]
+        return out
+
     @property
     def buckets(self) -> dict:
         """``{expiry: [(rel, fact), ...]}`` of the facts that expire at a time (as the dict store's

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import repeat
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Container, Iterable, Iterator, Mapping
 
 INF = 1 << 62  # expiry of facts that never expire
 
@@ -150,6 +150,30 @@ class Store:
     def expiry(self, rel: RelKey, fact: tuple) -> int | None:
         r = self.relations.get(rel)
         return None if r is None else r.facts.get(fact)
+
+    def expiry_times(self, since: int) -> list[int]:
+        """The times from ``since`` on at which some fact stops holding (its expiry), sorted."""
+        relations = self.relations
+        return sorted(when for when, items in self.buckets.items() if when >= since and any(
+            rel in relations and relations[rel].facts.get(fact) == when for rel, fact in items))
+
+    def tagged(self, since: int, exclude: Mapping[RelKey, Container[tuple]] | None = None
+               ) -> list[tuple[RelKey, tuple]]:
+        """The facts whose expiry is finite and at least ``since``, as ``(relation, fact)``, each
+        once; without those in ``exclude`` (relation -> facts: ``Materialiser.explicit`` leaves
+        out the explicit facts)."""
+        relations, exclude = self.relations, exclude or {}
+        out: set[tuple[RelKey, tuple]] = set()
+        for when, items in self.buckets.items():
+            if when < since:
+                continue
+            last = facts = None
+            for rel, fact in items:
+                if rel is not last:  # entries come in runs of one relation
+                    last, facts, held = rel, relations[rel].facts if rel in relations else {}, exclude.get(rel, ())
+                if facts.get(fact) == when and fact not in held:
+                    out.add((rel, fact))
+        return list(out)
 
     def add(self, rel: RelKey, fact: tuple, expiry: int) -> bool:
         """Insert ``fact`` or raise its expiry; True when it is new or its expiry rose."""

@@ -23,6 +23,7 @@ operation = st.one_of(
     st.tuples(st.just("apply"), st.lists(item, max_size=6)),
     st.tuples(st.just("remove"), item),
     st.tuples(st.just("expire"), st.integers(0, 6)),
+    st.tuples(st.just("tagged"), st.integers(0, 6)),
     st.tuples(st.just("drop"), st.lists(st.sampled_from(RELS), max_size=2)),
     st.tuples(st.just("index"), st.sampled_from([((7, 2), (0,)), ((7, 2), (1,)), ((10, 3), (0, 2)),
                                                  ((10, 3), (1,)), ((9, 1), (0,))])),
@@ -46,6 +47,13 @@ def test_native_store_agrees_with_the_dict_store(operations):
             assert plain.remove(*arg[:2]) == native.remove(*arg[:2])
         elif op == "expire":
             assert sorted(plain.expire(arg)) == sorted(native.expire(arg))
+        elif op == "tagged":  # the facts with a finite expiry from ``arg`` on, and those times
+            live = [(rel, fact, e) for rel, fact, e in plain if arg <= e < INF]
+            assert sorted(plain.tagged(arg)) == sorted(native.tagged(arg)) == sorted((r, f) for r, f, _ in live)
+            exclude = {(7, 2): {(1, 2), (3, 3)}, (9, 1): {(1,)}}
+            assert sorted(plain.tagged(arg, exclude)) == sorted(native.tagged(arg, exclude)) == \
+                sorted((r, f) for r, f, _ in live if f not in exclude.get(r, ()))
+            assert plain.expiry_times(arg) == native.expiry_times(arg) == sorted({e for *_, e in live})
         elif op == "drop":
             plain.drop(arg)
             native.drop(arg)
@@ -132,6 +140,8 @@ def test_explicit_facts_until_their_expiry():
     s.load([((7, 2), (1, 2), 5), ((7, 2), (1, 3), INF)], explicit=True)
     s.add((7, 2), (1, 2), 9)  # derived beyond its explicit expiry
     assert dict(s.explicit[(7, 2)]) == {(1, 2): 5, (1, 3): INF}
+    s.add((7, 2), (2, 2), 7)
+    assert s.tagged(0, exclude=s.explicit) == [((7, 2), (2, 2))]  # the explicit facts left out
     s.expire(6)
     assert dict(s.explicit[(7, 2)]) == {(1, 3): INF} and s.expiry((7, 2), (1, 2)) == 9
     assert s.explicit[(7, 2)].pop((1, 3)) == INF and not s.explicit[(7, 2)]
