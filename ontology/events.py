@@ -384,7 +384,7 @@ def _vars(comparison: ir.Comparison):
 @dataclass
 class CompiledEvent:
     """An event type: ``run(store)`` gives its solutions now, as tuples of term ids in the order
-    of ``attributes``, sorted by their terms (``TermDictionary.sort_key``): which of several
+    of ``attributes``, sorted by their terms (``TermDictionary.sort_rows``): which of several
     events of one time point a pattern takes first does not depend on the store's order of
     facts, which differs between stores with other histories (a restored Spark worker)."""
 
@@ -396,8 +396,7 @@ class CompiledEvent:
     def run(self, store: Store) -> list[tuple]:
         rows = self._run(store)
         if len(rows) > 1:
-            key = self.dictionary.sort_key
-            rows.sort(key=lambda row: [key(i) for i in row])
+            self.dictionary.sort_rows(rows)
         return rows
 
 

@@ -910,9 +910,11 @@ cdef class RelationView:
     cdef NativeStore store
     cdef int64_t tid
     cdef readonly object rel
+    cdef dict _views  # positions -> IndexView, made once (queries ask at every time point)
 
     def __cinit__(self, NativeStore store, int64_t tid, rel):
         self.store, self.tid, self.rel = store, tid, rel
+        self._views = {}
 
     cdef Table *_t(self) except NULL:
         if self.store is None:
@@ -934,10 +936,14 @@ cdef class RelationView:
     def index(self, positions):
         """``{key: [facts]}`` by the values at ``positions`` (the value itself for one position)."""
         cdef Table *t = self._t()
-        positions = tuple(positions)
-        if not 0 < len(positions) <= min(t.arity, MAX_ARITY):
-            raise ValueError(f"cannot index {len(positions)} positions of a relation of {t.arity}")
-        return IndexView(self, positions)
+        if type(positions) is not tuple:
+            positions = tuple(positions)
+        view = self._views.get(positions)
+        if view is None:
+            if not 0 < len(positions) <= min(t.arity, MAX_ARITY):
+                raise ValueError(f"cannot index {len(positions)} positions of a relation of {t.arity}")
+            view = self._views[positions] = IndexView(self, positions)
+        return view
 
     cdef int64_t _row(self, object fact) except -2:
         cdef int64_t key[MAX_ARITY]

@@ -80,12 +80,13 @@ def _int_of(term) -> int | None:
 class TermDictionary:
     """term <-> int; ``value(id)`` is the Python value (number, string, bool) or None for IRIs."""
 
-    __slots__ = ("_ids", "_terms", "_values")
+    __slots__ = ("_ids", "_terms", "_values", "_keys")
 
     def __init__(self) -> None:
         self._ids: dict[Const, int] = {}
         self._terms: list[Const] = []
         self._values: list[object] = []
+        self._keys: list[tuple] = []  # sort_key of each stored term
 
     def intern(self, term: Const) -> int:
         """The id of ``term``, assigning the next free id to a new term."""
@@ -101,6 +102,7 @@ class TermDictionary:
             found = len(self._terms)
             self._terms.append(term)
             self._values.append(_value(term))
+            self._keys.append(_sort_key(term))
             self._ids[term] = found
         return found
 
@@ -146,14 +148,12 @@ class TermDictionary:
         """
         if term_id >= FIRST_INT_ID:
             return (0, term_id - INT_OFFSET, "")
-        term = self._terms[term_id]
-        if isinstance(term, Num):
-            return (0, term.value, "")
-        if isinstance(term, Name):
-            return (1, 0, term.value)
-        if isinstance(term, Iri):
-            return (2, 0, term.value)
-        return (3, 0, f"{term.lexical}\0{term.lang or ''}\0{term.datatype or ''}")
+        return self._keys[term_id]
+
+    def sort_rows(self, rows: list[tuple[int, ...]]) -> None:
+        """Sort tuples of term ids in place by their terms (``sort_key``, first position first)."""
+        keys = self._keys
+        rows.sort(key=lambda row: [keys[i] if i < FIRST_INT_ID else (0, i - INT_OFFSET, "") for i in row])
 
     def __len__(self) -> int:
         """The number of stored terms (integers are not stored)."""
@@ -166,7 +166,7 @@ class TermDictionary:
         """Forget every term but the first ``size`` (their ids stay)."""
         for term in self._terms[size:]:
             del self._ids[term]
-        del self._terms[size:], self._values[size:]
+        del self._terms[size:], self._values[size:], self._keys[size:]
 
     def snapshot(self) -> list[Const]:
         """The terms in id order: ``TermDictionary.restore(d.snapshot())`` gives the same ids."""
@@ -178,6 +178,16 @@ class TermDictionary:
         for term in terms:
             d.intern(term)
         return d
+
+
+def _sort_key(term: Const) -> tuple:
+    if isinstance(term, Num):
+        return (0, term.value, "")
+    if isinstance(term, Name):
+        return (1, 0, term.value)
+    if isinstance(term, Iri):
+        return (2, 0, term.value)
+    return (3, 0, f"{term.lexical}\0{term.lang or ''}\0{term.datatype or ''}")
 
 
 def format_term(term: Const) -> str:
