@@ -6,7 +6,7 @@
    dotr runs on the native engine (``rules.fact_table``), as the ontological stage does.
 2. Per-time-point latency (median, p99) of 1-triple and 1,000-triple input graphs over the
    100k background, with 10 extra Datalog rules and 10 event queries, for the stage on the native
-   engine and on the dict engine (``native=False``) alternately.
+   engine and on the dict engine (``native=False``), the same graphs one after the other.
 3. Window maintenance with expiry tags (the native engine, which the ontological stage and
    C-SPARQL windows use, and the dict engine) against recomputation from scratch (set-at-a-time,
    native, and fact by fact), with 0.1%, 1%, 2.5% and 13% of the background arriving and
