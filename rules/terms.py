@@ -187,7 +187,9 @@ def _sort_key(term: Const) -> tuple:
         return (1, 0, term.value)
     if isinstance(term, Iri):
         return (2, 0, term.value)
-    return (3, 0, f"{term.lexical}\0{term.lang or ''}\0{term.datatype or ''}")
+    if isinstance(term, Literal):
+        return (3, 0, f"{term.lexical}\0{term.lang or ''}\0{term.datatype or ''}")
+    return (4, 0, repr(term))  # not a constant (the LARS engine interns a variable predicate)
 
 
 def format_term(term: Const) -> str:
