@@ -64,7 +64,7 @@ from contextlib import contextmanager
 from collections import defaultdict
 from itertools import compress
 from operator import itemgetter
-from typing import Iterable
+from typing import Callable, Iterable
 
 import networkx as nx
 
@@ -147,6 +147,8 @@ class Materialiser:
         self._bulk: ColumnarRules | None = None
         #: the compiled plans over a native store (rules.native_plans), which replace the
         #: set-at-a-time paths and the transitive steps
+        self._incremental_rules = incremental_rules
+        self._rederivers: list[tuple[RelKey | None, Callable]] | None = None  # see _rederive
         self._native = NativeRules(incremental_rules, self.incremental, dictionary,
                                    find_transitive_steps(incremental_rules) if transitive_steps else {}) \
             if isinstance(self.store, NativeStore) else None
@@ -386,20 +388,37 @@ class Materialiser:
                 if (rel, fact) not in overdeleted and store.expiry(rel, fact) is not None:
                     overdeleted.add((rel, fact))
                     frontier.append((rel, fact, store.expiry(rel, fact)))
-        # rederive: explicit facts among the overdeleted, and one full evaluation of the rules
-        # that derive overdeleted relations, keeping what is overdeleted
+        # rederive: explicit facts among the overdeleted, and the overdeleted facts that a rule
+        # derives from what is left (one step, with the rule's head bound to them)
         kept = [(rel, fact, self.explicit[rel][fact]) for rel, fact in overdeleted
                 if fact in self.explicit.get(rel, ())]
         for rel, fact in overdeleted:
             store.remove(rel, fact)
         again = list(kept)
-        heads = {rel for rel, _ in overdeleted}
-        for compiled in self.incremental:
-            if compiled.head in heads or compiled.head is None:
-                again.extend(item for item in self._full(compiled) if (item[0], item[1]) in overdeleted)
+        self._rederive(overdeleted, again.append)
         self._propagate(again)
         if self._native is not None:  # the explicit ones are explicit again (a removed row forgets)
             self._add_explicit(kept)
+
+    def _rederive(self, facts: set[tuple[RelKey, tuple]], emit: Callable[[FactItem], None]) -> None:
+        """Emit each of ``facts`` that a rule derives in one step from the store, with its expiry.
+        Each rule ``H :- B`` is run as ``H :- goal(H's terms), B`` seeded at the goal with the
+        facts, so the work follows the facts, not the store's size."""
+        if self._rederivers is None:
+            goal = ir.Name("_rederive_goal")
+            self._rederivers = []
+            for rule, compiled in zip(self._incremental_rules, self.incremental):
+                args = rule.head.args if compiled.head is not None else (rule.head.pred, *rule.head.args)
+                checked = compile_rule(rule.head, (ir.AtomLiteral(ir.Atom(goal, args)), *rule.body), self.dictionary)
+                self._rederivers.append((compiled.head, checked.seeded[0]))
+        by_rel: dict[RelKey, list] = defaultdict(list)
+        for rel, fact in facts:
+            by_rel[rel].append((fact, INF))
+        binary = [((rel[0], *fact), INF) for rel, fact in facts if rel[1] == 2]  # for variable predicates
+        for head, plan in self._rederivers:
+            goals = binary if head is None else by_rel.get(head)
+            if goals:
+                plan(goals, self.store, emit)
 
     def _full(self, compiled: CompiledRule) -> list[FactItem]:
         return evaluate_full(compiled, self.store)
