@@ -409,8 +409,8 @@ class Materialiser:
             self._rederivers = []
             for rule, compiled in zip(self._incremental_rules, self.incremental):
                 args = rule.head.args if compiled.head is not None else (rule.head.pred, *rule.head.args)
-                checked = compile_rule(rule.head, (ir.AtomLiteral(ir.Atom(goal, args)), *rule.body), self.dictionary)
-                self._rederivers.append((compiled.head, checked.seeded[0]))
+                body = (ir.AtomLiteral(ir.Atom(goal, args)), *rule.body)
+                self._rederivers.append((compiled.head, compile_rule(rule.head, body, self.dictionary).seeded[0]))
         by_rel: dict[RelKey, list] = defaultdict(list)
         for rel, fact in facts:
             by_rel[rel].append((fact, INF))
