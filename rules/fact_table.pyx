@@ -819,28 +819,6 @@ cdef class NativeStore:
             out = [(rel, fact) for rel, fact in out if fact not in exclude.get(rel, ())]
         return out
 
-    @property
-    def buckets(self) -> dict:
-        """``{expiry: [(rel, fact), ...]}`` of the facts that expire at a time (as the dict store's
-        ``buckets``, without its stale entries; built on each access from the buckets)."""
-        cdef Bucket bucket
-        cdef Table *t
-        cdef int64_t k, when, row
-        rels = self._rels()
-        out = {}
-        for w, b in self._buckets.items():
-            bucket, when = b, w
-            seen = set()
-            items = []
-            for k in range(bucket.n):
-                t, row = self.tables[bucket.data[2 * k]], bucket.data[2 * k + 1]
-                if row_at(t, row)[t.arity + F_EXP] == when and (t.id, row) not in seen:
-                    seen.add((t.id, row))
-                    items.append((rels[t.id], self.fact(t, row)))
-            if items:
-                out[w] = items
-        return out
-
     def drop(self, rels) -> None:
         """Forget the relations ``rels`` and their facts (the ontological stage forgets the
         relations of a batch's terms when the dictionary forgets the terms)."""
