@@ -226,6 +226,10 @@ class Reasoner:
         self._ontology_terms = len(d)  # the terms of the rules' and background's materialisation
         temporal = list(checked.analysis.temporal)
         self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
+        if self.lars is not None:  # background facts hold at every time point for every rule
+            reads = self.lars.reads
+            self.lars.add_background((rel, fact) for rel, fact, expiry in self.ontology.live_facts()
+                                     if expiry >= INF and reads(rel))
         self.patterns = PatternEngine(self.program, d) if self.program.patterns else None
         self.queries = EpSparqlEngine.from_program(self.program, d) \
             if any(is_epsparql(q.query) for q in self.program.queries) else None
@@ -247,6 +251,8 @@ class Reasoner:
         self.last_matches: list = []
         self._base_terms = len(d)  # the terms every reasoner built from the same files shares
         self._group: tuple[EventPartition, int] | None = None
+        self._background_derived: set[tuple] | None = None
+        self._ahead: dict[int, set] = {}  # time -> atoms placed there by @T heads, reported in ``at``
 
     @classmethod
     def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), **options) -> "Reasoner":
@@ -271,13 +277,14 @@ class Reasoner:
     def _engines_state(self) -> dict:
         state = {name: engine.snapshot() if (engine := getattr(self, name)) is not None else None
                  for name in self._ENGINES}
-        return {**state, "last_t": self._last_t, "ontology_expiries": self._ontology_expiries}
+        return {**state, "last_t": self._last_t, "ontology_expiries": self._ontology_expiries, "ahead": self._ahead}
 
     def _restore_engines(self, state: dict) -> None:
         for name in self._ENGINES:
             if (engine := getattr(self, name)) is not None:
                 engine.restore(state[name])
         self._last_t, self._ontology_expiries = state["last_t"], state.get("ontology_expiries", [])
+        self._ahead = {when: set(atoms) for when, atoms in state.get("ahead", {}).items()}
 
     @property
     def conclude_needs_stream(self) -> bool:
@@ -398,6 +405,7 @@ class Reasoner:
         events = point.events
         emitted: list[str] = []
         graph_matches = []
+        seen: dict[str, set] = {}  # the events of t given to the patterns: each enters once
         for _ in range(self.max_rounds):
             if self.patterns is None:
                 break
@@ -421,9 +429,10 @@ class Reasoner:
             graph_facts.extend(triples)
             if not self._feedback:  # no event reads what the graphs hold: nothing new can follow
                 break
-            before = {k: set(v) for k, v in events.items()}
+            for name, rows in events.items():
+                seen.setdefault(name, set()).update(rows)
             again = self._ontology_at(t, point).process(t, triples, interned=True)
-            events = {k: [row for row in v if row not in before.get(k, set())] for k, v in again.events.items()}
+            events = {k: [row for row in v if row not in seen.get(k, ())] for k, v in again.events.items()}
             if not any(events.values()):
                 break
         fed_back = bool(graph_facts) and self._feedback
@@ -431,9 +440,7 @@ class Reasoner:
             fed_back |= self._queries(t, point, result, graph_facts, graph_matches)
         if self.csparql is not None:
             out = self.csparql.step(t, point.streams)
-            for name, rows in out.answers.items():
-                if rows:
-                    result.answers[name] = rows
+            result.answers.update(out.answers)  # an evaluation over a non-empty window with no solution: []
             graph_matches.extend((_ntriples(g), name) for name, g in out.constructed.items() if g)
         conclusions = point.conclusions
         self._ontology_expiries = point.expiries
@@ -445,13 +452,17 @@ class Reasoner:
         stream = point.stream
         inputs = set(stream)
         derived = set(conclusions)
+        if self.include_background:
+            derived.update(self._background_conclusions())
         if self.lars is not None:
             extra = list(conclusions) + graph_facts
             out = self.lars.step(t, stream, derived=extra)
-            for rel, fact in out.facts:
-                if self.include_background or self.lars.store.expiry(rel, fact) != INF:
-                    derived.add((rel, fact))
+            background = self.lars.background
+            ahead = self._ahead.pop(t, ())  # reported in ``at`` at an earlier time point: not again
+            derived.update(item for item in out.facts if item not in background and item not in ahead)
             for when, rel, fact in out.at:
+                if when > t:
+                    self._ahead.setdefault(when, set()).add((rel, fact))
                 if self._printed(rel):
                     result.at.setdefault(when, []).append(format_fact(d, rel, fact))
         result.facts = sorted(format_fact(d, rel, f) for rel, f in derived - inputs if self._printed(rel))
@@ -484,6 +495,17 @@ class Reasoner:
         for rows in result.answers.values():
             rows.sort(key=lambda row: sorted(row.items()))
         return fed
+
+    def _background_conclusions(self) -> set[tuple]:
+        """What the rules and profiles derive from the background alone (printed at every time
+        point with ``include_background``): not the background facts given."""
+        if self._background_derived is None:
+            given = set(self.ontology.background_facts())
+            derived = {(rel, fact) for rel, fact, expiry in self.ontology.live_facts() if expiry >= INF}
+            if self.lars is not None:
+                derived |= self.lars.background
+            self._background_derived = derived - given
+        return self._background_derived
 
     def _printed(self, rel) -> bool:
         term = self.dictionary.term(rel[0])

@@ -50,6 +50,8 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) ->
             stream = record.get("stream")
             if stream is not None and not isinstance(stream, str):
                 raise InputError(f'"stream" is an IRI string, not {stream!r}', number)
+            if stream is not None and stream.startswith("<") and stream.endswith(">"):
+                stream = stream[1:-1]  # the IRI as a rule file writes it
             yield Record(number, record["t"], facts, text, stream)
         except InputError as err:
             message = str(err).split(": ", 1)[-1] if str(err).startswith("line ") else str(err)

@@ -61,8 +61,9 @@ class Analysis:
     temporal: tuple[ir.Rule, ...]
     derived: frozenset  # predicates that appear in some rule head (intensional)
     negative_cycles: tuple[tuple, ...]  # SCCs containing a negative edge, as (pred, pred) edges
-    #: whether a pattern's graph can change what the events extract (its predicates are read by an
-    #: event); rules never read pattern outputs in the ontological stage (they are temporal then)
+    #: whether a pattern's graph can change what the ontological stage derives or what the events
+    #: extract (a rule of the stage or an event reads its predicates): then the graphs go through
+    #: the stage again at their time point
     graphs_reach_events: bool = True
 
     @property
@@ -118,17 +119,18 @@ def stratify(graph: nx.DiGraph) -> tuple[dict, list[tuple]]:
 def analyse(program: ir.Program, pattern_preds: frozenset = frozenset(), event_reads: frozenset | None = None,
             any_triple_output: bool = False) -> Analysis:
     """Strata and stage split of ``program.rules``; ``pattern_preds`` are predicates that pattern
-    outputs (construct templates) add to the stream, which makes them temporal; ``event_reads``
-    the predicates the events read (None: unknown, any); ``any_triple_output``: a template has a
-    variable predicate."""
+    outputs (construct templates) add to the knowledge of their time point (they go through the
+    ontological stage again: Datalog rules over them stay there, so that events see what they
+    derive); ``event_reads`` the predicates the events read (None: unknown, any);
+    ``any_triple_output``: a template has a variable predicate."""
     rules = program.rules
     graph = dependency_graph(rules)
     strata, negative_cycles = stratify(graph)
     rule_strata = tuple(strata[pred_key(r.head)] for r in rules)
 
-    # stage split: temporal predicates are the heads of temporal rules and pattern outputs, and
-    # everything that depends on them (a Datalog rule with a temporal body predicate is temporal)
-    seeds = set(pattern_preds) | {pred_key(r.head) for r in rules if r.is_temporal}
+    # stage split: temporal predicates are the heads of temporal rules and everything that
+    # depends on them (a Datalog rule with a temporal body predicate is temporal)
+    seeds = {pred_key(r.head) for r in rules if r.is_temporal}
     temporal_preds = set(seeds)
     frontier = [p for p in seeds if p in graph]
     while frontier:
@@ -140,15 +142,18 @@ def analyse(program: ir.Program, pattern_preds: frozenset = frozenset(), event_r
         i for i, r in enumerate(rules)
         if r.is_temporal or any(pred_key(a) in temporal_preds for a, _, _ in body_atoms(r.body))
     }
+    ontological = tuple(r for i, r in enumerate(rules) if i not in temporal_rules)
+    stage_reads = frozenset(pred_key(a) for r in ontological for a, _, _ in body_atoms(r.body))
+    reach = event_reads is None or _overlap(pattern_preds, event_reads | stage_reads, any_triple_output)
     return Analysis(
         graph=graph,
         strata=strata,
         rule_strata=rule_strata,
-        ontological=tuple(r for i, r in enumerate(rules) if i not in temporal_rules),
+        ontological=ontological,
         temporal=tuple(r for i, r in enumerate(rules) if i in temporal_rules),
         derived=frozenset(pred_key(r.head) for r in rules) | frozenset(pattern_preds),
         negative_cycles=tuple(negative_cycles),
-        graphs_reach_events=event_reads is None or _overlap(pattern_preds, event_reads, any_triple_output),
+        graphs_reach_events=reach,
     )
 
 

@@ -101,11 +101,14 @@ class LarsEngine:
     """Evaluates LARS rules time point by time point; see the module docstring."""
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary | None = None,
-                 background: Iterable[tuple[RelKey, tuple]] = (), start: int = 0, semi_naive: bool = True,
+                 background: Iterable[tuple[RelKey, tuple]] = (), start: int | None = None, semi_naive: bool = True,
                  rule_disabling: bool = True, disable_from: int = 10):
         self.dictionary = d = dictionary if dictionary is not None else TermDictionary()
         self.store = Store(lambda pid: isinstance(d.term(pid), ir.Iri))
-        self.start = start
+        #: the first time point of the timeline (windows reach no further back); None: the first
+        #: time point stepped
+        self.start = 0 if start is None else start
+        self._start_fixed = start is not None
         self.t: int | None = None
         self._aux: dict[tuple, _Aux] = {}
         #: each rule with its body over stored relations (window atoms as auxiliary atoms)
@@ -116,6 +119,7 @@ class LarsEngine:
         facts = [r.head for r in rules if r.is_fact]
         rules = [r for r in rules if not r.is_fact]
         self.intensional: set[RelKey] = set()
+        self._reads: set[RelKey] | None = set()  # None: a variable predicate reads every triple
         self._at_heads: dict[RelKey, RelKey] = {}  # pseudo head relation -> placed relation
         plain_heads: set[RelKey] = set()
         compiled: list[tuple[ir.Rule, CompiledRule, bool]] = []
@@ -141,24 +145,38 @@ class LarsEngine:
                     else:
                         graph.add_edge(rel, head_rel, negative=strict)
             graph.add_node(head_rel)
+            for lit in rule.body:
+                if isinstance(lit, (ir.AtomLiteral, ir.TemporalLiteral)) and self._reads is not None:
+                    pred = lit.atom.pred
+                    if isinstance(pred, ir.Var):
+                        self._reads = None
+                    else:
+                        self._reads.add((d.intern(pred), len(lit.atom.args)))
             negated = any(isinstance(l, ir.AtomLiteral) and l.negated for l in body)
             compiled.append((rule, compile_rule(head, body, d), negated))
-        strata, cycles = stratify(graph)
-        if cycles:
-            raise ValueError("negation through recursion (or a box, @ or tuple window over a predicate "
-                             "in its own recursion)")
+        strata, recursive, ratchets = self._stratify(graph)
         self._strata = strata
         self.stratum_count = max(strata.values(), default=-1) + 1
         self._seeds: dict[RelKey, list] = defaultdict(list)
-        self._full: dict[int, list[CompiledRule]] = defaultdict(list)  # stratum -> rules with negation
+        #: stratum -> rules evaluated in full at each time point, their conclusions holding then only:
+        #: rules with negation, and rules in a recursion through a diamond window (whose horizons
+        #: would otherwise rise by the window's length at each round, for ever)
+        self._full: dict[int, list[CompiledRule]] = defaultdict(list)
         for rule, c, negated in compiled:
-            stratum = strata.get((d.intern(rule.head.pred), len(rule.head.args)), 0)
-            if negated or not c.body_relations or not semi_naive:  # naive mode: all rules in full
-                self._full[stratum].append(c)
+            head_rel = (d.intern(rule.head.pred), len(rule.head.args))
+            stratum = strata.get(head_rel, 0)
+            if negated or not c.body_relations or not semi_naive or head_rel in ratchets:
+                self._full[stratum].append(c)  # (naive mode: all rules in full)
             else:
                 for rel, plan in zip(c.body_relations, c.seeded):
                     self._seeds[rel].append(plan)
         self._aux_stratum = {aux.rel: strata.get(aux.base, 0) for aux in self._pertime}
+        #: stratum -> box and @ auxiliaries in a recursion of that stratum: recomputed as their
+        #: base grows at t, to the least model
+        self._recursive: dict[int, list[_Aux]] = defaultdict(list)
+        for aux in self._pertime:
+            if aux.rel in recursive:
+                self._recursive[strata.get(aux.rel, 0)].append(aux)
         self.tuple_size = max((a.size for a in self._pertime if a.kind.startswith("t")), default=0)
         self._recent: deque = deque(maxlen=self.tuple_size or 1)  # (time, rel, fact) stream atoms
         self._seen_atoms = 0
@@ -181,7 +199,30 @@ class LarsEngine:
         self._disabled_until: dict[RelKey, int] = {}
         self.disabled_checks = 0  # box coverage checks skipped (for the benchmark)
         self._placed_now: list = []
-        self._propagate([(*self._fact(a), INF) for a in facts] + [(rel, fact, INF) for rel, fact in background])
+        #: the intensional facts that follow from the background alone (they hold at every time point)
+        self.background: set[tuple[RelKey, tuple]] = set()
+        self.add_background([self._fact(a) for a in facts] + list(background))
+
+    def add_background(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
+        """Add facts that hold at every time point, before the first step: the rules' facts, and
+        the background knowledge with what the ontological stage derives from it.
+
+        Their consequences through atoms, diamonds, boxes and tuple windows hold at every time
+        point too (:attr:`background`); those through ``@`` (a time point each) or ``not`` (the
+        stream may change what is negated) are derived at each time point."""
+        self._propagate([(rel, fact, INF) for rel, fact in facts])
+        while True:  # a box or a tuple window over what holds at every time point holds too
+            items = [(aux.rel, fact, INF) for aux in self._pertime if aux.kind in ("box", "tdia", "tbox")
+                     for fact, expiry in self.store.relation(aux.base).facts.items() if expiry >= INF]
+            if not self._propagate(items):
+                break
+        self.background = {(rel, fact) for rel in self.intensional if rel in self.store.relations
+                           for fact, expiry in self.store.relations[rel].facts.items() if expiry >= INF}
+
+    def reads(self, rel: RelKey) -> bool:
+        """Whether a rule reads ``rel`` (plainly or through a window): the background facts the
+        engine needs."""
+        return self._reads is None or rel in self._reads
 
     # ------------------------------------------------------------------------ state
     def snapshot(self) -> dict:
@@ -190,7 +231,7 @@ class LarsEngine:
         return {"facts": list(self.store), "future": dict(self._future), "occ": dict(self._occ),
                 "disabled": dict(self._disabled_until),
                 "placed": set(self._placed), "held": dict(self._held), "recent": list(self._recent), "seen": self._seen_atoms,
-                "t": self.t, "prev": self._prev_t}
+                "t": self.t, "prev": self._prev_t, "start": self.start}
 
     def restore(self, state: dict) -> None:
         for rel, fact, expiry in state["facts"]:
@@ -202,8 +243,34 @@ class LarsEngine:
         self._disabled_until = dict(state["disabled"])
         self._recent.extend(state["recent"])
         self._seen_atoms, self.t, self._prev_t = state["seen"], state["t"], state["prev"]
+        self.start = state.get("start", self.start)
 
     # ------------------------------------------------------------------ compilation
+    def _stratify(self, graph: nx.DiGraph) -> tuple[dict, set, set]:
+        """Strata of the rewritten program, the box and @ auxiliaries inside a recursion, and the
+        relations in a recursion through a diamond of finite positive length.
+
+        A box, @ or tuple window over ``p`` is computed once ``p`` is complete at t (a strict edge,
+        as for a negation), unless ``p`` depends on the window itself: positive recursion through
+        a window has a least model at t, which recomputing the auxiliary as ``p`` grows reaches.
+        Only negation through recursion has none (the checker rejects it, E201)."""
+        windows = {aux.rel for aux in self._pertime}
+        members = {}
+        for number, component in enumerate(nx.strongly_connected_components(graph)):
+            for node in component:
+                members[node] = number
+        recursive = set()
+        for base, aux in list(graph.edges):
+            if aux in windows and members[base] == members[aux]:
+                graph[base][aux]["negative"] = False
+                recursive.add(aux)
+        strata, cycles = stratify(graph)
+        if cycles:
+            raise ValueError("negation through recursion")
+        ratcheting = {members[aux.rel] for aux in self._aux.values()
+                      if aux.kind == "dia" and 0 < aux.size < INF and members[aux.base] == members[aux.rel]}
+        return strata, recursive, {node for node, number in members.items() if number in ratcheting}
+
     def relation(self, pred: str | ir.Name | ir.Iri, arity: int) -> RelKey:
         if isinstance(pred, str):
             pred = ir.Name(pred)
@@ -256,6 +323,8 @@ class LarsEngine:
         other stages concluded for t (``derived``: they hold at t but are no stream atoms)."""
         if self.t is not None and t <= self.t:
             raise ValueError(f"time point {t} is not after {self.t}")
+        if self.t is None and not self._start_fixed:
+            self.start = t
         self.t = t
         self._advance(t)
         facts, derived = list(facts), list(derived)
@@ -275,16 +344,20 @@ class LarsEngine:
         self._placed_now = placed_now
         done: set[RelKey] = set()
         for stratum in range(max(self.stratum_count, 1)):
+            recursive = self._recursive.get(stratum, ())
+            done.update(aux.rel for aux in recursive)
             for aux in self._pertime:
                 if aux.rel not in done and self._aux_stratum[aux.rel] < stratum:
                     done.add(aux.rel)
                     items += self._pertime_facts(aux, t)
             self._propagate(items)
             items = []
-            for _ in range(1000):  # rules with negation: in full, to the stratum's fixpoint
+            while True:  # rules in full and windows in a recursion, to the stratum's fixpoint
                 fresh = []
                 for c in self._full.get(stratum, ()):
                     fresh += self._run_full(c, t)
+                for aux in recursive:
+                    fresh += self._pertime_facts(aux, t, disable=False)
                 if not self._propagate(fresh):
                     break
         for aux in self._pertime:  # auxiliaries whose base is in the top stratum feed no rule
@@ -437,8 +510,9 @@ class LarsEngine:
                 return True
         return False
 
-    def _pertime_facts(self, aux: _Aux, t: int) -> list[FactItem]:
-        """The auxiliary facts of a box, @ or tuple window at t (its base is complete)."""
+    def _pertime_facts(self, aux: _Aux, t: int, disable: bool = True) -> list[FactItem]:
+        """The auxiliary facts of a box, @ or tuple window at t (its base is complete, or
+        ``disable`` is False: it may still grow at t)."""
         base_facts = self.store.relation(aux.base).facts
         number = self.dictionary.number
         out: list[FactItem] = []
@@ -447,7 +521,7 @@ class LarsEngine:
             return [(aux.rel, (*f, stamp), _add(t, aux.size)) for f in base_facts]
         if aux.kind == "box":
             first = self.start if aux.size >= INF else max(self.start, t - aux.size)
-            if self._disable and self._disable_from <= aux.size < INF and not base_facts:
+            if disable and self._disable and self._disable_from <= aux.size < INF and not base_facts:
                 self._disabled_until[aux.rel] = t + aux.size
             disabled = self._disabled_until.get(aux.rel, -1) >= t
             for f in base_facts:

@@ -229,7 +229,7 @@ class _Exprs:
     def scope(self, scope) -> Callable[[Bindings], tuple[int, int]]:
         if isinstance(scope, ir.Within):
             ref, size = scope.ref, _duration(scope.duration, scope.unit)
-            return lambda b: ((t := b[ref].time) - size, t)
+            return lambda b: ((t := b[ref].time) - size + 1, t)  # (t - size, t), as T-Rex
         start, end = scope.start, scope.end
         return lambda b: (b[start].time, b[end].time)
 

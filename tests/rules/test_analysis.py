@@ -26,17 +26,22 @@ def test_stage_split_follows_dependencies():
     assert a.rule_strata == (0, 0, 0, 0, 0, 1)
 
 
-def test_classes_are_told_apart():
-    # a pattern adding :Alarm members does not make every class membership temporal
-    result = check_text("""
+def test_rules_over_pattern_output_stay_ontological():
+    # a pattern's graph goes through the ontological stage again at its time point: a Datalog
+    # rule over it stays there (events see what it derives), and it alone makes the graphs go back
+    program = """
         @prefix : <http://ex.org/> .
         event E(?x) := select ?x where { ?x a :Reading } .
         pattern P from E construct { ?x a :Alarm } with ?x = E.x .
         :Monitored(X) :- :Sensor(X), :placed(X, Y).
-        :Critical(X) :- :Alarm(X), :Sensor(X).
-    """)
+        :Critical(X) :- READ(X), :Sensor(X).
+    """
+    result = check_text(program.replace("READ", ":Alarm"))
     assert result.ok, result.diagnostics
-    assert len(result.analysis.ontological) == 1 and len(result.analysis.temporal) == 1
+    assert len(result.analysis.ontological) == 2 and not result.analysis.temporal
+    assert result.analysis.graphs_reach_events
+    # classes are told apart: a rule over another class does not need the graphs
+    assert not check_text(program.replace("READ", ":Broken")).analysis.graphs_reach_events
 
 
 def test_class_variable_reads_every_class():

@@ -1,7 +1,7 @@
 """The TESLA definitions read literally: for each terminator, every combination of buffered events
 is enumerated from the whole history (no buffers, no indexes); used to test the pattern engine.
 
-Definitions (T-Rex): ``within d from R`` means time in [t_R - d, t_R); ``between A and B`` means
+Definitions (T-Rex): ``within d from R`` means time in (t_R - d, t_R); ``between A and B`` means
 [t_A, t_B); ``each``: every candidate; ``last``/``first``: the most recent / oldest candidate that
 satisfies its constraints and every negation that can be decided once it is bound; ``not``: no
 event in the scope satisfies the constraints; ``where`` holds for the whole match; ``consuming``:
@@ -82,7 +82,7 @@ class PatternReference:
 
     def _scope(self, scope, b):
         if isinstance(scope, ir.Within):
-            return b[scope.ref][1] - _dur(scope), b[scope.ref][1]
+            return b[scope.ref][1] - _dur(scope) + 1, b[scope.ref][1]
         return b[scope.start][1], b[scope.end][1]
 
     def _negations_ok(self, p, b, just_bound):
