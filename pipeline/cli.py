@@ -64,6 +64,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"dotr: {', '.join(unsupported) or '--input -'} cannot be used with --engine spark and this "
                   "trigger (a Spark query continues from its --checkpoint)", file=sys.stderr)
             return 2
+    if args.format != "jsonl":
+        from .io import not_triples
+
+        checked = check(args.rules)
+        others = not_triples(checked) if checked.ok else []
+        if others:
+            print(f"dotr: --format {args.format} writes RDF triples, and these predicates are not triples: "
+                  f"{', '.join(others)} (write them with --format jsonl, or leave them out with @output)",
+                  file=sys.stderr)
+            return 2
     rejects: list[dict] = []
     counts = {"records": 0, "time points": 0, "outputs": 0}
     try:

@@ -227,9 +227,9 @@ class Reasoner:
         temporal = list(checked.analysis.temporal)
         self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
         if self.lars is not None:  # background facts hold at every time point for every rule
-            reads = self.lars.reads
+            uses = self.lars.uses
             self.lars.add_background((rel, fact) for rel, fact, expiry in self.ontology.live_facts()
-                                     if expiry >= INF and reads(rel))
+                                     if expiry >= INF and uses(rel))
         self.patterns = PatternEngine(self.program, d) if self.program.patterns else None
         self.queries = EpSparqlEngine.from_program(self.program, d) \
             if any(is_epsparql(q.query) for q in self.program.queries) else None
@@ -245,6 +245,7 @@ class Reasoner:
         self.ticks = self.program.timeunit == "ticks"
         outputs = self.program.outputs
         self._outputs = {d.intern(p) for p in outputs} if outputs else None
+        self._type = d.intern(ir.Iri(ir.RDF_TYPE))
         self._last_t: int | None = None
         self._ontology_t: int | None = None  # the time point the ontological stage last processed
         self._ontology_expiries: list[int] = []  # when the ontological facts of _last_t expire
@@ -463,9 +464,9 @@ class Reasoner:
             for when, rel, fact in out.at:
                 if when > t:
                     self._ahead.setdefault(when, set()).add((rel, fact))
-                if self._printed(rel):
+                if self._printed(rel, fact):
                     result.at.setdefault(when, []).append(format_fact(d, rel, fact))
-        result.facts = sorted(format_fact(d, rel, f) for rel, f in derived - inputs if self._printed(rel))
+        result.facts = sorted(format_fact(d, rel, f) for rel, f in derived - inputs if self._printed(rel, f))
         graph_matches.sort(key=lambda gm: gm[0])
         result.graphs = [doc for doc, _ in graph_matches]
         self.last_matches = [m for _, m in graph_matches]  # the traces of result.graphs (a query's name)
@@ -507,11 +508,14 @@ class Reasoner:
             self._background_derived = derived - given
         return self._background_derived
 
-    def _printed(self, rel) -> bool:
+    def _printed(self, rel, fact) -> bool:
+        """Not a helper (``_name``), and named by ``@output`` if the rules have one: its
+        predicate, or for a class membership its class."""
         term = self.dictionary.term(rel[0])
         if isinstance(term, ir.Name) and term.value.startswith("_"):
             return False
-        return self._outputs is None or rel[0] in self._outputs
+        outputs = self._outputs
+        return outputs is None or rel[0] in outputs or rel[0] == self._type and fact[1] in outputs
 
 
 def _to_rdf(term):

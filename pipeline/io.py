@@ -14,6 +14,8 @@ from typing import Iterable, Iterator, TextIO
 
 import rdflib
 
+from rules import ir
+
 from .embedded import InputError, Result, parse_fact
 
 
@@ -167,6 +169,19 @@ def in_order(records: Iterable[Record], reorder_within: int = 0,
     while heap:
         t, _, r = heapq.heappop(heap)
         yield r
+
+
+def not_triples(checked) -> list[str]:
+    """The predicates ``checked``'s rules can print that are not RDF triples (``name/arity``):
+    TriG and N-Quads cannot write them.
+
+    >>> from rules import check_text
+    >>> not_triples(check_text("@prefix : <http://ex.org/> . a(X) :- b(X). :c(X, Y) :- :d(X, Y). _h(X) :- b(X)."))
+    ['a/1']
+    """
+    outputs = set(checked.program.outputs)
+    return sorted(f"{pred.value}/{arity}" for pred, arity in checked.analysis.derived
+                  if isinstance(pred, ir.Name) and not pred.value.startswith("_") and (not outputs or pred in outputs))
 
 
 def write_result(out: TextIO, result: Result, fmt: str) -> None:

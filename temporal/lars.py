@@ -211,18 +211,21 @@ class LarsEngine:
         point too (:attr:`background`); those through ``@`` (a time point each) or ``not`` (the
         stream may change what is negated) are derived at each time point."""
         self._propagate([(rel, fact, INF) for rel, fact in facts])
+        positive = [c for rules in self._full.values() for c in rules if not c.negated_relations]
         while True:  # a box or a tuple window over what holds at every time point holds too
             items = [(aux.rel, fact, INF) for aux in self._pertime if aux.kind in ("box", "tdia", "tbox")
                      for fact, expiry in self.store.relation(aux.base).facts.items() if expiry >= INF]
+            items += [item for c in positive for item in evaluate_full(c, self.store) if item[2] >= INF]
             if not self._propagate(items):
                 break
         self.background = {(rel, fact) for rel in self.intensional if rel in self.store.relations
                            for fact, expiry in self.store.relations[rel].facts.items() if expiry >= INF}
 
-    def reads(self, rel: RelKey) -> bool:
-        """Whether a rule reads ``rel`` (plainly or through a window): the background facts the
-        engine needs."""
-        return self._reads is None or rel in self._reads
+    def uses(self, rel: RelKey) -> bool:
+        """Whether a rule reads ``rel`` (plainly or through a window) or derives it: the
+        background facts the engine needs (those of a derived relation hold, and are no new
+        conclusion, at every time point)."""
+        return self._reads is None or rel in self._reads or rel in self.intensional
 
     # ------------------------------------------------------------------------ state
     def snapshot(self) -> dict:

@@ -182,13 +182,16 @@ class Reference:
                         yield th
 
     # ------------------------------------------------------------------ evaluation
-    def step(self, t: int, facts: list[tuple]) -> tuple[set, set]:
-        """Evaluate t with its stream atoms; returns (derived intensional atoms holding at t,
-        (time, atom) placed at other time points by @ heads during this evaluation)."""
+    def step(self, t: int, facts: list[tuple], derived: list[tuple] = ()) -> tuple[set, set]:
+        """Evaluate t with its stream atoms and the atoms other stages concluded for t
+        (``derived``: they hold at t, but are no stream atoms); returns (derived intensional
+        atoms holding at t, (time, atom) placed at other time points by @ heads during this
+        evaluation)."""
         for fact in facts:
             self.stream.append((t, fact))
             self.history[t].add(fact)
             self.inputs[t].add(fact)
+        self.history[t].update(derived)
         placed = set()
         levels = sorted({self.strata[pred_key(r.head)] for r in self.rules})
         for level in levels:
