@@ -53,9 +53,11 @@ def test_owl_file_through_owlready2_and_classification():
     classified = {tuple(map(str, t)) for t in load_triples(HERE / "taxonomy.owl", classify=True)}
     onto = "http://ex.org/onto#"
     assert (onto + "A", "http://www.w3.org/2000/01/rdf-schema#subClassOf", onto + "B") in plain
-    # HermiT's inferences are kept: D = A, so D is under B
-    assert classified - plain == {(onto + "A", "http://www.w3.org/2002/07/owl#equivalentClass", onto + "D"),
-                                  (onto + "D", "http://www.w3.org/2000/01/rdf-schema#subClassOf", onto + "B")}
+    # HermiT's inferences are kept: D = A (owlready2 before 0.51 also asserts what follows, D
+    # under B; from 0.51 on it leaves that to the equivalence)
+    equivalent = (onto + "A", "http://www.w3.org/2002/07/owl#equivalentClass", onto + "D")
+    assert equivalent in classified - plain
+    assert classified - plain <= {equivalent, (onto + "D", "http://www.w3.org/2000/01/rdf-schema#subClassOf", onto + "B")}
 
 
 def test_bad_file_names_the_file(tmp_path):
