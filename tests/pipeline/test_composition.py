@@ -65,7 +65,7 @@ def programs(draw):
     if draw(st.booleans()):
         lines.append("@profile rdfs .")
         features["rdfs profile"] += 1
-    for person in draw(st.lists(st.sampled_from(PEOPLE), max_size=2, unique=True)):
+    for person in draw(st.lists(st.sampled_from(PEOPLE), min_size=1, max_size=3, unique=True)):
         lines.append(f"sensor(:{person}) .")
         features["facts in the rule file"] += 1
     if draw(st.booleans()):
@@ -157,8 +157,9 @@ def streams(draw):
             args = [f"<{EX}{draw(st.sampled_from(PEOPLE))}>" for _ in range(2 if pred == "link" else 1)]
             facts.append(f"{pred}({','.join(args)})")
         turtle = None
-        triples = draw(st.lists(st.sampled_from(
-            [f":{p} a :Reading ." for p in PEOPLE] + [f":{p} :near :{q} ." for p in PEOPLE for q in PEOPLE]), max_size=2))
+        triples = draw(st.lists(st.sampled_from(  # readings as often as the nine :near pairs
+            [f":{p} a :Reading ." for p in PEOPLE * 3] + [f":{p} :near :{q} ." for p in PEOPLE for q in PEOPLE]),
+            max_size=2))
         if triples:
             turtle = "@prefix : <http://ex.org/> .\n" + "\n".join(triples)
         out.append((t, facts, turtle))
@@ -212,14 +213,14 @@ def _agree(tmp: Path, program, records, include_background: bool) -> None:
     COVERAGE.update(features)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), streams(), st.booleans())
 def test_dotr_run_agrees_with_the_composed_references(tmp_path_factory, program, records, include_background):
     _agree(tmp_path_factory.mktemp("case"), program, records, include_background)
 
 
 @pytest.mark.slow
-@settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), streams(), st.booleans())
 def test_dotr_run_agrees_with_the_composed_references_at_length(tmp_path_factory, program, records, include_background):
     _agree(tmp_path_factory.mktemp("case"), program, records, include_background)
