@@ -132,6 +132,10 @@ class _Validator:
                 self.error("E104", f"the time {rule.at.name} of an @ head is not bound by the body",
                            rule.at.span, f"bind {rule.at.name} with a body atom @{rule.at.name} p(...)")
         self.body_safety(rule.body, list(_atom_vars(rule.head)), "head")
+        for lit in rule.body:
+            if isinstance(lit, ir.TemporalLiteral) and isinstance(lit.atom.pred, ir.Var):
+                self.error("E308", f"a variable predicate ({lit.atom.pred.name}) cannot be used inside a window or @",
+                           lit.span, "derive a relation of its own with a rule and use that in the window")
 
     # ----------------------------------------------------------------------------- events
     def event(self, event: ir.EventDecl, prefixes: dict[str, str]) -> set:
