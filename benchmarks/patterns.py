@@ -96,7 +96,7 @@ def run(rules=50, length=2, selection="last", extra_bg=10_000, events=2_000) -> 
     for t, triples in stream(events, length):
         t0 = time.perf_counter()
         m.advance(t)
-        m.add([(*stage._intern(f), t) for f in triples])
+        m.add([(*stage.intern(f), t) for f in triples])
         m.evaluate_local(t)
         t1 = time.perf_counter()
         evs = {e.name: e.run(stage.store) for e in stage.events}

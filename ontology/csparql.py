@@ -53,7 +53,7 @@ from ontology.convert import from_rdflib, intern_fact
 from ontology.events import compile_pattern
 from ontology.materialise import Materialiser
 from ontology.stage import stage_rules
-from rules import ir
+from rules import TimeOrderError, ir
 from rules.csparql import CSparqlQuery, StreamWindow, is_csparql, parse_csparql, translate
 from rules.errors import RuleError
 from rules.loader import CheckResult
@@ -300,7 +300,7 @@ class CSparqlEngine:
     def step(self, t: int, elements: dict[str | None, list]) -> QueryOutput:
         """Feed the elements at ``t`` (non-decreasing) and report the queries evaluated at ``t``."""
         if self.last_t is not None and t < self.last_t:
-            raise ValueError(f"time {t} is before {self.last_t}")
+            raise TimeOrderError(f"time {t} is before {self.last_t}")
         self.last_t = t
         d = self.dictionary
         for stream, facts in elements.items():

@@ -424,6 +424,10 @@ class Materialiser:
         return evaluate_full(compiled, self.store)
 
     # ----------------------------------------------------------------- per-time-point rules
+    def clear_local(self) -> None:
+        """Forget which facts :meth:`evaluate_local` added (the store no longer holds them)."""
+        self._local_facts = []
+
     def evaluate_local(self, now: int) -> list[tuple[RelKey, tuple]]:
         """Evaluate the rules downstream of a negation at ``now`` from scratch; their facts are
         added with expiry ``now`` (replacing those of an earlier call). Returns them."""

@@ -104,16 +104,17 @@ class OntologicalStage:
         return cls(check(rules), background)
 
     # ------------------------------------------------------------------------------ input
-    def _intern(self, fact: Fact) -> tuple:
+    def intern(self, fact: Fact) -> tuple:
+        """``(relation, ids)`` of a ground atom or an rdflib triple in this stage's dictionary."""
         return intern_fact(fact, self.dictionary, self._node_ids)
 
     def add_background(self, facts: Iterable[Fact]) -> None:
         """Add facts that hold at every time point (also while streaming)."""
-        self.materialiser.add([(*self._intern(f), INF) for f in facts])
+        self.materialiser.add([(*self.intern(f), INF) for f in facts])
 
     def remove_background(self, facts: Iterable[Fact]) -> None:
         """Remove background facts; what only they supported goes too (DRed)."""
-        self.materialiser.retract([self._intern(f) for f in facts])
+        self.materialiser.retract([self.intern(f) for f in facts])
 
     def process(self, t: int, facts: Iterable[Fact] = (), until: int | None = None, interned: bool = False
                 ) -> TimePoint:
@@ -123,7 +124,7 @@ class OntologicalStage:
         m = self.materialiser
         m.advance(t, report=False)
         expiry = t if until is None else until
-        m.add([(*f, expiry) for f in facts] if interned else [(*self._intern(f), expiry) for f in facts])
+        m.add([(*f, expiry) for f in facts] if interned else [(*self.intern(f), expiry) for f in facts])
         m.evaluate_local(t)
         return TimePoint(t, {e.name: e.run(self.store) for e in self.events})
 
@@ -137,7 +138,7 @@ class OntologicalStage:
         a stream added is forgotten): the state of a stage restored from a snapshot taken with
         ``terms`` terms, without re-adding the background. No background may change meanwhile."""
         self.materialiser.advance(INF, report=False)
-        self.materialiser._local_facts = []
+        self.materialiser.clear_local()
         self.dictionary.truncate(terms)
         self._node_ids = {node: i for node, i in self._node_ids.items() if i < terms or i >= FIRST_INT_ID}
         self.token_ids = {}

@@ -26,7 +26,7 @@ from rdflib.plugins.serializers.nt import _quoteLiteral
 from ontology import OntologicalStage
 from ontology.background import load_triples
 from rules.terms import format_fact
-from rules import DotrError, check, ir
+from rules import DotrError, InputError, TimeOrderError, check, ir
 from rules.loader import CheckResult
 from rules.parser import parse
 from rules.store import INF
@@ -40,18 +40,10 @@ from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
 
-class InputError(DotrError):
-    """A stream record could not be read (``line`` is its line number, ``source`` its file when
-    it is not the one input)."""
-
-    def __init__(self, message: str, line: int | None = None, source: str | None = None):
-        self.line, self.source = line, source
-        super().__init__(f"line {line}: {message}" if line is not None else message)
-
-
 @dataclass
 class Result:
-    """What is output at ``t`` (DESIGN 6): derived facts, atoms placed at other times, graphs."""
+    """What is output at ``t`` (docs/language.md, "How the stages compose"): derived facts, atoms
+    placed at other times, graphs."""
 
     t: int
     facts: list[str] = field(default_factory=list)
@@ -168,11 +160,11 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
     rdflib triple, or an already interned fact.
 
     >>> stage = Reasoner.from_files("examples/cooling/rules.dotr").ontology
-    >>> intern_input(stage, "temp(25)") == stage._intern(parse_fact("temp(25)"))
+    >>> intern_input(stage, "temp(25)") == stage.intern(parse_fact("temp(25)"))
     True
     """
     if not isinstance(fact, str):
-        return stage._intern(fact)
+        return stage.intern(fact)
     text, cache = fact, stage.token_ids
     # first without a regex: split at the parentheses and commas; when every piece is a token
     # seen before (whole names, IRIs and numbers only), the split was right
@@ -182,7 +174,7 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
     if not ids or None in ids:
         simple = _SIMPLE_FACT.fullmatch(text)
         if simple is None:
-            return stage._intern(parse_fact(text))
+            return stage.intern(parse_fact(text))
         pred, args = simple.groups()
         pieces = [pred, *_ARG.findall(args)] if args else [pred]
         ids = []
@@ -191,7 +183,7 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
             if i is None:
                 term = _simple_term(token)
                 if isinstance(term, ir.Name) and term.value in _KEYWORDS:
-                    return stage._intern(parse_fact(text))
+                    return stage.intern(parse_fact(text))
                 i = cache[token] = stage.dictionary.intern(term)
             ids.append(i)
     if pieces[0][0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
@@ -254,6 +246,22 @@ class Reasoner:
         self._group: tuple[EventPartition, int] | None = None
         self._background_derived: set[tuple] | None = None
         self._ahead: dict[int, set] = {}  # time -> atoms placed there by @T heads, reported in ``at``
+
+    @property
+    def last_t(self) -> int | None:
+        """The last time point evaluated (None before the first)."""
+        return self._last_t
+
+    @property
+    def base_terms(self) -> int:
+        """How many terms every reasoner built from the same files shares (the rules', the
+        background's and what the engines interned at construction): later ids are the stream's."""
+        return self._base_terms
+
+    @property
+    def ontology_terms(self) -> int:
+        """How many terms the rules' and the background's materialisation holds."""
+        return self._ontology_terms
 
     @classmethod
     def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), **options) -> "Reasoner":
@@ -325,7 +333,7 @@ class Reasoner:
         for element in elements:
             t, facts, stream = element if len(element) == 3 else (*element, None)
             if pending_t is not None and t < pending_t:
-                raise InputError(f"time {t} is before {pending_t}")
+                raise TimeOrderError(f"time {t} is before {pending_t}")
             if pending_t is not None and t != pending_t:
                 yield from self._advance_to(pending_t, pending)
                 pending = {}
@@ -356,13 +364,10 @@ class Reasoner:
         (or an ``@T`` head placed something), or None."""
         last = self._last_t
         candidates = [when + 1 for when in self._ontology_expiries if when >= last]
-        if self.lars is not None:
-            candidates += [when + 1 for when in self.lars.store.expiry_times(last)]
-            candidates += [when for when in self.lars._future if when > last]
-        if self.csparql is not None:
-            candidates.append(self.csparql.next_change(last))
-            candidates = [c for c in candidates if c is not None]
-        return min(candidates, default=None)
+        for engine in (self.lars, self.csparql):
+            if engine is not None:
+                candidates.append(engine.next_change(last))
+        return min((c for c in candidates if c is not None), default=None)
 
     def step(self, t: int, facts: Iterable | dict) -> Result:
         """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as

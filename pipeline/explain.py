@@ -158,7 +158,7 @@ def explain(reasoner: Reasoner, elements, t: int, target: str) -> list[str]:
         return [f"nothing was evaluated at {t}"]
     for when, facts in elements:
         if when == t:
-            inputs |= {reasoner.ontology._intern(parse_fact(f) if isinstance(f, str) else f) for f in facts}
+            inputs |= {reasoner.ontology.intern(parse_fact(f) if isinstance(f, str) else f) for f in facts}
     if target.isdigit():
         matches = reasoner.last_matches
         index = int(target)
@@ -174,5 +174,5 @@ def explain(reasoner: Reasoner, elements, t: int, target: str) -> list[str]:
     atom = parse_fact(target)
     if isinstance(atom.pred, ir.Iri) and len(atom.args) == 1:
         atom = ir.Atom(ir.Iri(ir.RDF_TYPE), (atom.args[0], atom.pred))
-    rel, fact = reasoner.ontology._intern(atom)
+    rel, fact = reasoner.ontology.intern(atom)
     return Explainer(reasoner).fact(t, inputs, rel, fact)

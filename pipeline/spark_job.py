@@ -1,4 +1,4 @@
-"""The pipeline as a Spark Structured Streaming job (DESIGN 6).
+"""The pipeline as a Spark Structured Streaming job (docs/api.md, "the Spark job").
 
 Three steps, each running the embedded pipeline's own engine objects (:class:`Reasoner`):
 
@@ -253,7 +253,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
         else:
             by_t[t].append(row)
     reasoner = worker.enricher
-    stage, d, base = reasoner.ontology, reasoner.dictionary, reasoner._ontology_terms
+    stage, d, base = reasoner.ontology, reasoner.dictionary, reasoner.ontology_terms
     for t in sorted(by_t):
         facts: dict = {}  # stream -> facts
         good = 0
@@ -288,9 +288,9 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
             point.stream = []
         parts = [point] if worker.partition is None else split_point(point, worker.partition)
         out.extend((t, label, "point", encode_point(part, d, base)) for label, part in zip(worker.labels, parts))
-    stage.reset(reasoner._base_terms)  # forget the stream's terms: the worker's memory stays flat
+    stage.reset(reasoner.base_terms)  # forget the stream's terms: the worker's memory stays flat
     if worker.partition is not None:
-        worker.partition.forget_terms(reasoner._base_terms)
+        worker.partition.forget_terms(reasoner.base_terms)
     return out
 
 
@@ -324,9 +324,9 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
                      key=lambda tr: (tr[1]["source"], tr[1]["line"] or 0))
     out.extend((t, "reject", json.dumps(r), None) for t, r in rejects)
     for t, _, payload in sorted((r for r in rows if r[1] == "point"), key=lambda r: r[0]):
-        if engine._last_t is not None and t <= engine._last_t:
+        if engine.last_t is not None and t <= engine.last_t:
             if group == 0:
-                reason = f"time point {t} arrived after time point {engine._last_t} was evaluated"
+                reason = f"time point {t} arrived after time point {engine.last_t} was evaluated"
                 out.append((t, "reject", _reject("", None, reason, None).decode(), None))
             continue
         for result in engine.between(t):

@@ -8,7 +8,7 @@ other term travels as the term itself and is interned again on the receiving sid
 >>> a = Reasoner.from_files("examples/fire/rules.dotr", ["examples/fire/ontology.ttl"])
 >>> b = Reasoner.from_files("examples/fire/rules.dotr", ["examples/fire/ontology.ttl"])
 >>> point = a.enrich(1, ["temp(r9,50)"])
->>> decoded = decode_point(encode_point(point, a.dictionary, a._base_terms), b.dictionary)
+>>> decoded = decode_point(encode_point(point, a.dictionary, a.base_terms), b.dictionary)
 >>> [b.ontology.format_fact(rel, fact) for rel, fact in decoded.stream]
 ['temp(r9,50)']
 """

@@ -7,7 +7,8 @@
 """
 
 from .analysis import Analysis, analyse
-from .errors import CODES, Diagnostic, DotrError, RuleError, RuleSyntaxError, format_diagnostic
+from .errors import (CODES, Diagnostic, DotrError, InputError, RuleError, RuleSyntaxError, TimeOrderError,
+                     format_diagnostic)
 from .loader import CheckResult, check, check_text, load
 from .parser import parse, parse_with_diagnostics
 from .printer import format_program, format_rule
@@ -15,7 +16,8 @@ from .terms import TermDictionary
 from .validate import validate
 
 __all__ = [
-    "Analysis", "analyse", "CODES", "Diagnostic", "DotrError", "RuleError", "RuleSyntaxError",
+    "Analysis", "analyse", "CODES", "Diagnostic", "DotrError", "InputError", "RuleError", "RuleSyntaxError",
+    "TimeOrderError",
     "format_diagnostic", "CheckResult", "check", "check_text", "load", "parse",
     "parse_with_diagnostics", "format_program", "format_rule", "TermDictionary", "validate",
 ]

@@ -1,9 +1,9 @@
 """Program analysis with networkx: predicate dependencies, strata, and the stage split; and the
 rules that are steps along a transitive relation (``transitive_steps``, for the materialiser).
 
-The stage split is computed, not declared (DESIGN 3.2): a Datalog rule whose body predicates
-depend only on stream and background predicates runs in the ontological stage; every other rule
-runs in the temporal stage.
+The stage split is computed, not declared (docs/language.md, "Rules"): a Datalog rule whose body
+predicates depend only on stream and background predicates runs in the ontological stage; every
+other rule runs in the temporal stage.
 
 >>> from rules.parser import parse
 >>> a = analyse(parse('''

@@ -54,6 +54,19 @@ class DotrError(Exception):
     """Base class of every error dotr raises."""
 
 
+class InputError(DotrError):
+    """A stream record could not be read (``line`` is its line number, ``source`` its file when
+    it is not the one input)."""
+
+    def __init__(self, message: str, line: int | None = None, source: str | None = None):
+        self.line, self.source = line, source
+        super().__init__(f"line {line}: {message}" if line is not None else message)
+
+
+class TimeOrderError(InputError, ValueError):
+    """A time point given to an engine out of order (before, or not after, the last one)."""
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One problem in a source file: a stable code, a message, where, and how to fix it."""

@@ -2,7 +2,7 @@
 
 A relation is ``(predicate id, arity)``. Each fact maps to its expiry: the last time point at which
 it holds (``INF`` for background facts and their consequences). Expired facts are dropped bucket by
-bucket, without re-derivation (DESIGN 4).
+bucket, without re-derivation (docs/api.md, the ontological stage).
 
 >>> s = Store()
 >>> s.add((7, 2), (1, 2), 10), s.add((7, 2), (1, 3), INF), s.add((7, 2), (1, 2), 5)

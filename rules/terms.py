@@ -211,7 +211,7 @@ def format_term(term: Const) -> str:
 
 
 def format_fact(d: TermDictionary, rel: tuple, fact: tuple) -> str:
-    """A fact in canonical output form: ``pred(arg,...)``, no spaces (DESIGN 6)."""
+    """A fact in canonical output form: ``pred(arg,...)``, no spaces (as docs/cli.md prints facts)."""
     pred = d.term(rel[0])
     name = pred.value if isinstance(pred, Name) else f"<{pred.value}>"
     if not fact:

@@ -43,7 +43,7 @@ from typing import Iterable, Sequence
 from rdflib import BNode, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
-from rules import ir
+from rules import TimeOrderError, ir
 from rules.epsparql import (DEFAULT_HORIZON, DURATION, END, START, Bind, Combine, EpQuery, Filter, Group,
                             is_epsparql, parse_epsparql)
 from rules.errors import RuleError
@@ -495,7 +495,7 @@ class EpSparqlEngine:
         """Evaluate time point ``t``: ``solutions[i]`` are the solutions of ``groups[i]`` on the
         knowledge of t (dicts variable -> term id, as ``CompiledSelect.run`` gives them)."""
         if self._t is not None and t <= self._t:
-            raise ValueError(f"time point {t} is not after {self._t}")
+            raise TimeOrderError(f"time point {t} is not after {self._t}")
         self._t = t
         self._seen = [set() for _ in self.groups]
         self._starts = {}
@@ -505,7 +505,7 @@ class EpSparqlEngine:
         """Another round at the time point just evaluated, after the CONSTRUCT triples were fed
         back: ``solutions`` as for :meth:`step` (all of them; those seen at t are skipped)."""
         if t != self._t:
-            raise ValueError(f"time point {t} is not the current one ({self._t})")
+            raise TimeOrderError(f"time point {t} is not the current one ({self._t})")
         return self._step(t, solutions)
 
     def _step(self, t: int, solutions) -> QueryOutput:

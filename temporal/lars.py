@@ -1,4 +1,4 @@
-"""The LARS engine: Plain LARS rules (DESIGN 3.2) evaluated along a stream, incrementally.
+"""The LARS engine: Plain LARS rules (docs/language.md) evaluated along a stream, incrementally.
 
 Laser's idea, in the store's terms: every fact carries a *horizon* (its expiry: the last time
 point at which it is guaranteed to hold). A window atom is rewritten into an auxiliary relation
@@ -35,7 +35,7 @@ from typing import Iterable
 
 import networkx as nx
 
-from rules import ir
+from rules import TimeOrderError, ir
 from rules.analysis import stratify
 from rules.plan import CompiledRule, compile_rule, evaluate_full
 from rules.store import INF, RelKey, Store
@@ -221,6 +221,13 @@ class LarsEngine:
         self.background = {(rel, fact) for rel in self.intensional if rel in self.store.relations
                            for fact, expiry in self.store.relations[rel].facts.items() if expiry >= INF}
 
+    def next_change(self, last: int) -> int | None:
+        """The first time point after ``last`` at which a held fact stops holding or an ``@T``
+        head placed an atom, or None."""
+        candidates = [when + 1 for when in self.store.expiry_times(last)]
+        candidates += [when for when in self._future if when > last]
+        return min(candidates, default=None)
+
     def uses(self, rel: RelKey) -> bool:
         """Whether a rule reads ``rel`` (plainly or through a window) or derives it: the
         background facts the engine needs (those of a derived relation hold, and are no new
@@ -325,7 +332,7 @@ class LarsEngine:
         """Evaluate time point ``t`` (after every earlier one) with its stream atoms, and atoms
         other stages concluded for t (``derived``: they hold at t but are no stream atoms)."""
         if self.t is not None and t <= self.t:
-            raise ValueError(f"time point {t} is not after {self.t}")
+            raise TimeOrderError(f"time point {t} is not after {self.t}")
         if self.t is None and not self._start_fixed:
             self.start = t
         self.t = t

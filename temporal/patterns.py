@@ -40,7 +40,7 @@ from typing import Callable, NamedTuple
 import networkx as nx
 from rdflib import BNode, Variable as RdfVariable
 
-from rules import ir
+from rules import TimeOrderError, ir
 from rules.builtins import arith, compare
 from rules.ir import UNIT_MS
 from rules.sparql import parse_template, rdf_term
@@ -543,7 +543,7 @@ class PatternEngine:
         """Add the events of time point ``t`` (per type, attribute values as term ids, in arrival
         order) and fire the patterns they terminate."""
         if self._t is not None and t <= self._t:
-            raise ValueError(f"time point {t} is not after {self._t}")
+            raise TimeOrderError(f"time point {t} is not after {self._t}")
         self._t = t
         return self._step(t, events)
 
@@ -551,7 +551,7 @@ class PatternEngine:
         """More events for the time point just evaluated (graphs fed back through the
         ontological stage): they join the buffers and fire the patterns they terminate."""
         if t != self._t:
-            raise ValueError(f"time point {t} is not the current one ({self._t})")
+            raise TimeOrderError(f"time point {t} is not the current one ({self._t})")
         return self._step(t, events)
 
     def _step(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:

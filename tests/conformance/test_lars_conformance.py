@@ -9,12 +9,12 @@ from temporal.lars import LarsEngine
 from tests.conformance.translate import ares_cases, laser_py_cases, laserpp_cases, ticker_cases
 
 _TUPLES = ("Laser's tuple window keeps whole time points (several atoms arrive at one time point here); "
-           "dotr keeps exactly the last n atoms in arrival order (DESIGN 3.2)")
+           "dotr keeps exactly the last n atoms in arrival order (docs/language.md)")
 _AT_NOW = ("Laser++ binds the unbound T of an @ without window to the current time point; dotr reads "
-           "@T p without a window over the whole stream so far (DESIGN 3.2, as Ticker does)")
+           "@T p without a window over the whole stream so far (docs/language.md, as Ticker does)")
 DIFFERS: dict[str, str] = {
     "laser_py:test4": "Laser evaluates 'd :- not s' before s is derived (file order, no strata); with "
-                      "stratified negation (DESIGN 3.2) s holds at 0 and d does not",
+                      "stratified negation (docs/language.md) s holds at 0 and d does not",
     "laser_py:test31": "the transcribed stream has no <p*2> atoms, so the expected h(b,a) cannot follow from "
                        "it (Laser reads the quoted predicate name differently)",
     **{f"laser_py:test{n}": _TUPLES for n in (12, 13, 17, 18, 19, 20, 21, 22)},

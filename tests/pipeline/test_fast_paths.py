@@ -44,7 +44,7 @@ def test_interning_fact_strings_agrees_with_the_grammar(texts):
     ids of the facts the grammar reads, or the same error."""
     stage = Reasoner(check_text("p(a) .")).ontology
     for text in texts + texts:
-        expected = outcome(lambda x: stage._intern(parse_fact_with_grammar(x)), text)
+        expected = outcome(lambda x: stage.intern(parse_fact_with_grammar(x)), text)
         assert outcome(lambda x: intern_input(stage, x), text) == expected, text
 
 
