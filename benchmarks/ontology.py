@@ -3,7 +3,7 @@
 1. Background materialisation, input triples/s, on the LUBM-like generator (lubm_like.py): dotr's
    RDFS and OWL 2 RL without equality, against owlrl (RDFS; OWL 2 RL), maplib (RDFS) and
    reasonable (OWL 2 RL), where they are installed (``pip install -e '.[bench]'``).
-   dotr runs on the native engine (``rules.fact_table``), as the ontological stage does.
+   dotr runs on the native engine (``rules.engine.fact_table``), as the ontological stage does.
 2. Per-time-point latency (median, p99) of 1-triple and 1,000-triple input graphs over the
    100k background, with 10 extra Datalog rules and 10 event queries, for the stage on the native
    engine and on the dict engine (``native=False``), the same graphs one after the other.
@@ -37,10 +37,10 @@ from rdflib import Literal, URIRef  # noqa: E402
 from benchmarks.lubm_like import EX, triples  # noqa: E402
 from ontology.materialise import Materialiser  # noqa: E402
 from ontology.stage import OntologicalStage, profile_rules  # noqa: E402
-from rules.store import INF  # noqa: E402
+from rules.engine.store import INF  # noqa: E402
 from rules import check_text  # noqa: E402
-from rules.ir import Iri  # noqa: E402
-from rules.terms import TermDictionary  # noqa: E402
+from rules.lang.ir import Iri  # noqa: E402
+from rules.engine.terms import TermDictionary  # noqa: E402
 
 SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
 
@@ -204,7 +204,7 @@ def bench_latency(n: int, graph_sizes=(1, 1000), points: int = 300) -> list[dict
 def recompute(facts, rules, dictionary, engine: str = "set-at-a-time") -> int:
     """The closure of ``facts`` (``(relation, ids)``, interned with ``dictionary``) from scratch:
     what a reasoner that recomputes at each time point does (it keeps its term dictionary).
-    ``engine``: ``set-at-a-time`` (rules.columnar), ``native`` (the compiled store and plans) or
+    ``engine``: ``set-at-a-time`` (rules.engine.columnar), ``native`` (the compiled store and plans) or
     ``fact-by-fact`` (the dict store's plans alone)."""
     if engine == "native":
         m = Materialiser(rules, dictionary, native=True)

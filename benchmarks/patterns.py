@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rdflib import Literal, URIRef  # noqa: E402
 
 from ontology import OntologicalStage  # noqa: E402
-from rules.terms import format_term  # noqa: E402
+from rules.engine.terms import format_term  # noqa: E402
 from rules import check_text  # noqa: E402
 from temporal.patterns import PatternEngine  # noqa: E402
 from pipeline.embedded import Reasoner  # noqa: E402

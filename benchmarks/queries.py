@@ -43,10 +43,10 @@ from ontology.events import compile_select  # noqa: E402
 from ontology.materialise import Materialiser  # noqa: E402
 from pipeline.embedded import Reasoner  # noqa: E402
 from rules import check_text, ir, parse  # noqa: E402
-from rules.epsparql import parse_epsparql  # noqa: E402
-from rules.ir import Iri  # noqa: E402
-from rules.store import INF, Store  # noqa: E402
-from rules.terms import TermDictionary  # noqa: E402
+from rules.lang.queries.epsparql import parse_epsparql  # noqa: E402
+from rules.lang.ir import Iri  # noqa: E402
+from rules.engine.store import INF, Store  # noqa: E402
+from rules.engine.terms import TermDictionary  # noqa: E402
 from ontology.csparql import CSparqlEngine  # noqa: E402
 from temporal.epsparql import EpSparqlEngine  # noqa: E402
 from tests.temporal.epsparql_reference import Reference  # noqa: E402

@@ -15,7 +15,7 @@ from typing import Iterator
 import rdflib
 from rdflib.util import guess_format
 
-from rules.errors import DotrError
+from rules.lang.errors import DotrError
 
 _FORMATS = {".ttl": "turtle", ".nt": "nt", ".nq": "nquads", ".trig": "trig", ".rdf": "xml", ".xml": "xml",
             ".jsonld": "json-ld", ".json": "json-ld", ".n3": "n3", ".owx": "owl"}

@@ -12,9 +12,9 @@ from __future__ import annotations
 from rdflib import Literal as RdfLiteral, URIRef
 from rdflib.term import Node
 
-from rules.ir import RDF_TYPE, XSD, Atom, Iri, Literal, Name, Num
-from rules.sparql import BNODE_PREFIX, rdf_term
-from rules.terms import TermDictionary
+from rules.lang.ir import RDF_TYPE, XSD, Atom, Iri, Literal, Name, Num
+from rules.lang.queries.sparql import BNODE_PREFIX, rdf_term
+from rules.engine.terms import TermDictionary
 
 
 

@@ -26,7 +26,7 @@ and are gone (including at the first τ whose window is empty).
 ... query Where := register compute every 1 as select ?x ?z
 ...     from stream :positions [range 10 step 1] where { ?x :isIn ?z } .''')
 >>> engine = CSparqlEngine(checked)
->>> from rules.ir import Atom, Iri
+>>> from rules.lang.ir import Atom, Iri
 >>> ex = lambda n: Iri("http://ex.org/" + n)
 >>> isin = lambda a, b: Atom(ex("isIn"), (ex(a), ex(b)))
 >>> out = engine.step(1, {"http://ex.org/positions": [isin("A", "B")]})
@@ -54,11 +54,11 @@ from ontology.events import compile_pattern
 from ontology.materialise import Materialiser
 from ontology.stage import stage_rules
 from rules import TimeOrderError, ir
-from rules.csparql import CSparqlQuery, StreamWindow, is_csparql, parse_csparql, translate
-from rules.errors import RuleError
-from rules.loader import CheckResult
-from rules.store import INF, Store
-from rules.terms import TermDictionary, format_term
+from rules.lang.queries.csparql import CSparqlQuery, StreamWindow, is_csparql, parse_csparql, translate
+from rules.lang.errors import RuleError
+from rules.lang.loader import CheckResult
+from rules.engine.store import INF, Store
+from rules.engine.terms import TermDictionary, format_term
 
 #: the expiry of a triple in a count window: it holds until it is retracted (DRed)
 HELD = INF - 1

@@ -1,13 +1,13 @@
 """Event queries: SPARQL SELECT (parsed by rdflib) and rule bodies, compiled onto the store.
 
 rdflib parses the query and builds its algebra; the algebra is then compiled into operators that
-run on int ids: each basic graph pattern becomes join plans (``rules.plan``) with its simple
+run on int ids: each basic graph pattern becomes join plans (``rules.engine.plan``) with its simple
 filters pushed in, started at run time from its most selective triple pattern; OPTIONAL, UNION,
 BIND, VALUES, FILTER, DISTINCT, GROUP BY with aggregates and joins work on solutions (dicts
 variable -> id). rdflib's own evaluator is never used.
 
 >>> from rules import parse
->>> from rules.terms import TermDictionary
+>>> from rules.engine.terms import TermDictionary
 >>> from ontology.materialise import Materialiser
 >>> from ontology.convert import triple_fact
 >>> from rdflib import URIRef, Literal
@@ -32,13 +32,13 @@ from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from rules import ir
-from rules.errors import RuleError
-from rules.plan import compile_rule
-from rules.sparql import parse_select
-from rules.sparql_expr import (IriValue, Solution, Undefined, UnsupportedQuery, compile_expr as _compile_expr,
+from rules.lang.errors import RuleError
+from rules.engine.plan import compile_rule
+from rules.lang.queries.sparql import parse_select
+from rules.engine.sparql_expr import (IriValue, Solution, Undefined, UnsupportedQuery, compile_expr as _compile_expr,
                                holds as _holds, unsupported as _unsupported)
-from rules.store import Store
-from rules.terms import TermDictionary
+from rules.engine.store import Store
+from rules.engine.terms import TermDictionary
 
 from .convert import from_rdflib
 
@@ -377,7 +377,7 @@ def compile_pattern(algebra, d: TermDictionary, span=None):
 
 
 def _vars(comparison: ir.Comparison):
-    from rules.validate import expr_vars
+    from rules.lang.validate import expr_vars
     return [*expr_vars(comparison.left), *expr_vars(comparison.right)]
 
 
@@ -444,7 +444,7 @@ class CompiledSelect:
 def compile_select(text: ir.SparqlText, prefixes: dict[str, str], d: TermDictionary) -> CompiledSelect:
     """Compile a SPARQL SELECT (e.g. an EP-SPARQL query's group, ``temporal.epsparql``) onto the store.
 
-    >>> from rules.store import Store
+    >>> from rules.engine.store import Store
     >>> d = TermDictionary(); store = Store()
     >>> p, a = d.intern(ir.Iri("http://ex.org/p")), d.intern(ir.Name("a"))
     >>> _ = store.add((p, 2), (a, d.number(3)), 10)

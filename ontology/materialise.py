@@ -12,7 +12,7 @@ point only.
 
 Transitive steps. A rule ``A[C := D] :- A, S(C, D)`` (or ``S(D, C)``) over a relation S that the
 program closes with ``S(X, Z) :- S(X, Y), S(Y, Z)`` moves one term of A one step along S
-(``rules.analysis.transitive_steps``): RDFS's rdfs9, ``rdf:type(X, D) :- rdfs:subClassOf(C, D),
+(``rules.lang.analysis.transitive_steps``): RDFS's rdfs9, ``rdf:type(X, D) :- rdfs:subClassOf(C, D),
 rdf:type(X, C)``, and rdfs7, ``Q(X, Y) :- rdfs:subPropertyOf(P, Q), P(X, Y)``. Fed back a fact it
 has just concluded, such a rule only derives again what it derived from that fact's premise:
 rdf:type(x, C1), concluded from rdf:type(x, C0) and C0 below C1, gives rdf:type(x, C2) for each C2
@@ -43,8 +43,8 @@ transitivity rule is what is needed (tests/ontology/test_steps.py: schema facts 
 raises by other rules, retraction).
 
 >>> from rules import parse
->>> from rules.terms import TermDictionary
->>> from rules.ir import Name
+>>> from rules.engine.terms import TermDictionary
+>>> from rules.lang.ir import Name
 >>> d = TermDictionary()
 >>> m = Materialiser(parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules, d)
 >>> edge, path = m.relation("edge", 2), m.relation("path", 2)
@@ -69,15 +69,15 @@ from typing import Callable, Iterable
 import networkx as nx
 
 from rules import ir
-from rules.analysis import dependency_graph, pred_key, stratify
-from rules.analysis import transitive_steps as find_transitive_steps
-from rules.terms import TermDictionary
+from rules.lang.analysis import dependency_graph, pred_key, stratify
+from rules.lang.analysis import transitive_steps as find_transitive_steps
+from rules.engine.terms import TermDictionary
 
-from rules.columnar import ColumnarRules, Unsupported
-from rules.fact_table import NativeStore
-from rules.native_plans import NativeRules
-from rules.plan import CompiledRule, compile_rule, evaluate_full
-from rules.store import INF, RelKey, Store
+from rules.engine.columnar import ColumnarRules, Unsupported
+from rules.engine.fact_table import NativeStore
+from rules.engine.native_plans import NativeRules
+from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
+from rules.engine.store import INF, RelKey, Store
 
 FactItem = tuple  # (relation, fact tuple, expiry)
 BULK_THRESHOLD = 2000
@@ -106,8 +106,8 @@ class Materialiser:
     without windows). ``add`` inserts explicit facts with an expiry, ``advance(t)`` drops what
     expired before t, ``retract`` removes explicit facts (DRed), ``evaluate_local(t)`` evaluates
     the rules that sit downstream of a negation, for time point t only. ``native=True``: the facts
-    in a ``rules.fact_table.NativeStore`` and the maintained rules run by compiled plans
-    (``rules.native_plans``), with the same result; C-SPARQL windows are maintained so."""
+    in a ``rules.engine.fact_table.NativeStore`` and the maintained rules run by compiled plans
+    (``rules.engine.native_plans``), with the same result; C-SPARQL windows are maintained so."""
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | NativeStore | None = None,
                  bulk_threshold: int | None = BULK_THRESHOLD, transitive_steps: bool = True, native: bool = False):
@@ -140,12 +140,12 @@ class Materialiser:
         #: ``transitive_steps=False``
         self._steps = [self.incremental[i].seeded[at] for i, at in find_transitive_steps(incremental_rules).items()
                        ] if transitive_steps else []
-        #: batches of at least this many facts are closed set-at-a-time (rules.columnar) when they
+        #: batches of at least this many facts are closed set-at-a-time (rules.engine.columnar) when they
         #: are a large enough share of the store (which is read into arrays): BULK_SHARE,
         #: BULK_SHARE_TAGGED; None: always fact by fact
         self.bulk_threshold = bulk_threshold
         self._bulk: ColumnarRules | None = None
-        #: the compiled plans over a native store (rules.native_plans), which replace the
+        #: the compiled plans over a native store (rules.engine.native_plans), which replace the
         #: set-at-a-time paths and the transitive steps
         self._incremental_rules = incremental_rules
         self._rederivers: list[tuple[RelKey | None, Callable]] | None = None  # see _rederive
@@ -224,7 +224,7 @@ class Materialiser:
 
     def _bulk_add_tagged(self, items: list[FactItem]) -> int:
         """``add`` for a large batch with expiry tags: the max-min fixpoint set-at-a-time
-        (rules.columnar), then the facts that are new or rose are stored."""
+        (rules.engine.columnar), then the facts that are new or rose are stored."""
         with _no_gc():
             self._add_explicit(items)
             batch: dict[RelKey, list[tuple]] = defaultdict(list)
@@ -241,7 +241,7 @@ class Materialiser:
 
     def _bulk_add(self, items: list[FactItem]) -> int:
         """``add`` for facts that never expire into a store where nothing expires: the closure is
-        computed set-at-a-time (rules.columnar) and stored."""
+        computed set-at-a-time (rules.engine.columnar) and stored."""
         with _no_gc():
             batch: dict[RelKey, list[tuple]] = defaultdict(list)
             for rel, fact, _ in items:
@@ -268,7 +268,7 @@ class Materialiser:
         per-time-point rules (:meth:`evaluate_local`).
 
         >>> from rules import parse
-        >>> from rules.terms import TermDictionary
+        >>> from rules.engine.terms import TermDictionary
         >>> d = TermDictionary()
         >>> rules = parse("q(X) :- p(X).").rules
         >>> m = Materialiser(rules, d)

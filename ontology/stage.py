@@ -29,14 +29,14 @@ from typing import Iterable
 from rdflib.term import Node
 
 from rules import check, ir
-from rules.loader import CheckResult
-from rules.terms import FIRST_INT_ID, TermDictionary, format_fact
+from rules.lang.loader import CheckResult
+from rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 
 from .background import load_triples
 from .convert import intern_fact
 from .events import CompiledEvent, compile_event
 from .materialise import Materialiser
-from rules.store import INF
+from rules.engine.store import INF
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 
@@ -74,7 +74,7 @@ class OntologicalStage:
     def __init__(self, checked: CheckResult, background: Iterable[Fact] = (),
                  dictionary: TermDictionary | None = None, load: bool = True, freeze_gc: bool = True,
                  native: bool = True):
-        """``native``: the facts in the compiled store (``rules.fact_table``), maintained by
+        """``native``: the facts in the compiled store (``rules.engine.fact_table``), maintained by
         compiled plans; False keeps them in Python dicts (the same results, slower)."""
         checked.raise_for_errors()
         self.program = checked.program

@@ -11,7 +11,7 @@ import sys
 from typing import Sequence
 
 from rules import check, format_diagnostic
-from rules.loader import CheckResult
+from rules.lang.loader import CheckResult
 
 
 def _summary(path: str, result: CheckResult) -> str:

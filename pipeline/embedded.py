@@ -25,15 +25,15 @@ from rdflib.plugins.serializers.nt import _quoteLiteral
 
 from ontology import OntologicalStage
 from ontology.background import load_triples
-from rules.terms import format_fact
+from rules.engine.terms import format_fact
 from rules import DotrError, InputError, TimeOrderError, check, ir
-from rules.loader import CheckResult
-from rules.parser import parse
-from rules.store import INF
+from rules.lang.loader import CheckResult
+from rules.lang.parser import KEYWORDS, parse
+from rules.engine.store import INF
 from ontology.csparql import CSparqlEngine
 from ontology.events import compile_select
-from rules.csparql import is_csparql
-from rules.epsparql import is_epsparql
+from rules.lang.queries.csparql import is_csparql
+from rules.lang.queries.epsparql import is_epsparql
 from temporal.epsparql import EpSparqlEngine
 from temporal.keys import EventPartition, partition_keys
 from temporal.lars import LarsEngine
@@ -124,7 +124,7 @@ _IRI = r"<[^<>\"{}|^`\\\s]+>"
 _NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][+\-]?\d+)?"
 _ARG = re.compile(rf"{_NAME}|{_IRI}|{_NUMBER}")
 _SIMPLE_FACT = re.compile(rf"({_NAME}|{_IRI})(?:\(((?:{_NAME}|{_IRI}|{_NUMBER})(?:,(?:{_NAME}|{_IRI}|{_NUMBER}))*)\))?")
-_KEYWORDS = frozenset(re.findall(r'"([a-z]+)"', (Path(__file__).parents[1] / "rules" / "grammar.lark").read_text()))
+
 
 
 def _simple_term(text: str) -> ir.Term:
@@ -147,7 +147,7 @@ def parse_fact(text: str) -> ir.Atom:
         pred, args = simple.groups()
         terms = [_simple_term(a) for a in _ARG.findall(args)] if args else []
         head = _simple_term(pred)
-        if not any(isinstance(x, ir.Name) and x.value in _KEYWORDS for x in [head, *terms]):
+        if not any(isinstance(x, ir.Name) and x.value in KEYWORDS for x in [head, *terms]):
             if isinstance(head, ir.Iri) and len(terms) == 1:  # a class membership: an rdf:type triple
                 return ir.Atom(ir.Iri(ir.RDF_TYPE), (terms[0], head))
             return ir.Atom(head, tuple(terms))
@@ -182,7 +182,7 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
             i = cache.get(token)
             if i is None:
                 term = _simple_term(token)
-                if isinstance(term, ir.Name) and term.value in _KEYWORDS:
+                if isinstance(term, ir.Name) and term.value in KEYWORDS:
                     return stage.intern(parse_fact(text))
                 i = cache[token] = stage.dictionary.intern(term)
             ids.append(i)

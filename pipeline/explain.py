@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Iterator
 
 from rules import ir
-from rules.builtins import arith, compare
-from rules.printer import format_rule
-from rules.store import INF, Store
-from rules.terms import format_fact, format_term
+from rules.engine.builtins import arith, compare
+from rules.lang.printer import format_rule
+from rules.engine.store import INF, Store
+from rules.engine.terms import format_fact, format_term
 
 from .embedded import Reasoner, parse_fact
 

@@ -49,7 +49,7 @@ from urllib.parse import urlparse
 from ontology import OntologicalStage
 from ontology.background import load_triples
 from rules import DotrError, check
-from rules.loader import CheckResult
+from rules.lang.loader import CheckResult
 
 from temporal.keys import EventPartition
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pickle
 from typing import Callable
 
-from rules.terms import FIRST_INT_ID, TermDictionary
+from rules.engine.terms import FIRST_INT_ID, TermDictionary
 
 from .embedded import Enriched
 

@@ -1,4 +1,7 @@
-"""dotr's rule language: grammar, parser, IR, validation, analysis, printer, term dictionary.
+"""dotr's rules: the language front end (``rules.lang``: grammar, parser, IR, validation,
+analysis, printer, loader, diagnostics, and ``rules.lang.queries`` for SPARQL, EP-SPARQL and
+C-SPARQL) and the evaluation core both stages run on (``rules.engine``: term dictionary,
+builtins, the dict and native fact stores, join plans, columnar closure, SPARQL expressions).
 
 >>> from rules import check_text
 >>> result = check_text("alarm(R) :- [10] <> smoke(R), [10] [] hot(R).")
@@ -6,18 +9,19 @@
 (True, 1)
 """
 
-from .analysis import Analysis, analyse
-from .errors import (CODES, Diagnostic, DotrError, InputError, RuleError, RuleSyntaxError, TimeOrderError,
+from .lang.analysis import Analysis, analyse
+from .lang.errors import (CODES, Diagnostic, DotrError, InputError, RuleError, RuleSyntaxError, TimeOrderError,
                      format_diagnostic)
-from .loader import CheckResult, check, check_text, load
-from .parser import parse, parse_with_diagnostics
-from .printer import format_program, format_rule
-from .terms import TermDictionary
-from .validate import validate
+from .lang.loader import CheckResult, check, check_text, load
+from .lang.parser import parse, parse_with_diagnostics
+from .lang.printer import format_program, format_rule
+from .engine.terms import TermDictionary
+from .lang import ir
+from .lang.validate import validate
 
 __all__ = [
     "Analysis", "analyse", "CODES", "Diagnostic", "DotrError", "InputError", "RuleError", "RuleSyntaxError",
     "TimeOrderError",
     "format_diagnostic", "CheckResult", "check", "check_text", "load", "parse",
-    "parse_with_diagnostics", "format_program", "format_rule", "TermDictionary", "validate",
+    "parse_with_diagnostics", "format_program", "format_rule", "TermDictionary", "validate", "ir",
 ]

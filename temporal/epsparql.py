@@ -17,7 +17,7 @@ its end time. CONSTRUCT results come back as triples to feed into the stream at 
 point (``step_again``), carrying their start time.
 
 >>> from rules import parse, ir
->>> from rules.store import Store
+>>> from rules.engine.store import Store
 >>> from ontology.events import compile_select
 >>> prog = parse('''@prefix : <http://ex.org/> .
 ... query Up := select ?c ?p1 ?p2 where { ?c :price ?p1 } seq { ?c :price ?p2 }
@@ -44,12 +44,12 @@ from rdflib import BNode, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from rules import TimeOrderError, ir
-from rules.epsparql import (DEFAULT_HORIZON, DURATION, END, START, Bind, Combine, EpQuery, Filter, Group,
+from rules.lang.queries.epsparql import (DEFAULT_HORIZON, DURATION, END, START, Bind, Combine, EpQuery, Filter, Group,
                             is_epsparql, parse_epsparql)
-from rules.errors import RuleError
-from rules.sparql import parse_select, rdf_term
-from rules.sparql_expr import IriValue, Undefined, compile_expr, holds
-from rules.terms import TermDictionary, format_term
+from rules.lang.errors import RuleError
+from rules.lang.queries.sparql import parse_select, rdf_term
+from rules.engine.sparql_expr import IriValue, Undefined, compile_expr, holds
+from rules.engine.terms import TermDictionary, format_term
 
 Mapping = dict  # variable name -> term id
 Sol = tuple  # (mapping, start, end); a mapping is never changed once built
@@ -61,7 +61,7 @@ class QueryOutput:
 
     ``answers``: per SELECT query, its solutions that end at t (variable name without ``?`` ->
     canonical term text), with ``intervals`` beside them; ``graphs``: per CONSTRUCT solution ending
-    at t, its triples as dotr terms (``rules.ir`` Iri, Literal, Num, Name), the query in
+    at t, its triples as dotr terms (``rules.lang.ir`` Iri, Literal, Num, Name), the query in
     ``graph_queries``; ``feedback``: the constructed triples not yet fed back at t, as int facts
     ``((p, 2), (s, o))`` ready for ``OntologicalStage.process(t, feedback)``."""
 

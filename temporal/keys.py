@@ -27,7 +27,7 @@ from __future__ import annotations
 import zlib
 
 from rules import ir
-from rules.terms import TermDictionary, format_term
+from rules.engine.terms import TermDictionary, format_term
 
 
 def partition_keys(program: ir.Program) -> dict[str, int] | None:

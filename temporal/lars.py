@@ -36,10 +36,10 @@ from typing import Iterable
 import networkx as nx
 
 from rules import TimeOrderError, ir
-from rules.analysis import stratify
-from rules.plan import CompiledRule, compile_rule, evaluate_full
-from rules.store import INF, RelKey, Store
-from rules.terms import TermDictionary, format_fact
+from rules.lang.analysis import stratify
+from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
+from rules.engine.store import INF, RelKey, Store
+from rules.engine.terms import TermDictionary, format_fact
 
 FactItem = tuple  # (relation, fact tuple, expiry)
 

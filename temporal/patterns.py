@@ -41,10 +41,10 @@ import networkx as nx
 from rdflib import BNode, Variable as RdfVariable
 
 from rules import TimeOrderError, ir
-from rules.builtins import arith, compare
-from rules.ir import UNIT_MS
-from rules.sparql import parse_template, rdf_term
-from rules.terms import TermDictionary, format_term
+from rules.engine.builtins import arith, compare
+from rules.lang.ir import UNIT_MS
+from rules.lang.queries.sparql import parse_template, rdf_term
+from rules.engine.terms import TermDictionary, format_term
 
 INF = 1 << 62
 _NO_EVENTS: tuple = ((), ())

@@ -4,7 +4,7 @@ Cases this project deliberately differs on are marked with the reason (DIFFERS).
 import pytest
 
 from rules import check_text, ir, parse
-from rules.terms import format_fact
+from rules.engine.terms import format_fact
 from temporal.lars import LarsEngine
 from tests.conformance.translate import ares_cases, laser_py_cases, laserpp_cases, ticker_cases
 

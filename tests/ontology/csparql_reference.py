@@ -21,9 +21,9 @@ from rdflib.plugins.sparql.parser import parseQuery
 from ontology.convert import from_rdflib, to_rdflib, intern_fact
 from ontology.stage import stage_rules
 from rules import ir
-from rules.csparql import CSparqlQuery, is_csparql, parse_csparql
-from rules.loader import CheckResult
-from rules.terms import TermDictionary, format_term
+from rules.lang.queries.csparql import CSparqlQuery, is_csparql, parse_csparql
+from rules.lang.loader import CheckResult
+from rules.engine.terms import TermDictionary, format_term
 from tests.ontology.reference import closure
 
 Element = tuple  # (t, stream IRI or None, fact)

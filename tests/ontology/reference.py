@@ -7,9 +7,9 @@ fixpoint, stratum by stratum for negation. Obviously correct, slow, for the diff
 from __future__ import annotations
 
 from rules import ir
-from rules.analysis import dependency_graph, pred_key, stratify
-from rules.builtins import arith, compare
-from rules.terms import TermDictionary
+from rules.lang.analysis import dependency_graph, pred_key, stratify
+from rules.engine.builtins import arith, compare
+from rules.engine.terms import TermDictionary
 
 
 def _value(term, theta, d: TermDictionary):

@@ -1,4 +1,4 @@
-"""The set-at-a-time paths (rules.columnar) give exactly the per-fact engine's store, on random
+"""The set-at-a-time paths (rules.engine.columnar) give exactly the per-fact engine's store, on random
 programs over triples (variable predicates, schema-like recursion, comparisons) and random graphs:
 background loading, and batches with expiry tags (the max-min fixpoint) while streaming."""
 
@@ -13,9 +13,9 @@ from ontology import materialise
 from ontology.materialise import Materialiser
 from ontology.stage import profile_rules
 from rules import ir, parse
-from rules.columnar import ColumnarRules, Unsupported
-from rules.store import INF
-from rules.terms import TermDictionary
+from rules.engine.columnar import ColumnarRules, Unsupported
+from rules.engine.store import INF
+from rules.engine.terms import TermDictionary
 
 EX = "http://ex.org/"
 PREDS = [":p", ":q", ":r", ":sp"]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from rdflib import Literal, URIRef
 
 from rules import check_text, ir
-from rules.terms import format_term
+from rules.engine.terms import format_term
 from ontology.csparql import CSparqlEngine
 from tests.ontology.csparql_reference import CSparqlReference, _order
 

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from ontology import materialise
 from ontology.materialise import Materialiser
-from rules.store import INF
+from rules.engine.store import INF
 from rules import ir, parse
-from rules.terms import TermDictionary
+from rules.engine.terms import TermDictionary
 from tests.ontology.reference import closure
 
 BINARY = ["p", "q", "r", "s"]
@@ -68,8 +68,8 @@ def _rel_fact(d, pred, args):
 
 
 def run_differential(program_text, background, stream, set_at_a_time=False, native=False):
-    """``set_at_a_time``: every batch through the columnar path (rules.columnar); ``native``: the
-    compiled store and plans (rules.native_plans)."""
+    """``set_at_a_time``: every batch through the columnar path (rules.engine.columnar); ``native``: the
+    compiled store and plans (rules.engine.native_plans)."""
     program = parse(program_text)
     d = TermDictionary()
     m = Materialiser(program.rules, d, bulk_threshold=0 if set_at_a_time else materialise.BULK_THRESHOLD,

@@ -1,5 +1,5 @@
-"""The compiled store and plans (``Materialiser(native=True)``: rules.fact_table,
-rules.native_plans) keep exactly the store of the dict engine, expiries and explicit facts
+"""The compiled store and plans (``Materialiser(native=True)``: rules.engine.fact_table,
+rules.engine.native_plans) keep exactly the store of the dict engine, expiries and explicit facts
 included: on random programs over triples (variable predicates, comparisons, assignments,
 recursion) and random streams with retraction and restore, and on the built-in profiles."""
 
@@ -13,9 +13,9 @@ from benchmarks.lubm_like import triples
 from ontology.materialise import Materialiser
 from ontology.stage import profile_rules
 from rules import ir, parse
-from rules.native_plans import NativeUnsupported, compile_plans
-from rules.store import INF
-from rules.terms import TermDictionary
+from rules.engine.native_plans import NativeUnsupported, compile_plans
+from rules.engine.store import INF
+from rules.engine.terms import TermDictionary
 from tests.ontology.reference import closure
 from tests.ontology.test_columnar import EX, _facts, _state, other, recursion, rules_, triple
 

@@ -33,9 +33,9 @@ import rdflib
 
 from ontology.stage import stage_rules
 from rules import ir
-from rules.analysis import dependency_graph, pred_key
-from rules.loader import CheckResult
-from rules.terms import TermDictionary, format_term
+from rules.lang.analysis import dependency_graph, pred_key
+from rules.lang.loader import CheckResult
+from rules.engine.terms import TermDictionary, format_term
 from tests.ontology import reference as onto
 from tests.temporal.pattern_reference import PatternReference
 from tests.temporal.reference import Reference as LarsReference

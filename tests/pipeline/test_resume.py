@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from pipeline.embedded import Reasoner
 from rules import check_text
-from rules.errors import DotrError
+from rules.lang.errors import DotrError
 from tests.temporal import test_lars, test_patterns
 
 

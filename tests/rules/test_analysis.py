@@ -1,7 +1,7 @@
 """Stage split, strata and the term dictionary."""
 
 from rules import check_text, ir
-from rules.terms import TermDictionary
+from rules.engine.terms import TermDictionary
 
 
 def heads(rules):

@@ -1,4 +1,4 @@
-"""The compiled fact store (rules.fact_table) holds what the dict store holds: the same facts and
+"""The compiled fact store (rules.engine.fact_table) holds what the dict store holds: the same facts and
 expiries, the same index contents, the same facts dropped at each time, for random sequences of
 operations; its views read like the dict store's dicts."""
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules import fact_table, native_plans
-from rules.fact_table import NativeStore
-from rules.store import INF, UNUSED_INDEX_SLACK, Store
+from rules.engine import fact_table, native_plans
+from rules.engine.fact_table import NativeStore
+from rules.engine.store import INF, UNUSED_INDEX_SLACK, Store
 
 RELS = [(7, 2), (8, 2), (9, 1), (10, 3), (11, 0)]
 VALUES = [1, 2, 3, 1 << 60, -5]  # small ids, an integer's id (INT_OFFSET + v), a negative number

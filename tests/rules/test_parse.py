@@ -7,7 +7,7 @@ import pytest
 
 from rules import check, format_program, parse
 from rules import ir
-from rules.parser import _Builder, _lark, parse_with_diagnostics
+from rules.lang.parser import _Builder, _lark, parse_with_diagnostics
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = sorted((ROOT / "tests/rules/corpus/valid").glob("*.dotr")) + sorted((ROOT / "examples").glob("*/rules.dotr"))

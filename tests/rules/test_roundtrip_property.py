@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rules import format_program, ir, parse
-from rules.parser import _Builder, _lark
+from rules.lang.parser import _Builder, _lark
 
 _KEYWORDS = {"not", "diamond", "box", "mod", "event", "pattern", "query", "and", "from", "each", "last",
              "first", "within", "between", "where", "construct", "with", "emit", "consuming", "as", "avg",

@@ -20,9 +20,9 @@ A SELECT solution is reported at its end time b.
 
 from __future__ import annotations
 
-from rules.epsparql import DURATION, END, START, Bind, Combine, EpQuery, Filter, Group
-from rules.sparql_expr import IriValue, Undefined, compile_expr, holds
-from rules.terms import TermDictionary
+from rules.lang.queries.epsparql import DURATION, END, START, Bind, Combine, EpQuery, Filter, Group
+from rules.engine.sparql_expr import IriValue, Undefined, compile_expr, holds
+from rules.engine.terms import TermDictionary
 
 from temporal.epsparql import _algebra, _find
 

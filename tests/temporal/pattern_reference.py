@@ -11,8 +11,8 @@ events used by a match are not used by later matches of the same pattern.
 from __future__ import annotations
 
 from rules import ir
-from rules.builtins import arith, compare
-from rules.ir import UNIT_MS
+from rules.engine.builtins import arith, compare
+from rules.lang.ir import UNIT_MS
 
 
 def _dur(scope) -> int:

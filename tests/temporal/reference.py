@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from rules import ir
-from rules.analysis import dependency_graph, pred_key, stratify
-from rules.builtins import arith, compare
+from rules.lang.analysis import dependency_graph, pred_key, stratify
+from rules.engine.builtins import arith, compare
 from tests.ontology.reference import _vars
 
 INF = float("inf")

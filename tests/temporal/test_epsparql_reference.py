@@ -9,9 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 from ontology.events import compile_select
 from rules import ir, parse
-from rules.epsparql import parse_epsparql
-from rules.store import Store
-from rules.terms import TermDictionary, format_term
+from rules.lang.queries.epsparql import parse_epsparql
+from rules.engine.store import Store
+from rules.engine.terms import TermDictionary, format_term
 from temporal.epsparql import EpSparqlEngine
 
 from .epsparql_reference import Reference

@@ -8,7 +8,7 @@ from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
 
 from rules import check_text, ir, parse
-from rules.terms import TermDictionary, format_fact
+from rules.engine.terms import TermDictionary, format_fact
 from temporal.lars import LarsEngine
 from tests.temporal.reference import Reference
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from rules import check_text, ir
-from rules.terms import TermDictionary
+from rules.engine.terms import TermDictionary
 from temporal.keys import EventPartition, partition_keys
 from temporal.patterns import PatternEngine
 from tests.temporal.pattern_reference import PatternReference

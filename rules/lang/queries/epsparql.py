@@ -7,7 +7,7 @@ so errors point into the ``.dotr`` file. A block that contains only blocks, oper
 BINDs combines its blocks over time; a block with triple patterns is a group, matched on one time
 point's knowledge (``temporal.epsparql`` evaluates the tree; docs/language.md "Queries").
 
->>> from rules.ir import SparqlText
+>>> from rules.lang.ir import SparqlText
 >>> q, diags = parse_epsparql("Drop", SparqlText('''select ?c where { ?c :price ?p1 } seq
 ...     { ?c :price ?p2 } filter(?p2 < ?p1 * 0.7 && getDURATION() < 30)'''), {"": "http://ex.org/"})
 >>> diags, q.horizon, len(q.groups)
@@ -25,8 +25,8 @@ from decimal import Decimal
 
 from rdflib import BNode, Variable
 
-from .errors import Diagnostic
-from .ir import UNIT_MS, SparqlText, Span
+from ..errors import Diagnostic
+from ..ir import UNIT_MS, SparqlText, Span
 from .sparql import parse_select, parse_template
 
 #: EP-SPARQL operators (lower case) and the paper's algebra names

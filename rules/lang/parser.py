@@ -1,4 +1,4 @@
-"""Parse rule-language text into the IR (:mod:`rules.ir`).
+"""Parse rule-language text into the IR (:mod:`rules.lang.ir`).
 
 The grammar is ``grammar.lark`` (LALR, contextual lexer); a lark Transformer builds the IR while
 parsing, so no parse tree is kept. A syntax error does not stop the parse: the statement holding
@@ -55,9 +55,15 @@ SPARQL_TEXT = (
 )
 
 
+_GRAMMAR = Path(__file__).with_name("grammar.lark").read_text(encoding="utf-8")
+#: the grammar's keywords (``not``, ``from``, ``each``, ...): a fact with one as an argument is
+#: read through the grammar, not by the pipeline's fast path
+KEYWORDS = frozenset(re.findall(r'"([a-z]+)"', _GRAMMAR))
+
+
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    grammar = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
+    grammar = _GRAMMAR
     grammar += f"\nSPARQL_TEXT.4: /{SPARQL_TEXT}/\nBRACED: /{BRACED}/\n"
     return Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=False)
 
@@ -459,7 +465,7 @@ def parse(text: str, path: str = "<string>") -> ir.Program:
     >>> parse("q(X) :- p(X)", path="r.dotr")
     Traceback (most recent call last):
     ...
-    rules.errors.RuleSyntaxError: r.dotr:1:13: error[E001]: unexpected end of input; expected ...
+    rules.lang.errors.RuleSyntaxError: r.dotr:1:13: error[E001]: unexpected end of input; expected ...
     """
     program, diagnostics = parse_with_diagnostics(text, path)
     if diagnostics:

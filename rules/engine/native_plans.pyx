@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Join plans in compiled code over a ``NativeStore``, and the semi-naive max-min fixpoint.
 
-The plans are those of ``rules.plan`` (one per positive body atom as the seed, the other atoms
+The plans are those of ``rules.engine.plan`` (one per positive body atom as the seed, the other atoms
 joined in a greedy order through hash indexes, tests placed as soon as their variables are bound,
 a derivation's expiry the minimum of its premises'), described by C structs instead of generated
 Python. They cover positive atoms (constant or variable predicates) and ``=`` / ``!=`` between
@@ -17,11 +17,11 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_GET_ITEM
 
-from rules.fact_table cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
+from rules.engine.fact_table cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
                                F_EXP, DOTR_FREE, DOTR_ROW_MASK, DOTR_PREFETCH)
 
 from rules import ir
-from rules.printer import Printer, format_rule
+from rules.lang.printer import Printer, format_rule
 
 cdef enum:
     K_CONST = 0     # a term id
@@ -395,14 +395,14 @@ def compile_plans(rule: ir.Rule, d) -> list:
     :class:`NativeUnsupported` for a rule they do not cover.
 
     >>> from rules import parse
-    >>> from rules.terms import TermDictionary
+    >>> from rules.engine.terms import TermDictionary
     >>> rules = parse("q(X) :- p(X, Y), Y != X . hot(X) :- temp(X, V), V > 30 .").rules
     >>> [plan.text for plan in compile_plans(rules[0], TermDictionary())]
     ['q(X) :- p(X, Y), Y != X . seeded at p(X, Y)']
     >>> compile_plans(rules[1], TermDictionary())
     Traceback (most recent call last):
     ...
-    rules.native_plans.NativeUnsupported: the comparison >
+    rules.engine.native_plans.NativeUnsupported: the comparison >
     """
     _supported(rule)
     positives = [lit.atom for lit in rule.body if isinstance(lit, ir.AtomLiteral)]
@@ -485,12 +485,12 @@ cdef void _fill(Step *s, dict step):
 
 cdef class NativeRules:
     """The incremental rules of a materialiser over a :class:`NativeStore`: compiled plans where
-    they cover a rule, its Python plans (``rules.plan``, through the store's views) otherwise.
+    they cover a rule, its Python plans (``rules.engine.plan``, through the store's views) otherwise.
 
     >>> from rules import parse
-    >>> from rules.fact_table import NativeStore
-    >>> from rules.plan import compile_rule
-    >>> from rules.terms import TermDictionary
+    >>> from rules.engine.fact_table import NativeStore
+    >>> from rules.engine.plan import compile_rule
+    >>> from rules.engine.terms import TermDictionary
     >>> d, store = TermDictionary(), NativeStore()
     >>> rules = parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules
     >>> native = NativeRules(rules, [compile_rule(r.head, r.body, d) for r in rules], d)
@@ -514,8 +514,8 @@ cdef class NativeRules:
     cdef Out chosen             # scratch: the delta rows with a plan's constant (_filtered)
 
     def __init__(self, rules, compiled, d, steps=None):
-        """``rules`` (ir.Rule) and their ``rules.plan.CompiledRule`` s, in the same order;
-        ``steps``: the transitive steps among them (``rules.analysis.transitive_steps``)."""
+        """``rules`` (ir.Rule) and their ``rules.engine.plan.CompiledRule`` s, in the same order;
+        ``steps``: the transitive steps among them (``rules.lang.analysis.transitive_steps``)."""
         cdef Plan p
         self.by_rel, self.by_triple, self.py_by_rel, self.py_by_triple = {}, [], {}, []
         self.filtered = {}

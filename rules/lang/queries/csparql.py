@@ -7,7 +7,7 @@ clauses (``register ... compute every D as``, ``select|construct [rstream|istrea
 ``having``) is standard SPARQL and goes to rdflib's parser with the C-SPARQL clauses blanked out,
 so that every position still points into the rule file.
 
->>> from rules.ir import QueryDecl, SparqlText, Span
+>>> from rules.lang.ir import QueryDecl, SparqlText, Span
 >>> text = '''register compute every 1 s as select ?o (count(?v) as ?n)
 ...   from stream <http://ex.org/s1> [range 3 s step 1 s]
 ...   from stream <http://ex.org/s2> [triples 10]
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from math import gcd
 from typing import Any
 
-from .errors import Diagnostic
-from .ir import UNIT_MS, QueryDecl, SparqlText, Span
+from ..errors import Diagnostic
+from ..ir import UNIT_MS, QueryDecl, SparqlText, Span
 from .sparql import _translate
 
 STREAM_OPS = ("rstream", "istream", "dstream")

@@ -7,7 +7,7 @@ Used by the event queries (``ontology.events``) and the EP-SPARQL engine (``temp
 
 >>> from rdflib.plugins.sparql.parser import parseQuery
 >>> from rdflib.plugins.sparql.algebra import translateQuery
->>> from rules.terms import TermDictionary
+>>> from rules.engine.terms import TermDictionary
 >>> q = translateQuery(parseQuery("SELECT * WHERE { FILTER(?a * 2 > 5 && bound(?a)) }"))
 >>> d = TermDictionary()
 >>> test = compile_expr(q.algebra["p"]["p"].expr, d, None)
@@ -23,10 +23,10 @@ from typing import Callable
 from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
-from . import ir
+from rules.lang import ir
 from .builtins import arith, compare
-from .errors import Diagnostic, RuleError
-from .sparql import rdf_term
+from rules.lang.errors import Diagnostic, RuleError
+from rules.lang.queries.sparql import rdf_term
 from .terms import TermDictionary
 
 Solution = dict  # variable name -> term id

@@ -3,7 +3,7 @@
 Errors are returned as diagnostics whose positions point into the ``.dotr`` file, not into the
 SPARQL text:
 
->>> from rules.ir import SparqlText, Span
+>>> from rules.lang.ir import SparqlText, Span
 >>> text = SparqlText("select ?a where {\\n  ?a :p ?b ?c }", span=Span("r.dotr", 4, 20))
 >>> _, diags = parse_select(text, {"": "http://ex.org/"})
 >>> str(diags[0].span)
@@ -29,9 +29,8 @@ from rdflib import BNode, Literal as RdfLiteral, URIRef
 from rdflib.plugins.sparql.algebra import translateQuery
 from rdflib.plugins.sparql.parser import parseQuery
 
-from .errors import Diagnostic
-from .ir import Iri, Literal, SparqlText, Span
-from .terms import canonical
+from ..errors import Diagnostic
+from ..ir import Iri, Literal, SparqlText, Span, canonical
 
 #: blank nodes of RDF data become IRIs in this namespace (skolemised) so that they can be joined
 BNODE_PREFIX = "urn:dotr:bnode:"
@@ -108,14 +107,14 @@ def rdf_term(node):
 
 
 def query_reads(algebra) -> set:
-    """The predicate keys (rules.analysis.pred_key) the triple patterns of a translated query
+    """The predicate keys (rules.lang.analysis.pred_key) the triple patterns of a translated query
     read: ``ANY_TRIPLE`` for a variable predicate or a path, ``(rdf:type, 2)`` for a membership in
     a variable class."""
     from rdflib import RDF, URIRef
     from rdflib.plugins.sparql.parserutils import CompValue
 
-    from . import ir
-    from .analysis import ANY_TRIPLE
+    from .. import ir
+    from ..analysis import ANY_TRIPLE
 
     keys: set = set()
 

@@ -1,7 +1,7 @@
 """Set-at-a-time (columnar) semi-naive evaluation of positive Datalog rules with numpy, for large
 batches of facts: background loading (nothing expires), and large stream batches with expiry tags.
 
-The per-fact join plans (rules/plan.py) cost about a microsecond per derivation; a background of
+The per-fact join plans (rules/engine/plan.py) cost about a microsecond per derivation; a background of
 100,000 triples makes millions of derivations under RDFS. Here a relation is a sorted array of
 packed int64 keys (fact ``(a, b)`` is ``a * N + b``, N above every term id), a rule seeded with a
 delta joins whole columns (sort the smaller side, binary-search the larger, expand the matches),
@@ -21,9 +21,9 @@ between terms, ``X = term`` assignments. Anything else (value comparisons, arith
 raises :class:`Unsupported` when the rules are prepared, and the caller keeps the per-fact path.
 
 >>> from rules import parse
->>> from rules.terms import TermDictionary
->>> from rules.store import Store
->>> from rules.ir import Name
+>>> from rules.engine.terms import TermDictionary
+>>> from rules.engine.store import Store
+>>> from rules.lang.ir import Name
 >>> d = TermDictionary()
 >>> program = ColumnarRules(parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules, d)
 >>> edge, path = (d.intern(Name("edge")), 2), (d.intern(Name("path")), 2)
@@ -45,8 +45,8 @@ from typing import Iterable
 import numpy as np
 
 from rules import ir
-from rules.store import INF, RelKey, Store
-from rules.terms import TermDictionary
+from rules.engine.store import INF, RelKey, Store
+from rules.engine.terms import TermDictionary
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _KEY_LIMIT = 1 << 62  # packed keys stay below this

@@ -9,8 +9,8 @@ typically a list's ``append``). The generated
 code works on int tuples and local variables only; no IR object is touched per fact.
 
 >>> from rules import parse
->>> from rules.terms import TermDictionary
->>> from rules.store import Store, INF
+>>> from rules.engine.terms import TermDictionary
+>>> from rules.engine.store import Store, INF
 >>> d, store = TermDictionary(), Store()
 >>> rule = parse("path(X, Z) :- edge(X, Y), path(Y, Z).").rules[0]
 >>> plans = compile_rule(rule.head, rule.body, d)
@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from rules import ir
-from rules.builtins import arith, compare
-from rules.ir import Name  # noqa: F401  (used by the doctest)
-from rules.terms import TermDictionary
-from rules.validate import expr_vars
+from rules.engine.builtins import arith, compare
+from rules.lang.ir import Name  # noqa: F401  (used by the doctest)
+from rules.engine.terms import TermDictionary
+from rules.lang.validate import expr_vars
 
 Plan = Callable  # (delta: iterable of (fact, expiry), store, emit, PRED=None) -> None
 

@@ -1,6 +1,6 @@
 """Validation: every problem of a program as a diagnostic with a stable code (see ``CODES``).
 
->>> from rules.parser import parse
+>>> from rules.lang.parser import parse
 >>> _, diags = validate(parse("h(X, Y) :- p(X), not q(Z).", "r.dotr"))
 >>> [(d.code, str(d.span)) for d in diags]
 [('E101', 'r.dotr:1:6'), ('E102', 'r.dotr:1:24')]
@@ -15,10 +15,10 @@ from rdflib import URIRef, Variable as RdfVariable
 
 from . import ir
 from .analysis import Analysis, analyse, body_atoms, pred_key
-from .csparql import is_csparql, parse_csparql
-from .epsparql import is_epsparql, parse_epsparql
+from .queries.csparql import is_csparql, parse_csparql
+from .queries.epsparql import is_epsparql, parse_epsparql
 from .errors import Diagnostic
-from .sparql import parse_select, parse_template, query_reads
+from .queries.sparql import parse_select, parse_template, query_reads
 
 PROFILES = ("rdfs", "rdfs_full", "owl2rl")
 TIME_UNITS = ("ticks", "ms")

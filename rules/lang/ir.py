@@ -455,3 +455,29 @@ class Program:
         """``"ms"`` or ``"ticks"`` (the default)."""
         decls = self._of(TimeUnitDecl)
         return decls[-1].unit if decls else "ticks"
+
+
+# ------------------------------------------------------------------------------ literals
+_INTEGER_TYPES = {XSD + t for t in (
+    "integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+    "negativeInteger", "nonPositiveInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte")}
+_FLOAT_TYPES = {XSD + t for t in ("decimal", "double", "float")}
+_STRING = XSD + "string"
+
+
+def canonical(term: Const) -> Const:
+    """The representative of ``term``: numeric literals become numbers, ``xsd:string`` plain."""
+    if isinstance(term, Literal) and term.datatype is not None:
+        if term.datatype in _INTEGER_TYPES:
+            try:
+                return Num(int(term.lexical))
+            except ValueError:
+                return term
+        if term.datatype in _FLOAT_TYPES:  # Num(25.0) == Num(25): one id for equal numbers
+            try:
+                return Num(float(term.lexical))
+            except ValueError:
+                return term
+        if term.datatype == _STRING:
+            return Literal(term.lexical)
+    return term
