@@ -220,7 +220,7 @@ def test_dotr_run_agrees_with_the_composed_references(tmp_path_factory, program,
 
 
 @pytest.mark.slow
-@settings(max_examples=10000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), streams(), st.booleans())
 def test_dotr_run_agrees_with_the_composed_references_at_length(tmp_path_factory, program, records, include_background):
     _agree(tmp_path_factory.mktemp("case"), program, records, include_background)
