@@ -3,7 +3,7 @@
 1. Background materialisation, input triples/s, on the LUBM-like generator (lubm_like.py): dotr's
    RDFS and OWL 2 RL without equality, against owlrl (RDFS; OWL 2 RL), maplib (RDFS) and
    reasonable (OWL 2 RL), where they are installed (``pip install -e '.[bench]'``).
-   dotr runs on the native engine (``rules.engine.fact_table``), as the ontological stage does.
+   dotr runs on the native engine (``rules.engine.native_store``), as the ontological stage does.
 2. Per-time-point latency (median, p99) of 1-triple and 1,000-triple input graphs over the
    100k background, with 10 extra Datalog rules and 10 event queries, for the stage on the native
    engine and on the dict engine (``native=False``), the same graphs one after the other.

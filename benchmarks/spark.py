@@ -97,8 +97,8 @@ def run_embedded(folder: Path) -> tuple[float, float, int]:
 def run_spark(folder: Path, master: str, split: bool = True) -> dict:
     """In this process: the Spark job over ``folder`` (the temporal stage split by key, or on one
     key); the figures as a dict."""
-    from pipeline.spark_job import SparkPipeline
-    from pipeline.spark_session import spark_session
+    from pipeline.spark.job import SparkPipeline
+    from pipeline.spark.session import spark_session
 
     spark = spark_session(master, config={"spark.sql.shuffle.partitions": str(max(2, int(master[6:-1])))})
     started = time.perf_counter()

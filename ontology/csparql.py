@@ -67,7 +67,7 @@ Key = tuple  # (relation, int tuple)
 
 
 @dataclass
-class QueryOutput:
+class CSparqlOutput:
     """What the queries report at ``t``: per SELECT query its solutions (variable name without
     ``?`` -> canonical term text), and one graph (triples of terms, sorted) per CONSTRUCT query, in
     declaration order. A query is present only at its evaluation times with a non-empty window."""
@@ -78,7 +78,7 @@ class QueryOutput:
     constructed: dict[str, list[tuple]] = field(default_factory=dict)  # CONSTRUCT query -> its graph
 
 
-class _Query:
+class _CSparqlQuery:
     """One compiled query and its last result (for IStream / DStream)."""
 
     def __init__(self, query: CSparqlQuery, prefixes: dict[str, str], d: TermDictionary):
@@ -127,7 +127,7 @@ class _Group:
         self.m = Materialiser(rules, d, native=True)
         self.m.restore(list(background), [(rel, fact, expiry) for rel, facts in background_explicit.items()
                                           for fact, expiry in facts.items()])
-        self.queries: list[_Query] = []
+        self.queries: list[_CSparqlQuery] = []
         self.pending: list[list[tuple[int, Key]]] = [[] for _ in windows]  # arrived, not yet in
         self.counted: list[deque] = [deque() for _ in windows]  # count windows' contents
         self.held: Counter = Counter()  # key -> copies in count windows
@@ -275,7 +275,7 @@ class CSparqlEngine:
         base = Materialiser(rules, d)
         base.add([(*intern_fact(f, d, self._node_ids), INF) for f in (*program.facts, *facts, *background)])
         self.groups: list[_Group] = []
-        self._queries: list[tuple[_Query, _Group]] = []
+        self._queries: list[tuple[_CSparqlQuery, _Group]] = []
         by_windows: dict[tuple, _Group] = {}
         for query in queries:
             key = (query.every, query.windows)
@@ -283,7 +283,7 @@ class CSparqlEngine:
                 by_windows[key] = _Group(query.every, query.windows, rules, base.store, base.explicit, d)
                 self.groups.append(by_windows[key])
             group = by_windows[key]
-            compiled = _Query(query, prefixes, d)
+            compiled = _CSparqlQuery(query, prefixes, d)
             group.queries.append(compiled)
             self._queries.append((compiled, group))
         self.last_t: int | None = None
@@ -297,7 +297,7 @@ class CSparqlEngine:
         their entailments; each fact's expiry is the last time point it holds)."""
         return next(group.m.store for q, group in self._queries if q.query.name == name)
 
-    def step(self, t: int, elements: dict[str | None, list]) -> QueryOutput:
+    def step(self, t: int, elements: dict[str | None, list]) -> CSparqlOutput:
         """Feed the elements at ``t`` (non-decreasing) and report the queries evaluated at ``t``."""
         if self.last_t is not None and t < self.last_t:
             raise TimeOrderError(f"time {t} is before {self.last_t}")
@@ -307,7 +307,7 @@ class CSparqlEngine:
             keys = [intern_fact(f, d, self._node_ids) for f in facts]
             for group in self.groups:
                 group.receive(t, stream, keys)
-        out = QueryOutput(t)
+        out = CSparqlOutput(t)
         live = {id(group): group.advance(t) for group in self.groups if t % group.every == 0}
         for query, group in self._queries:
             if id(group) not in live:
@@ -327,7 +327,7 @@ class CSparqlEngine:
         return out
 
     def run(self, elements: Iterable[tuple[int, dict[str | None, list]]], until: int | None = None
-            ) -> Iterator[QueryOutput]:
+            ) -> Iterator[CSparqlOutput]:
         """Evaluate a stream of ``(t, {stream: facts})`` (t non-decreasing; equal t are merged),
         with the evaluation times between inputs and after the last one (up to ``until``)."""
         def merged():
@@ -347,14 +347,14 @@ class CSparqlEngine:
             yield self.step(t, streams)
         yield from self._catch_up(until)
 
-    def _catch_up(self, until: int | None) -> Iterator[QueryOutput]:
+    def _catch_up(self, until: int | None) -> Iterator[CSparqlOutput]:
         while self.last_t is not None:
             change = self.next_change(self.last_t)
             if change is None or (until is not None and change > until):
                 return
             yield self.step(change, {})
 
-    def _report(self, out: QueryOutput, query: _Query, report: Counter) -> None:
+    def _report(self, out: CSparqlOutput, query: _CSparqlQuery, report: Counter) -> None:
         term = self.dictionary.term
         if query.template is not None:
             graph = sorted((tuple(term(i) for i in triple) for triple in report),

@@ -162,7 +162,7 @@ class _LeftJoin:
         return out
 
 
-class _Union:
+class _SolutionUnion:
     def __init__(self, left, right):
         self.left, self.right = left, right
 
@@ -350,7 +350,7 @@ class _Compiler:
                 else _compile_expr(node.expr, self.d, self.span)
             return _LeftJoin(self.op(node.p1), self.op(node.p2), test)
         if name == "Union":
-            return _Union(self.op(node.p1), self.op(node.p2))
+            return _SolutionUnion(self.op(node.p1), self.op(node.p2))
         if name == "Extend":
             return _Extend(self.op(node.p), str(node.var), _compile_expr(node.expr, self.d, self.span), self.d)
         if name == "ToMultiSet":

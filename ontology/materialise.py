@@ -74,7 +74,7 @@ from rules.lang.analysis import transitive_steps as find_transitive_steps
 from rules.engine.terms import TermDictionary
 
 from rules.engine.columnar import ColumnarRules, Unsupported
-from rules.engine.fact_table import NativeStore
+from rules.engine.native_store import NativeStore
 from rules.engine.native_plans import NativeRules
 from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
 from rules.engine.store import INF, RelKey, Store
@@ -106,7 +106,7 @@ class Materialiser:
     without windows). ``add`` inserts explicit facts with an expiry, ``advance(t)`` drops what
     expired before t, ``retract`` removes explicit facts (DRed), ``evaluate_local(t)`` evaluates
     the rules that sit downstream of a negation, for time point t only. ``native=True``: the facts
-    in a ``rules.engine.fact_table.NativeStore`` and the maintained rules run by compiled plans
+    in a ``rules.engine.native_store.NativeStore`` and the maintained rules run by compiled plans
     (``rules.engine.native_plans``), with the same result; C-SPARQL windows are maintained so."""
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | NativeStore | None = None,

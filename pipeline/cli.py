@@ -78,7 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     counts = {"records": 0, "time points": 0, "outputs": 0}
     try:
         if args.engine == "spark":
-            from .spark_run import spark_results
+            from .spark.run import spark_results
 
             results = spark_results(args, rejects, counts)
         else:

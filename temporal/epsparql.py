@@ -56,7 +56,7 @@ Sol = tuple  # (mapping, start, end); a mapping is never changed once built
 
 
 @dataclass
-class QueryOutput:
+class EpSparqlOutput:
     """What the queries report at ``t``.
 
     ``answers``: per SELECT query, its solutions that end at t (variable name without ``?`` ->
@@ -267,7 +267,7 @@ class _Binary(_Node):
                 store.add((dict(mapping), a, b))
 
 
-class _Union(_Node):
+class _EpUnion(_Node):
     def __init__(self, left: _Node, right: _Node, horizon: int):
         super().__init__()
         self.left, self.right, self.horizon = left, right, horizon
@@ -366,7 +366,7 @@ def _certain(node) -> set[str]:
     return set()
 
 
-class _Query:
+class _EpQuery:
     """One EP-SPARQL query compiled: its operator tree on the engine's groups and its output."""
 
     def __init__(self, q: EpQuery, group_ids: list[int], prefixes, d: TermDictionary, horizon: int):
@@ -392,7 +392,7 @@ class _Query:
         if isinstance(node, Combine):
             left, right = self._build(node.left), self._build(node.right)
             if node.op == "union":
-                return _Union(left, right, h)
+                return _EpUnion(left, right, h)
             return _Binary(node.op, left, right, [self._test(c) for c in node.condition], h)
         if isinstance(node, Filter):
             return _FilterNode(self._build(node.inner), [self._test(c) for c in node.conditions], h)
@@ -452,7 +452,7 @@ class EpSparqlEngine:
         self.groups: list[ir.SparqlText] = []
         self._group_triples: list[list[tuple]] = []
         index: dict[str, int] = {}
-        self.queries: list[_Query] = []
+        self.queries: list[_EpQuery] = []
         ms = timeunit == "ms"
         default = default_horizon if default_horizon is not None else DEFAULT_HORIZON[timeunit]
         for decl in queries:
@@ -470,7 +470,7 @@ class EpSparqlEngine:
                     self._group_triples.append(self._patterns(g.text))
                 ids.append(index[key])
             horizon = parsed.horizon if parsed.horizon is not None else default
-            self.queries.append(_Query(parsed, ids, prefixes, d, horizon))
+            self.queries.append(_EpQuery(parsed, ids, prefixes, d, horizon))
         self._t: int | None = None
         self._seen: list[set] = [set() for _ in self.groups]  # group solutions seen at _t
         self._starts: dict[tuple[int, int, int], int] = {}  # triples fed back at _t -> start
@@ -491,7 +491,7 @@ class EpSparqlEngine:
         return out
 
     # ---------------------------------------------------------------------------- stepping
-    def step(self, t: int, solutions: Sequence[Iterable[Mapping]]) -> QueryOutput:
+    def step(self, t: int, solutions: Sequence[Iterable[Mapping]]) -> EpSparqlOutput:
         """Evaluate time point ``t``: ``solutions[i]`` are the solutions of ``groups[i]`` on the
         knowledge of t (dicts variable -> term id, as ``CompiledSelect.run`` gives them)."""
         if self._t is not None and t <= self._t:
@@ -501,14 +501,14 @@ class EpSparqlEngine:
         self._starts = {}
         return self._step(t, solutions)
 
-    def step_again(self, t: int, solutions: Sequence[Iterable[Mapping]]) -> QueryOutput:
+    def step_again(self, t: int, solutions: Sequence[Iterable[Mapping]]) -> EpSparqlOutput:
         """Another round at the time point just evaluated, after the CONSTRUCT triples were fed
         back: ``solutions`` as for :meth:`step` (all of them; those seen at t are skipped)."""
         if t != self._t:
             raise TimeOrderError(f"time point {t} is not the current one ({self._t})")
         return self._step(t, solutions)
 
-    def _step(self, t: int, solutions) -> QueryOutput:
+    def _step(self, t: int, solutions) -> EpSparqlOutput:
         d = self.dictionary
         new: list[list[Sol]] = []
         for i, sols in enumerate(solutions):
@@ -524,7 +524,7 @@ class EpSparqlEngine:
                     fresh.append(sol)
             new.append(fresh)
         ctx = _Ctx(t, new, d)
-        out = QueryOutput(t)
+        out = EpSparqlOutput(t)
         for q in self.queries:
             sols = sorted(q.root.new(ctx), key=lambda s: (s[1], sorted(s[0].items())))
             if q.form == "select":

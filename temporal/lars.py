@@ -31,6 +31,7 @@ import bisect
 from collections import defaultdict, deque
 from itertools import repeat
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Iterable
 
 import networkx as nx
@@ -54,13 +55,27 @@ class Output:
     at: list[tuple[int, RelKey, tuple]] = field(default_factory=list)
 
 
+class Kind(StrEnum):
+    """The window atoms' kinds (the value names the auxiliary relation)."""
+
+    DIAMOND = "dia"  # [n] <> p, <> p: maintained incrementally, with horizons
+    BOX = "box"
+    AT = "at"
+    TUPLE_DIAMOND = "tdia"
+    TUPLE_BOX = "tbox"
+    TUPLE_AT = "tat"
+
+
+_TUPLE = (Kind.TUPLE_DIAMOND, Kind.TUPLE_BOX, Kind.TUPLE_AT)
+
+
 @dataclass
 class _Aux:
     """An auxiliary relation standing for one window atom ``[window] op base``."""
 
     rel: RelKey
     base: RelKey
-    kind: str  # "dia" (time window diamond), "at", "box", "tdia", "tbox", "tat"
+    kind: Kind
     size: int  # window length in time points or atoms; INF for the whole stream
 
 
@@ -177,7 +192,7 @@ class LarsEngine:
         for aux in self._pertime:
             if aux.rel in recursive:
                 self._recursive[strata.get(aux.rel, 0)].append(aux)
-        self.tuple_size = max((a.size for a in self._pertime if a.kind.startswith("t")), default=0)
+        self.tuple_size = max((a.size for a in self._pertime if a.kind in _TUPLE), default=0)
         self._recent: deque = deque(maxlen=self.tuple_size or 1)  # (time, rel, fact) stream atoms
         self._seen_atoms = 0
         self._future: dict[int, list[tuple[RelKey, tuple]]] = defaultdict(list)
@@ -213,7 +228,7 @@ class LarsEngine:
         self._propagate([(rel, fact, INF) for rel, fact in facts])
         positive = [c for rules in self._full.values() for c in rules if not c.negated_relations]
         while True:  # a box or a tuple window over what holds at every time point holds too
-            items = [(aux.rel, fact, INF) for aux in self._pertime if aux.kind in ("box", "tdia", "tbox")
+            items = [(aux.rel, fact, INF) for aux in self._pertime if aux.kind in (Kind.BOX, Kind.TUPLE_DIAMOND, Kind.TUPLE_BOX)
                      for fact, expiry in self.store.relation(aux.base).facts.items() if expiry >= INF]
             items += [item for c in positive for item in evaluate_full(c, self.store) if item[2] >= INF]
             if not self._propagate(items):
@@ -278,7 +293,7 @@ class LarsEngine:
         if cycles:
             raise ValueError("negation through recursion")
         ratcheting = {members[aux.rel] for aux in self._aux.values()
-                      if aux.kind == "dia" and 0 < aux.size < INF and members[aux.base] == members[aux.rel]}
+                      if aux.kind == Kind.DIAMOND and 0 < aux.size < INF and members[aux.base] == members[aux.rel]}
         return strata, recursive, {node for node, number in members.items() if number in ratcheting}
 
     def relation(self, pred: str | ir.Name | ir.Iri, arity: int) -> RelKey:
@@ -302,23 +317,23 @@ class LarsEngine:
         window, op = lit.window, lit.op
         size = INF if window is None else window.length()
         tuple_window = window is not None and window.tuple
-        kind = {ir.Diamond: "dia", ir.Box: "box", ir.At: "at"}[type(op)]
+        kind = {ir.Diamond: Kind.DIAMOND, ir.Box: Kind.BOX, ir.At: Kind.AT}[type(op)]
         if tuple_window:
-            kind = "t" + kind
-        with_time = kind in ("at", "tat")
+            kind = {Kind.DIAMOND: Kind.TUPLE_DIAMOND, Kind.BOX: Kind.TUPLE_BOX, Kind.AT: Kind.TUPLE_AT}[kind]
+        with_time = kind in (Kind.AT, Kind.TUPLE_AT)
         key = (kind, size, base)
         aux = self._aux.get(key)
         if aux is None:
             name = ir.Name(f"_lars:{kind}:{size}:{base[0]}:{base[1]}")
             aux = _Aux((d.intern(name), base[1] + with_time), base, kind, size)
             self._aux[key] = aux
-            if kind == "dia":
+            if kind == Kind.DIAMOND:
                 self._dia_of[base].append(aux)
             else:
                 self._pertime.append(aux)
         # the auxiliary relation depends on its base: a diamond like a positive atom; the others
         # are computed once the base is complete at t (like a negation: a strict edge)
-        strict = kind != "dia"
+        strict = kind != Kind.DIAMOND
         if graph.has_edge(base, aux.rel):
             graph[base][aux.rel]["negative"] |= strict
         else:
@@ -392,7 +407,7 @@ class LarsEngine:
                     runs[fact] = [run for run in runs[fact] if run[1] >= t - reach]
                     if not runs[fact]:
                         del runs[fact]
-        whole = {a.base for a in self._pertime if a.kind == "box" and a.size >= INF}
+        whole = {a.base for a in self._pertime if a.kind == Kind.BOX and a.size >= INF}
         for rel, runs in self._occ.items():
             for fact in list(runs):
                 kept = [run for run in runs[fact] if run[1] >= t - horizon or
@@ -482,9 +497,9 @@ class LarsEngine:
         out = [(aux.rel, fact, _add(when, aux.size)) for aux in self._dia_of.get(rel, ())
                if _add(when, aux.size) >= now]
         for aux in self._pertime:
-            if aux.base == rel and aux.kind == "at" and _add(when, aux.size) >= now:
+            if aux.base == rel and aux.kind == Kind.AT and _add(when, aux.size) >= now:
                 out.append((aux.rel, (*fact, self.dictionary.number(when)), _add(when, aux.size)))
-            if aux.base == rel and aux.kind == "box":
+            if aux.base == rel and aux.kind == Kind.BOX:
                 self._record(rel, fact, when, when)
                 self._disabled_until.pop(aux.rel, None)  # the past changed: decide again
         return out
@@ -526,10 +541,10 @@ class LarsEngine:
         base_facts = self.store.relation(aux.base).facts
         number = self.dictionary.number
         out: list[FactItem] = []
-        if aux.kind == "at":
+        if aux.kind == Kind.AT:
             stamp = number(t)
             return [(aux.rel, (*f, stamp), _add(t, aux.size)) for f in base_facts]
-        if aux.kind == "box":
+        if aux.kind == Kind.BOX:
             first = self.start if aux.size >= INF else max(self.start, t - aux.size)
             if disable and self._disable and self._disable_from <= aux.size < INF and not base_facts:
                 self._disabled_until[aux.rel] = t + aux.size
@@ -552,9 +567,9 @@ class LarsEngine:
         for when, rel, f in recent:
             if rel == aux.base:
                 times[f].add(when)
-        if aux.kind == "tdia":
+        if aux.kind == Kind.TUPLE_DIAMOND:
             out = [(aux.rel, f, t) for f in times] + [(aux.rel, f, t) for f in background]
-        elif aux.kind == "tbox":
+        elif aux.kind == Kind.TUPLE_BOX:
             span = set(range(first, t + 1))
             out = [(aux.rel, f, t) for f, ts in times.items() if ts >= span] + [(aux.rel, f, t) for f in background]
         else:  # tat

@@ -44,9 +44,9 @@ from rules import TimeOrderError, ir
 from rules.engine.builtins import arith, compare
 from rules.lang.ir import UNIT_MS
 from rules.lang.queries.sparql import parse_template, rdf_term
+from rules.engine.store import INF
 from rules.engine.terms import TermDictionary, format_term
 
-INF = 1 << 62
 _NO_EVENTS: tuple = ((), ())
 Bindings = dict  # label -> Event
 

@@ -17,7 +17,7 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_GET_ITEM
 
-from rules.engine.fact_table cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
+from rules.engine.native_store cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
                                F_EXP, DOTR_FREE, DOTR_ROW_MASK, DOTR_PREFETCH)
 
 from rules import ir
@@ -488,7 +488,7 @@ cdef class NativeRules:
     they cover a rule, its Python plans (``rules.engine.plan``, through the store's views) otherwise.
 
     >>> from rules import parse
-    >>> from rules.engine.fact_table import NativeStore
+    >>> from rules.engine.native_store import NativeStore
     >>> from rules.engine.plan import compile_rule
     >>> from rules.engine.terms import TermDictionary
     >>> d, store = TermDictionary(), NativeStore()

@@ -1,4 +1,4 @@
-"""The compiled store and plans (``Materialiser(native=True)``: rules.engine.fact_table,
+"""The compiled store and plans (``Materialiser(native=True)``: rules.engine.native_store,
 rules.engine.native_plans) keep exactly the store of the dict engine, expiries and explicit facts
 included: on random programs over triples (variable predicates, comparisons, assignments,
 recursion) and random streams with retraction and restore, and on the built-in profiles."""

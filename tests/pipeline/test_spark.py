@@ -16,7 +16,7 @@ from ontology import OntologicalStage
 from pipeline.cli import main
 from pipeline.embedded import Reasoner, split_keys
 from pipeline.io import read_jsonl
-from pipeline.spark_job import SparkPipeline, _Worker, conclude_rows, enrich_rows, merge, split_file
+from pipeline.spark.job import SparkPipeline, _Worker, conclude_rows, enrich_rows, merge, split_file
 from rules import check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,7 +207,7 @@ def test_patterns_split_by_key_over_two_groups_give_the_embedded_output(spark, t
 def test_key_group_labels_land_on_different_partitions(spark):
     """The group column's values are chosen so that Spark's hash partitioning (as in a streaming
     query, without adaptive coalescing) gives each group its own partition: they run in parallel."""
-    from pipeline.spark_job import _group_labels
+    from pipeline.spark.job import _group_labels
 
     def partition_of(key, frame):
         from pyspark import TaskContext
@@ -229,7 +229,7 @@ def test_key_group_labels_land_on_different_partitions(spark):
 def test_warm_up_readies_a_python_worker_per_task_slot(spark):
     """Built, the job has restored the background in a Python worker per task slot, for the enrich
     step and every key group: the next tasks find them ready."""
-    from pipeline import spark_job
+    from pipeline.spark import job as spark_job
 
     job = SparkPipeline(spark, *files("fire"))
     slots = spark.sparkContext.defaultParallelism
@@ -250,7 +250,7 @@ def test_warm_up_readies_a_python_worker_per_task_slot(spark):
 def test_a_directory_whose_files_spark_reads_gives_the_same_output(spark, tmp_path, monkeypatch):
     """A directory that is not local (``hdfs:``, ``s3a:``, ...) has Spark read the files' content,
     which the split step splits as it is; here a local directory is taken for such a one."""
-    from pipeline import spark_job
+    from pipeline.spark import job as spark_job
 
     monkeypatch.setattr(spark_job, "_is_local", lambda path: False)
     lines = stream("cooling")

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from pipeline.cluster import standalone_cluster
+from pipeline.spark.cluster import standalone_cluster
 
 from .test_spark import EXAMPLES, ROOT, embedded, files, publish, stream
 
@@ -35,7 +35,7 @@ def test_a_killed_query_continues_from_its_checkpoint(spark, tmp_path):
     for t in range(24):
         publish(tmp_path / "in", f"{t:04d}.jsonl", [lines[t]])
     rules, ontologies = files("cooling")
-    command = [sys.executable, str(ROOT / "pipeline/spark_submit.py"), "--master", "local[2]", "--rules", rules,
+    command = [sys.executable, str(ROOT / "pipeline/spark/submit.py"), "--master", "local[2]", "--rules", rules,
                "--ontology", ontologies[0], "--input", str(tmp_path / "in"), "--sink", str(tmp_path / "out"),
                "--checkpoint", str(tmp_path / "checkpoint"), "--max-files-per-trigger", "1"]
     commits = tmp_path / "checkpoint" / "commits"
@@ -60,7 +60,7 @@ def test_a_killed_query_continues_from_its_checkpoint(spark, tmp_path):
 
 
 def test_spark_submit_runs_the_job_and_keeps_its_conf(spark, tmp_path):
-    """``spark-submit pipeline/spark_submit.py`` (pyspark's own ``bin/spark-submit``) writes the
+    """``spark-submit pipeline/spark/submit.py`` (pyspark's own ``bin/spark-submit``) writes the
     embedded pipeline's output, and a setting given with ``--conf`` stays as given: dotr's
     defaults fill only the keys left unset (the offset log records the shuffle partitions)."""
     import pyspark
@@ -70,7 +70,7 @@ def test_spark_submit_runs_the_job_and_keeps_its_conf(spark, tmp_path):
     submit = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     command = [submit, "--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=3",
-               str(ROOT / "pipeline/spark_submit.py"), "--rules", rules, "--ontology", ontologies[0],
+               str(ROOT / "pipeline/spark/submit.py"), "--rules", rules, "--ontology", ontologies[0],
                "--input", str(tmp_path / "in"), "--sink", str(tmp_path / "out"), "--checkpoint", str(tmp_path / "ck")]
     with open(tmp_path / "submit.log", "w") as log:
         code = subprocess.run(command, env=env, stdout=log, stderr=log, timeout=300).returncode
@@ -84,8 +84,8 @@ def test_spark_submit_runs_the_job_and_keeps_its_conf(spark, tmp_path):
 CLUSTER_JOB = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from pipeline.spark_session import spark_session
-    from pipeline.spark_job import SparkPipeline
+    from pipeline.spark.session import spark_session
+    from pipeline.spark.job import SparkPipeline
 
     master, root, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     spark = spark_session(master, config={"spark.cores.max": "2", "spark.executor.cores": "1",

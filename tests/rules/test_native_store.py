@@ -1,4 +1,4 @@
-"""The compiled fact store (rules.engine.fact_table) holds what the dict store holds: the same facts and
+"""The compiled fact store (rules.engine.native_store) holds what the dict store holds: the same facts and
 expiries, the same index contents, the same facts dropped at each time, for random sequences of
 operations; its views read like the dict store's dicts."""
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules.engine import fact_table, native_plans
-from rules.engine.fact_table import NativeStore
+from rules.engine import native_plans, native_store
+from rules.engine.native_store import NativeStore
 from rules.engine.store import INF, UNUSED_INDEX_SLACK, Store
 
 RELS = [(7, 2), (8, 2), (9, 1), (10, 3), (11, 0)]
@@ -153,7 +153,7 @@ def test_explicit_facts_until_their_expiry():
     assert dict(s.explicit[(7, 2)]) == {} and list(s) == [((7, 2), (1, 3), INF)]
 
 
-@pytest.mark.parametrize("module", [fact_table, native_plans])
+@pytest.mark.parametrize("module", [native_store, native_plans])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted and not result.failed

@@ -1,9 +1,9 @@
-"""The file to give ``spark-submit``: ``spark-submit --master URL pipeline/spark_submit.py --rules
+"""The file to give ``spark-submit``: ``spark-submit --master URL pipeline/spark/submit.py --rules
 R --input DIR --sink DIR --checkpoint DIR`` (options: ``--help``; docs/cli.md)."""
 
 import sys
 
-from pipeline.spark_job import main
+from pipeline.spark.job import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -49,7 +49,7 @@ class FeedReader(DataSourceStreamReader):
         return [_Range(i, min(b, i + step)) for i in range(a, b, step)]
 
     def read(self, partition: _Range):
-        from .spark_job import _time_of
+        from .job import _time_of
 
         make = _generator(self.generator)
         for i in range(partition.start, partition.end):
@@ -63,7 +63,7 @@ class FeedSource(DataSource):
         return "dotr-feed"
 
     def schema(self) -> str:
-        from .spark_job import ELEMENTS
+        from .job import ELEMENTS
 
         return ELEMENTS
 

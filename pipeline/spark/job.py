@@ -53,9 +53,9 @@ from rules.lang.loader import CheckResult
 
 from temporal.keys import EventPartition
 
-from .embedded import InputError, Reasoner, Result, intern_input, merge_records, split_keys, split_point
-from .io import read_jsonl, read_laserpp, read_trig
-from .wire import decode_point, encode_point
+from ..embedded import InputError, Reasoner, Result, intern_input, merge_records, split_keys, split_point
+from ..io import read_jsonl, read_laserpp, read_trig
+from ..wire import decode_point, encode_point
 
 ELEMENTS = "source string, line long, t long, format string, payload binary"
 POINTS = "t long, grp long, kind string, payload binary"
@@ -431,7 +431,7 @@ class SparkPipeline:
     def read_feed(self, generator: str, count: int, per_batch: int = 1000, partitions: int = 2):
         """The elements a generator makes (``"module:function"``, ``function(i)`` is the i-th
         JSON Lines record, times non-decreasing in i): ``per_batch`` records per micro-batch."""
-        from .spark_source import register
+        from .source import register
 
         register(self.spark)
         return (self.spark.readStream.format("dotr-feed").option("generator", generator)
@@ -562,11 +562,11 @@ def _start(writer, checkpoint, trigger: dict | None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The job ``spark-submit pipeline/spark_submit.py`` runs: watch a directory, write a file
+    """The job ``spark-submit pipeline/spark/submit.py`` runs: watch a directory, write a file
     sink (options: ``--help``)."""
     import argparse
 
-    from .spark_session import spark_session
+    from .session import spark_session
 
     parser = argparse.ArgumentParser(prog="dotr-spark", description="dotr as a Spark Structured Streaming job")
     parser.add_argument("--rules", required=True)

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from .embedded import InputError, Result
+from ..embedded import InputError, Result
 
 
 def _trigger(text: str) -> dict:
@@ -25,8 +25,8 @@ def _trigger(text: str) -> dict:
 def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict) -> Iterator[Result]:
     """The results of ``args``'s run on Spark, in time order; bad records go to ``rejects`` (with
     ``--on-error skip``) or raise :class:`InputError`."""
-    from .spark_job import SparkPipeline, result_of
-    from .spark_session import spark_session
+    from .job import SparkPipeline, result_of
+    from .session import spark_session
 
     spark = spark_session(args.master)
     job = SparkPipeline(spark, args.rules, args.ontology, include_background=args.include_background,

@@ -1,4 +1,4 @@
-# Declarations of the compiled fact store (fact_table.pyx), shared with native_plans.pyx: the
+# Declarations of the compiled fact store (native_store.pyx), shared with native_plans.pyx: the
 # tables as C structs, and the lookups both modules inline.
 
 cimport cython
