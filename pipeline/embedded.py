@@ -281,7 +281,8 @@ class Reasoner:
         reasoner._restore_engines(state)
         return reasoner
 
-    _ENGINES = ("lars", "patterns", "queries", "csparql")  # the stateful parts after the ontology
+    #: the stateful engines after the ontological stage (each a ``temporal.Engine``)
+    _ENGINES = ("lars", "patterns", "queries", "csparql")
 
     def _engines_state(self) -> dict:
         state = {name: engine.snapshot() if (engine := getattr(self, name)) is not None else None
@@ -364,8 +365,8 @@ class Reasoner:
         (or an ``@T`` head placed something), or None."""
         last = self._last_t
         candidates = [when + 1 for when in self._ontology_expiries if when >= last]
-        for engine in (self.lars, self.csparql):
-            if engine is not None:
+        for name in self._ENGINES:
+            if (engine := getattr(self, name)) is not None:
                 candidates.append(engine.next_change(last))
         return min((c for c in candidates if c is not None), default=None)
 

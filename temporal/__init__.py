@@ -1,1 +1,21 @@
-"""The temporal stage: the LARS engine, the pattern engine and the output builder."""
+"""The temporal stage: the LARS engine (``lars``), the pattern engine (``patterns``) and the
+EP-SPARQL engine (``epsparql``). ``Engine`` is what the pipeline asks of each of them (and of the
+C-SPARQL engine, ``ontology.csparql``) besides stepping, whose inputs differ by engine."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Engine(Protocol):
+    """A stateful engine the pipeline steps along the stream."""
+
+    def next_change(self, last: int) -> int | None:
+        """The first time point after ``last`` at which the engine's output can change with no
+        input (a window's content leaves, an atom was placed there), or None."""
+
+    def snapshot(self) -> dict:
+        """The state as plain (picklable) data."""
+
+    def restore(self, state: dict) -> None:
+        """Continue from :meth:`snapshot`'s state, on an engine built from the same rules."""

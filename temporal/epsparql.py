@@ -559,6 +559,10 @@ class EpSparqlEngine:
         return start
 
     # ------------------------------------------------------------------------------ state
+    def next_change(self, last: int) -> None:
+        """None: a solution ends at a time point whose groups matched, which needs its input."""
+        return None
+
     def snapshot(self) -> dict:
         """The partial solutions and the current time point's bookkeeping as plain data."""
         return {"t": self._t, "seen": [list(s) for s in self._seen], "starts": list(self._starts.items()),

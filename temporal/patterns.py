@@ -526,12 +526,17 @@ class PatternEngine:
             self._needs_digests.append(any(c.fresh for c in members))
 
     # ------------------------------------------------------------------------ state
+    def next_change(self, last: int) -> None:
+        """None: a pattern fires only when its terminator arrives."""
+        return None
+
     def snapshot(self) -> dict:
         """The buffered events and consumption marks as plain data (picklable); see restore."""
         return {"events": [e for b in self.buffers.values() for e in b.events],
                 "consumed": {c.name: set(c.consumed) for c in self.patterns}, "seq": self._seq, "t": self._t}
 
     def restore(self, state: dict) -> None:
+        """Continue from :meth:`snapshot`'s state (an engine built from the same program)."""
         for event in sorted(state["events"], key=lambda e: (e.time, e.seq)):
             self.buffers[event.type].add(event)
         for c in self.patterns:
