@@ -183,7 +183,8 @@ def _elements(args: argparse.Namespace, rejects: list[dict], counts: dict):
                 continue
             yield item
 
-    source = open(args.input, encoding="utf-8") if args.input != "-" else sys.stdin
+    source = open(args.input, encoding="utf-8", errors="surrogateescape") if args.input != "-" else \
+        open(sys.stdin.fileno(), encoding="utf-8", errors="surrogateescape", closefd=False)
     with source:
         for record in in_order(records(source), args.reorder_within, reject if args.on_error == "skip" else None):
             counts["records"] += 1
@@ -250,8 +251,18 @@ class _Progress:
         self.live.stop()
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dotr")
+    except PackageNotFoundError:  # run from a source tree that was not installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dotr", description="dotr: a stream reasoner (docs/cli.md).")
+    parser.add_argument("--version", action="version", version=f"dotr {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_check = sub.add_parser("check", help="parse and validate rule files; print a summary or every error")
     p_check.add_argument("files", nargs="+", metavar="FILE", help="rule files (.dotr)")

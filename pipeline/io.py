@@ -37,6 +37,12 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) ->
         if not text:
             continue
         try:
+            text.encode("utf-8")  # read with errors="surrogateescape": a byte that is no UTF-8 stays one
+        except UnicodeEncodeError:
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            yield _with_raw(InputError("the line is not valid UTF-8", number), text)
+            continue
+        try:
             record = json.loads(text)
             if not isinstance(record, dict) or not isinstance(record.get("t"), int) or isinstance(record["t"], bool):
                 raise InputError('a record is an object with an integer "t"', number)
@@ -143,16 +149,16 @@ STREAM = rdflib.URIRef("http://dotr.invalid/stream")
 
 def in_order(records: Iterable[Record], reorder_within: int = 0,
              rejected=None) -> Iterator[Record]:
-    """Records in time order. Out-of-order records are an error, unless ``reorder_within`` > 0:
-    then records are buffered and sorted within that many time units, and records later than
-    that are rejected (passed to ``rejected(record, reason)``)."""
+    """Records in time order. A record earlier than one already passed on is an error, or, given
+    ``rejected``, passed to ``rejected(record, reason)`` and skipped. With ``reorder_within`` > 0
+    records are buffered and sorted within that many time units first."""
     heap: list = []
     emitted_t = None
     newest = None
     for seq, record in enumerate(records):
         if emitted_t is not None and record.t < emitted_t:
             reason = f"time {record.t} is before {emitted_t}, already evaluated"
-            if rejected is None or not reorder_within:
+            if rejected is None:
                 raise InputError(reason, record.line)
             rejected(record, reason)
             continue

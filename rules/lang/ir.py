@@ -302,7 +302,7 @@ class EventDecl:
 
     @property
     def attributes(self) -> tuple[str, ...]:
-        return tuple(p.key for p in self.params)
+        return tuple(p.key if isinstance(p, Var) else str(getattr(p, "value", p)) for p in self.params)
 
 
 # -------------------------------------------------------------------------------------- patterns

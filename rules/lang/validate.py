@@ -140,6 +140,12 @@ class _Validator:
     # ----------------------------------------------------------------------------- events
     def event(self, event: ir.EventDecl, prefixes: dict[str, str]) -> set:
         """Checks an event; returns the predicate keys its query reads."""
+        constants = [p for p in event.params if not isinstance(p, ir.Var)]
+        for param in constants:
+            self.error("E308", f"an event parameter is a variable, not {param.value}", param.span or event.span,
+                       f"write ?{param.value}")
+        if constants:
+            return set()
         if event.query is not None:
             query, diags = parse_select(event.query, prefixes)
             self.diags.extend(diags)
@@ -349,7 +355,11 @@ class _Validator:
         for decl in self.program.statements:
             if isinstance(decl, ir.OutputDecl):
                 for pred in decl.preds:
-                    if pred not in derived and not (entailed and isinstance(pred, ir.Iri)):
+                    if isinstance(pred, ir.Var):
+                        self.error("E308", f"{pred.name} is a variable (upper-case names are variables): "
+                                   "@output names predicates and classes", pred.span,
+                                   f"write the predicate as it is derived, such as {pred.name.lstrip('?').lower()}")
+                    elif pred not in derived and not (entailed and isinstance(pred, ir.Iri)):
                         self.error("E306", f"@output names {_pred_text((pred, None))}, which no rule or pattern derives",
                                    pred.span, "output lists derived predicates")
 

@@ -71,7 +71,24 @@ def parse_select(text: SparqlText, prefixes: dict[str, str]) -> tuple[Any, list[
     query, diags = _translate(text.text, text, prefixes)
     if query is not None and query.algebra.name != "SelectQuery":
         return None, [Diagnostic("E401", "an event is defined by a SELECT query", text.span)]
+    if query is not None and _has_path(query.algebra):
+        return None, [Diagnostic("E401", "property paths are not supported", text.span,
+                                 "write each step as a triple pattern: ?x :p ?m . ?m :q ?y")]
     return query, diags
+
+
+def _has_path(node) -> bool:
+    """Whether a translated query has a property path (a BGP predicate neither IRI nor variable)."""
+    from rdflib import Variable
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if isinstance(node, CompValue):
+        if node.name == "BGP" and any(not isinstance(p, (URIRef, Variable)) for _, p, _ in node["triples"]):
+            return True
+        return any(_has_path(value) for value in node.values())
+    if isinstance(node, (list, tuple)):
+        return any(_has_path(item) for item in node)
+    return False
 
 
 _TEMPLATES: dict[tuple, list] = {}  # (text, prefixes) -> the triples of a template without diagnostics

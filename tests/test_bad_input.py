@@ -1,0 +1,57 @@
+"""Bad input gets a positioned error or a rejected record, never a traceback (docs/cli.md)."""
+
+import json
+
+import pytest
+
+from pipeline.cli import main
+
+RULES = "h(X) :- p(X).\n"
+
+
+@pytest.mark.parametrize("source, message", [
+    ("event E(x) := p(x) .", "error[E308]: an event parameter is a variable, not x"),
+    ("@output Alarm .\nalarm(X) :- p(X).", "error[E308]: Alarm is a variable"),
+    ("@prefix : <http://ex.org/> .\nevent E(?x) := select ?x where { ?x :p/:q ?y } .",
+     "error[E401]: property paths are not supported"),
+    ("@prefix : <http://ex.org/> .\nquery Q := select ?x where { ?x :p/:q ?y } within 5 .",
+     "error[E401]: property paths are not supported"),
+])
+def test_check_reports_instead_of_crashing(tmp_path, capsys, source, message):
+    (tmp_path / "r.dotr").write_text(source)
+    assert main(["check", str(tmp_path / "r.dotr")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def _run(tmp_path, data: bytes, *options):
+    (tmp_path / "r.dotr").write_text(RULES)
+    (tmp_path / "s.jsonl").write_bytes(data)
+    out = tmp_path / "out.jsonl"
+    code = main(["run", "-q", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"),
+                 "--output", str(out), *options])
+    rejects = tmp_path / "out.jsonl.rejects.jsonl"
+    return code, out.read_text() if out.exists() else "", \
+        [json.loads(line) for line in rejects.read_text().splitlines()] if rejects.exists() else []
+
+
+def test_a_line_that_is_not_utf8_is_a_rejected_record(tmp_path):
+    data = b'{"t": 0, "facts": ["p(\xff)"]}\n{"t": 1, "facts": ["p(a)"]}\n'
+    assert _run(tmp_path, data)[0] == 3
+    code, out, rejects = _run(tmp_path, data, "--on-error", "skip")
+    assert code == 0 and out == '{"t": 1, "facts": ["h(a)"]}\n'
+    assert [(r["line"], r["reason"]) for r in rejects] == [(1, "the line is not valid UTF-8")]
+
+
+def test_a_late_record_is_rejected_in_skip_mode(tmp_path):
+    data = b'{"t": 3, "facts": ["p(a)"]}\n{"t": 1, "facts": ["p(b)"]}\n{"t": 4, "facts": ["p(c)"]}\n'
+    assert _run(tmp_path, data)[0] == 3
+    code, out, rejects = _run(tmp_path, data, "--on-error", "skip")
+    assert code == 0 and out == '{"t": 3, "facts": ["h(a)"]}\n{"t": 4, "facts": ["h(c)"]}\n'
+    assert [(r["line"], r["reason"]) for r in rejects] == [(2, "time 1 is before 3, already evaluated")]
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.startswith("dotr ")
