@@ -31,6 +31,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     for path in args.files:
         result = check(path)
         if result.ok:
+            for diag in result.diagnostics:  # warnings
+                source = result.sources.get(diag.span.path) if diag.span else None
+                print(format_diagnostic(diag, source), file=sys.stderr)
             if not args.quiet:
                 print(_summary(path, result))
             continue
@@ -203,7 +206,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from rules import DotrError
 
     from .embedded import InputError, Reasoner
-    from .explain import explain
+    from .explain import NothingToExplain, explain
     from .io import read_jsonl
 
     try:
@@ -216,6 +219,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
                     raise item
                 elements.append((item.t, item.facts))
         lines = explain(reasoner, elements, args.at, args.what)
+    except NothingToExplain as err:
+        print(f"dotr: {err}", file=sys.stderr)
+        return 1
     except DotrError as err:
         print(f"dotr: {err}", file=sys.stderr)
         return 2

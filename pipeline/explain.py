@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rules import ir
+from rules import DotrError, ir
 from rules.engine.builtins import arith, compare
 from rules.lang.printer import format_rule
 from rules.engine.store import INF, Store
@@ -148,14 +148,20 @@ class Explainer:
         return [f"{pad}{text}: no derivation found at {t}"]
 
 
+class NothingToExplain(DotrError):
+    """The fact does not hold at the time point, the graph index is out of range, or the time
+    point was not evaluated."""
+
+
 def explain(reasoner: Reasoner, elements, t: int, target: str) -> list[str]:
-    """Run ``elements`` up to ``t`` and explain ``target`` (a fact, or the index of a graph) at t."""
+    """Run ``elements`` up to ``t`` and explain ``target`` (a fact, or the index of a graph) at t;
+    :class:`NothingToExplain` when there is nothing to explain."""
     last = None
     inputs: set = set()
     for result in reasoner.run((when, facts) for when, facts in elements if when <= t):
         last = result
     if last is None or last.t != t:
-        return [f"nothing was evaluated at {t}"]
+        raise NothingToExplain(f"nothing was evaluated at {t}")
     for when, facts in elements:
         if when == t:
             inputs |= {reasoner.ontology.intern(parse_fact(f) if isinstance(f, str) else f) for f in facts}
@@ -163,7 +169,7 @@ def explain(reasoner: Reasoner, elements, t: int, target: str) -> list[str]:
         matches = reasoner.last_matches
         index = int(target)
         if index >= len(matches):
-            return [f"there are {len(matches)} graphs at {t}"]
+            raise NothingToExplain(f"there are {len(matches)} graphs at {t}")
         m = matches[index]
         lines = [f"graph {index} at {t}: pattern {m.pattern} fired on these events:"]
         for label, e in sorted(m.bindings.items(), key=lambda kv: kv[1].time):
@@ -175,4 +181,7 @@ def explain(reasoner: Reasoner, elements, t: int, target: str) -> list[str]:
     if isinstance(atom.pred, ir.Iri) and len(atom.args) == 1:
         atom = ir.Atom(ir.Iri(ir.RDF_TYPE), (atom.args[0], atom.pred))
     rel, fact = reasoner.ontology.intern(atom)
-    return Explainer(reasoner).fact(t, inputs, rel, fact)
+    lines = Explainer(reasoner).fact(t, inputs, rel, fact)
+    if len(lines) == 1 and lines[0].endswith(f": no derivation found at {t}"):
+        raise NothingToExplain(lines[0])
+    return lines

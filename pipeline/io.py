@@ -43,7 +43,7 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) ->
             yield _with_raw(InputError("the line is not valid UTF-8", number), text)
             continue
         try:
-            record = json.loads(text)
+            record = json.loads(text) if text.count('"t"') < 2 else json.loads(text, object_pairs_hook=_no_duplicates)
             if not isinstance(record, dict) or not isinstance(record.get("t"), int) or isinstance(record["t"], bool):
                 raise InputError('a record is an object with an integer "t"', number)
             facts: list = []
@@ -66,6 +66,14 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) ->
             yield _with_raw(InputError(message, number), text)
         except Exception as err:  # json, rdflib: name the line, keep their message
             yield _with_raw(InputError(f"{type(err).__name__}: {err}".splitlines()[0][:300], number), text)
+
+
+def _no_duplicates(pairs: list[tuple]) -> dict:
+    keys = [k for k, _ in pairs]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise InputError(f"the key {twice[0]!r} appears twice in an object")
+    return dict(pairs)
 
 
 def _with_raw(err: InputError, raw: str) -> InputError:

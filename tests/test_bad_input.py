@@ -55,3 +55,27 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0 and capsys.readouterr().out.startswith("dotr ")
+
+
+def test_a_duplicate_key_is_a_bad_record(tmp_path):
+    code, out, rejects = _run(tmp_path, b'{"t": 1, "t": 2, "facts": ["p(a)"]}\n{"t": 3, "facts": ["p(b)"]}\n',
+                              "--on-error", "skip")
+    assert code == 0 and out == '{"t": 3, "facts": ["h(b)"]}\n'
+    assert [(r["line"], r["reason"]) for r in rejects] == [(1, "the key 't' appears twice in an object")]
+
+
+def test_check_prints_the_warnings_of_a_valid_file(tmp_path, capsys):
+    (tmp_path / "r.dotr").write_text("@prefix : <http://ex.org/> .\n"
+                                     "query Q := select ?x where { ?x :p ?y } seq { ?x :q ?z } .\n")
+    assert main(["check", "-q", str(tmp_path / "r.dotr")]) == 0
+    assert "warning[W410]" in capsys.readouterr().err
+
+
+def test_explain_exits_1_when_it_explains_nothing(tmp_path, capsys):
+    (tmp_path / "r.dotr").write_text(RULES)
+    (tmp_path / "s.jsonl").write_text('{"t": 0, "facts": ["p(a)"]}\n')
+    args = ["explain", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"), "--at", "0"]
+    assert main([*args, "h(a)"]) == 0
+    assert main([*args, "h(zz)"]) == 1
+    assert main([*args, "3"]) == 1  # no graph 3
+    assert "no derivation found" in capsys.readouterr().err
