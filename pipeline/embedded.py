@@ -126,7 +126,6 @@ _ARG = re.compile(rf"{_NAME}|{_IRI}|{_NUMBER}")
 _SIMPLE_FACT = re.compile(rf"({_NAME}|{_IRI})(?:\(((?:{_NAME}|{_IRI}|{_NUMBER})(?:,(?:{_NAME}|{_IRI}|{_NUMBER}))*)\))?")
 
 
-
 def _simple_term(text: str) -> ir.Term:
     if text[0] == "<":
         return ir.Iri(text[1:-1])
