@@ -72,7 +72,7 @@ def _no_duplicates(pairs: list[tuple]) -> dict:
     keys = [k for k, _ in pairs]
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:
-        raise InputError(f"the key {twice[0]!r} appears twice in an object")
+        raise InputError('a record has one "t"' if "t" in twice else f"the key {twice[0]!r} appears twice in an object")
     return dict(pairs)
 
 

@@ -485,14 +485,12 @@ class LarsEngine:
         if when == now:
             self._placed.add(key)
             return [(rel, fact, now)]
-        if key in self._placed or when < now and self._held_at(rel, fact, when):
-            return []
+        if key in self._placed or when < now and self._held_at(rel, fact, when) or when < self.start:
+            return []  # (before the timeline's first time point: outside it, nothing sees it)
         self._placed.add(key)
         self._placed_now.append(key)
         if when > now:
             self._future[when].append((rel, fact))
-            return []
-        if when < self.start:  # before the timeline: no window sees it
             return []
         out = [(aux.rel, fact, _add(when, aux.size)) for aux in self._dia_of.get(rel, ())
                if _add(when, aux.size) >= now]

@@ -206,7 +206,7 @@ class Reference:
                         when = t
                         if rule.at is not None:
                             when = theta[rule.at.name].value if isinstance(rule.at, ir.Var) else rule.at.value
-                        if head not in self.history[when]:
+                        if head not in self.history[when] and when >= self.start:  # (before it: no timeline)
                             self.history[when].add(head)
                             changed = True
                             if when != t:
