@@ -36,12 +36,13 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) ->
         text = raw.strip()
         if not text:
             continue
-        try:
-            text.encode("utf-8")  # read with errors="surrogateescape": a byte that is no UTF-8 stays one
-        except UnicodeEncodeError:
-            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            yield _with_raw(InputError("the line is not valid UTF-8", number), text)
-            continue
+        if not text.isascii():  # read with errors="surrogateescape": a byte that is no UTF-8 stays one
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                yield _with_raw(InputError("the line is not valid UTF-8", number), text)
+                continue
         try:
             record = json.loads(text) if text.count('"t"') < 2 else json.loads(text, object_pairs_hook=_no_duplicates)
             if not isinstance(record, dict) or not isinstance(record.get("t"), int) or isinstance(record["t"], bool):

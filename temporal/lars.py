@@ -36,7 +36,7 @@ from typing import Iterable
 
 import networkx as nx
 
-from rules import TimeOrderError, ir
+from rules import Diagnostic, RuleError, TimeOrderError, ir
 from rules.lang.analysis import stratify
 from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
 from rules.engine.store import INF, RelKey, Store
@@ -278,7 +278,8 @@ class LarsEngine:
         A box, @ or tuple window over ``p`` is computed once ``p`` is complete at t (a strict edge,
         as for a negation), unless ``p`` depends on the window itself: positive recursion through
         a window has a least model at t, which recomputing the auxiliary as ``p`` grows reaches.
-        Only negation through recursion has none (the checker rejects it, E201)."""
+        Only negation through recursion has none: a :class:`RuleError` (E201), as the checker
+        reports it."""
         windows = {aux.rel for aux in self._pertime}
         members = {}
         for number, component in enumerate(nx.strongly_connected_components(graph)):
@@ -290,8 +291,12 @@ class LarsEngine:
                 graph[base][aux]["negative"] = False
                 recursive.add(aux)
         strata, cycles = stratify(graph)
-        if cycles:
-            raise ValueError("negation through recursion")
+        if cycles:  # (the checker reports it first; rules given to the engine directly come here)
+            d, heads = self.dictionary, {v for edges in cycles for _, v in edges}
+            rule, head = next((r, rel) for r, _ in self.rewritten
+                              if (rel := (d.intern(r.head.pred), len(r.head.args))) in heads)
+            raise RuleError([Diagnostic("E201", f"negation through recursion: {format_fact(d, head, ())} depends "
+                                                "negatively on itself", rule.span, "negation must be stratified")])
         ratcheting = {members[aux.rel] for aux in self._aux.values()
                       if aux.kind == Kind.DIAMOND and 0 < aux.size < INF and members[aux.base] == members[aux.rel]}
         return strata, recursive, {node for node, number in members.items() if number in ratcheting}

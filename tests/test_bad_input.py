@@ -35,33 +35,25 @@ def _run(tmp_path, data: bytes, *options):
         [json.loads(line) for line in rejects.read_text().splitlines()] if rejects.exists() else []
 
 
-def test_a_line_that_is_not_utf8_is_a_rejected_record(tmp_path):
-    data = b'{"t": 0, "facts": ["p(\xff)"]}\n{"t": 1, "facts": ["p(a)"]}\n'
+@pytest.mark.parametrize("data, kept, rejected", [
+    (b'{"t": 0, "facts": ["p(\xff)"]}\n{"t": 1, "facts": ["p(a)"]}\n', '{"t": 1, "facts": ["h(a)"]}\n',
+     (1, "the line is not valid UTF-8")),
+    (b'{"t": 3, "facts": ["p(a)"]}\n{"t": 1, "facts": ["p(b)"]}\n{"t": 4, "facts": ["p(c)"]}\n',
+     '{"t": 3, "facts": ["h(a)"]}\n{"t": 4, "facts": ["h(c)"]}\n', (2, "time 1 is before 3, already evaluated")),
+    (b'{"t": 1, "t": 2, "facts": ["p(a)"]}\n{"t": 3, "facts": ["p(b)"]}\n', '{"t": 3, "facts": ["h(b)"]}\n',
+     (1, 'a record has one "t"')),
+], ids=["not utf-8", "late", "duplicate t"])
+def test_a_bad_record_stops_the_run_or_is_rejected_in_skip_mode(tmp_path, data, kept, rejected):
     assert _run(tmp_path, data)[0] == 3
     code, out, rejects = _run(tmp_path, data, "--on-error", "skip")
-    assert code == 0 and out == '{"t": 1, "facts": ["h(a)"]}\n'
-    assert [(r["line"], r["reason"]) for r in rejects] == [(1, "the line is not valid UTF-8")]
-
-
-def test_a_late_record_is_rejected_in_skip_mode(tmp_path):
-    data = b'{"t": 3, "facts": ["p(a)"]}\n{"t": 1, "facts": ["p(b)"]}\n{"t": 4, "facts": ["p(c)"]}\n'
-    assert _run(tmp_path, data)[0] == 3
-    code, out, rejects = _run(tmp_path, data, "--on-error", "skip")
-    assert code == 0 and out == '{"t": 3, "facts": ["h(a)"]}\n{"t": 4, "facts": ["h(c)"]}\n'
-    assert [(r["line"], r["reason"]) for r in rejects] == [(2, "time 1 is before 3, already evaluated")]
+    assert code == 0 and out == kept
+    assert [(r["line"], r["reason"]) for r in rejects] == [rejected]
 
 
 def test_version(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0 and capsys.readouterr().out.startswith("dotr ")
-
-
-def test_a_duplicate_key_is_a_bad_record(tmp_path):
-    code, out, rejects = _run(tmp_path, b'{"t": 1, "t": 2, "facts": ["p(a)"]}\n{"t": 3, "facts": ["p(b)"]}\n',
-                              "--on-error", "skip")
-    assert code == 0 and out == '{"t": 3, "facts": ["h(b)"]}\n'
-    assert [(r["line"], r["reason"]) for r in rejects] == [(1, 'a record has one "t"')]
 
 
 def test_check_prints_the_warnings_of_a_valid_file(tmp_path, capsys):

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
 
-from rules import check_text, ir, parse
+from rules import RuleError, check_text, ir, parse
 from rules.engine.terms import TermDictionary, format_fact
 from temporal.lars import LarsEngine
 from tests.temporal.reference import Reference
@@ -113,7 +113,7 @@ def run(program_text: str, stream: list[list[str]], restart: int | None = None, 
     rules = [s for s in rules if isinstance(s, ir.Rule)]
     try:
         engine = LarsEngine(rules, **options)
-    except ValueError:
+    except RuleError:
         _usable(False)
     reference = Reference(rules)
     for t, facts in enumerate(stream + [[]] * 4):
