@@ -45,7 +45,7 @@ from pipeline.embedded import Reasoner  # noqa: E402
 from rules import check_text, ir, parse  # noqa: E402
 from rules.lang.queries.epsparql import parse_epsparql  # noqa: E402
 from rules.lang.ir import Iri  # noqa: E402
-from rules.engine.store import INF, Store  # noqa: E402
+from rules.engine.store import INF, DictStore  # noqa: E402
 from rules.engine.terms import TermDictionary  # noqa: E402
 from ontology.csparql import CSparqlEngine  # noqa: E402
 from temporal.epsparql import EpSparqlEngine  # noqa: E402
@@ -89,7 +89,7 @@ def _epsparql(query: str, points: int, companies: int, horizon: int) -> dict:
     inputs = engine_time = naive_time = 0.0
     answers = [0, 0]
     for t, facts in _stream(points, companies):
-        store = Store()
+        store = DictStore()
         for s, p, o in facts:
             obj = d.number(o) if isinstance(o, int) else d.intern(ir.Name(o))
             store.add((d.intern(ir.Iri(EX + p)), 2), (d.intern(ir.Name(s)), obj), t)

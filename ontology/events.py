@@ -444,8 +444,8 @@ class CompiledSelect:
 def compile_select(text: ir.SparqlText, prefixes: dict[str, str], d: TermDictionary) -> CompiledSelect:
     """Compile a SPARQL SELECT (e.g. an EP-SPARQL query's group, ``temporal.epsparql``) onto the store.
 
-    >>> from rules.engine.store import Store
-    >>> d = TermDictionary(); store = Store()
+    >>> from rules.engine.store import DictStore
+    >>> d = TermDictionary(); store = DictStore()
     >>> p, a = d.intern(ir.Iri("http://ex.org/p")), d.intern(ir.Name("a"))
     >>> _ = store.add((p, 2), (a, d.number(3)), 10)
     >>> q = compile_select(ir.SparqlText("select * where { ?s :p ?v }"), {"": "http://ex.org/"}, d)

@@ -73,11 +73,12 @@ from rules.lang.analysis import dependency_graph, pred_key, stratify
 from rules.lang.analysis import transitive_steps as find_transitive_steps
 from rules.engine.terms import TermDictionary
 
-from rules.engine.columnar import ColumnarRules, Unsupported
+from rules.engine.columnar import ColumnarRules
+from rules.engine.planning import Unsupported
 from rules.engine.native_store import NativeStore
 from rules.engine.native_plans import NativeRules
 from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
-from rules.engine.store import INF, RelKey, Store
+from rules.engine.store import INF, DictStore, RelKey, Store
 
 FactItem = tuple  # (relation, fact tuple, expiry)
 BULK_THRESHOLD = 2000
@@ -109,12 +110,12 @@ class Materialiser:
     in a ``rules.engine.native_store.NativeStore`` and the maintained rules run by compiled plans
     (``rules.engine.native_plans``), with the same result; C-SPARQL windows are maintained so."""
 
-    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | NativeStore | None = None,
+    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None,
                  bulk_threshold: int | None = BULK_THRESHOLD, transitive_steps: bool = True, native: bool = False):
         self.dictionary = dictionary
         if store is None:
             is_iri = lambda pid: isinstance(dictionary.term(pid), ir.Iri)  # noqa: E731
-            store = NativeStore(is_iri) if native else Store(is_iri)
+            store = NativeStore(is_iri) if native else DictStore(is_iri)
         self.store = store
         rules = [r for r in rules if not r.is_fact]
         graph = dependency_graph(tuple(rules))

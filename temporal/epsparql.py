@@ -17,7 +17,7 @@ its end time. CONSTRUCT results come back as triples to feed into the stream at 
 point (``step_again``), carrying their start time.
 
 >>> from rules import parse, ir
->>> from rules.engine.store import Store
+>>> from rules.engine.store import DictStore
 >>> from ontology.events import compile_select
 >>> prog = parse('''@prefix : <http://ex.org/> .
 ... query Up := select ?c ?p1 ?p2 where { ?c :price ?p1 } seq { ?c :price ?p2 }
@@ -27,7 +27,7 @@ point (``step_again``), carrying their start time.
 >>> groups = [compile_select(g, prog.prefixes, d) for g in engine.groups]
 >>> price, acme = d.intern(ir.Iri("http://ex.org/price")), d.intern(ir.Iri("http://ex.org/acme"))
 >>> def at(t, value):
-...     store = Store(); store.add((price, 2), (acme, d.number(value)), t)
+...     store = DictStore(); store.add((price, 2), (acme, d.number(value)), t)
 ...     return engine.step(t, [g.run(store) for g in groups])
 >>> at(1, 10).answers, at(3, 12).answers
 ({'Up': []}, {'Up': [{'c': '<http://ex.org/acme>', 'p1': '10', 'p2': '12'}]})
@@ -150,7 +150,7 @@ class _GroupNode(_Node):
         return ctx.groups[self.index]
 
 
-class _Store:
+class _PartialMatches:
     """Stored solutions of one operand, indexed by the values of the join variables."""
 
     def __init__(self, keys: tuple[str, ...]):
@@ -188,7 +188,7 @@ class _Binary(_Node):
             self.certain = left.certain | right.certain
         keys = tuple(sorted(left.certain & right.certain))
         self.keep = _KEEP[op]
-        self.stores = (_Store(keys), _Store(keys))
+        self.stores = (_PartialMatches(keys), _PartialMatches(keys))
         self._pruned = None  # when the stores were last cleared of solutions out of the horizon
 
     def nodes(self):

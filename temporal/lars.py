@@ -39,7 +39,7 @@ import networkx as nx
 from rules import Diagnostic, RuleError, TimeOrderError, ir
 from rules.lang.analysis import stratify
 from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
-from rules.engine.store import INF, RelKey, Store
+from rules.engine.store import INF, DictStore, RelKey
 from rules.engine.terms import TermDictionary, format_fact
 
 FactItem = tuple  # (relation, fact tuple, expiry)
@@ -119,7 +119,7 @@ class LarsEngine:
                  background: Iterable[tuple[RelKey, tuple]] = (), start: int | None = None, semi_naive: bool = True,
                  rule_disabling: bool = True, disable_from: int = 10):
         self.dictionary = d = dictionary if dictionary is not None else TermDictionary()
-        self.store = Store(lambda pid: isinstance(d.term(pid), ir.Iri))
+        self.store = DictStore(lambda pid: isinstance(d.term(pid), ir.Iri))
         #: the first time point of the timeline (windows reach no further back); None: the first
         #: time point stepped
         self.start = 0 if start is None else start

@@ -15,23 +15,25 @@ keys; a join row's expiry is the minimum of its premises'; a candidate fact keep
 expiry it was derived with, and is in the next delta when it is new or its expiry rose (a rise is
 re-propagated, as in the per-fact engine): the max-min fixpoint, each fact starting absent.
 
-Supported: positive atoms (constant or variable predicates, as in plan.py: a variable predicate
-ranges over the triple relations, or over the relation its binding names), ``=`` and ``!=``
-between terms, ``X = term`` assignments. Anything else (value comparisons, arithmetic, negation)
-raises :class:`Unsupported` when the rules are prepared, and the caller keeps the per-fact path.
+The joins follow the rules' :class:`~rules.engine.planning.JoinPlan` s. Supported: positive atoms
+(constant or variable predicates: a variable predicate ranges over the triple relations, or over
+the relation its binding names), ``=`` and ``!=`` between terms, ``X = term`` assignments.
+Anything else (value comparisons, arithmetic, negation) raises
+:class:`~rules.engine.planning.Unsupported` when the rules are prepared, and the caller keeps the
+per-fact path.
 
 >>> from rules import parse
 >>> from rules.engine.terms import TermDictionary
->>> from rules.engine.store import Store
+>>> from rules.engine.store import DictStore
 >>> from rules.lang.ir import Name
 >>> d = TermDictionary()
 >>> program = ColumnarRules(parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules, d)
 >>> edge, path = (d.intern(Name("edge")), 2), (d.intern(Name("path")), 2)
 >>> a, b, c = (d.intern(Name(n)) for n in "abc")
->>> new = program.closure(Store(), {edge: [(a, b), (b, c)]})
+>>> new = program.closure(DictStore(), {edge: [(a, b), (b, c)]})
 >>> sorted(new[path]) == [(a, b), (a, c), (b, c)] and edge not in new
 True
->>> (facts, expiries), raised = program.closure_tagged(Store(), {edge: [(a, b), (b, c)]}, {edge: [5, 9]})[path]
+>>> (facts, expiries), raised = program.closure_tagged(DictStore(), {edge: [(a, b), (b, c)]}, {edge: [5, 9]})[path]
 >>> sorted(zip(facts, expiries.tolist())) == [((a, b), 5), ((a, c), 5), ((b, c), 9)]
 True
 """
@@ -45,15 +47,13 @@ from typing import Iterable
 import numpy as np
 
 from rules import ir
+from rules.engine.planning import (K_VAR, P_CONST, Assign, HeadCheck, JoinPlan, TermTest, Unsupported,
+                                   plan_rule)
 from rules.engine.store import INF, RelKey, Store
 from rules.engine.terms import TermDictionary
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _KEY_LIMIT = 1 << 62  # packed keys stay below this
-
-
-class Unsupported(ValueError):
-    """The rules use something the columnar evaluator does not (the per-fact path is used)."""
 
 
 Term = str | int  # a variable name, or a constant's term id
@@ -71,35 +71,53 @@ class _Atom:
         return None if isinstance(self.pred, str) else (self.pred, len(self.args))
 
 
+Tests = tuple[tuple[str, Term, Term], ...]  # ("=" | "!=", left, right); "=" with left unbound assigns it
+
+
 @dataclass
-class _Rule:
+class _Plan:
+    """A :class:`~rules.engine.planning.JoinPlan` over columns: ``steps[0]`` is the seed."""
+    steps: tuple[tuple[_Atom, Tests], ...]
     head: _Atom
-    atoms: tuple[_Atom, ...]
-    tests: tuple[tuple[str, Term, Term], ...]  # ("=" | "!=", left, right)
+    keep: tuple[set[str], ...]  # keep[k]: the variables used after step k is joined (its tests included)
 
 
-def _term(t, d: TermDictionary) -> Term:
-    if isinstance(t, ir.Var):
-        return t.name
-    if isinstance(t, ir.BinOp):
-        raise Unsupported("arithmetic")
-    return d.intern(t)
+def _term(code) -> Term:
+    return f"v{code[1]}" if code[0] == K_VAR else code[1]
 
 
-def _prepare(rule: ir.Rule, d: TermDictionary) -> _Rule:
-    atoms, tests = [], []
-    for lit in rule.body:
-        if isinstance(lit, ir.AtomLiteral) and not lit.negated:
-            atoms.append(_Atom(_term(lit.atom.pred, d), tuple(_term(t, d) for t in lit.atom.args)))
-        elif isinstance(lit, ir.Comparison) and lit.op in ("=", "!="):
-            tests.append((lit.op, _term(lit.left, d), _term(lit.right, d)))
-        else:
-            raise Unsupported(f"{type(lit).__name__} in a rule body")
-    for atom in atoms:
-        if isinstance(atom.pred, str) and len(atom.args) != 2:
+def _tests(filters) -> Tests:
+    out = []
+    for f in filters:
+        if isinstance(f, TermTest):
+            out.append((f.op, _term(f.left), _term(f.right)))
+        elif isinstance(f, Assign):
+            out.append(("=", f"v{f.var}", _term(f.source)))
+        elif not isinstance(f, HeadCheck):  # (the head's relation is checked when it is stored)
+            raise Unsupported(f"{type(f).__name__.lower()} in a rule body")
+    return tuple(out)
+
+
+def _prepare(plan: JoinPlan) -> _Plan:
+    steps = []
+    for step in plan.steps:
+        if step.pkind != P_CONST and step.arity != 2:
             raise Unsupported("a variable predicate with other than 2 arguments")
-    head = _Atom(_term(rule.head.pred, d), tuple(_term(t, d) for t in rule.head.args))
-    return _Rule(head, tuple(atoms), tuple(tests))
+        args = [None] * step.arity
+        for pos, kind, val in step.key:
+            args[pos] = _term((kind, val))
+        for pos, var in (*step.bind, *step.check):
+            args[pos] = f"v{var}"
+        pred = step.pred if step.pkind == P_CONST else f"v{step.pred}"
+        steps.append((_Atom(pred, tuple(args)), _tests(step.filters)))
+    head = _Atom(plan.head_pred if plan.head_pkind == P_CONST else f"v{plan.head_pred}",
+                 tuple(_term(c) for c in plan.head))
+    keep, later = [], {t for t in head.terms() if isinstance(t, str)}
+    for atom, tests in reversed(steps):
+        later = later | {t for _, left, right in tests for t in (left, right) if isinstance(t, str)}
+        keep.append(later)
+        later = later | {t for t in atom.terms() if isinstance(t, str)}
+    return _Plan(tuple(steps), head, tuple(reversed(keep)))
 
 
 class _Codes:
@@ -325,22 +343,22 @@ class ColumnarRules:
     SMALL_SHARE = 1 / 64
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary):
-        self.rules = [_prepare(r, dictionary) for r in rules if not r.is_fact and any(
-            isinstance(lit, ir.AtomLiteral) and not lit.negated for lit in r.body)]
-        self.by_rel: dict[RelKey, list[tuple[_Rule, int]]] = {}
-        self.by_triple: list[tuple[_Rule, int]] = []  # seeds with a variable predicate
-        for rule in self.rules:
-            for i, atom in enumerate(rule.atoms):
-                rel = atom.rel()
-                (self.by_triple if rel is None else self.by_rel.setdefault(rel, [])).append((rule, i))
+        self.plans = [_prepare(plan) for r in rules if not r.is_fact and any(
+            isinstance(lit, ir.AtomLiteral) and not lit.negated for lit in r.body)
+            for plan in plan_rule(r.head, r.body, dictionary)]
+        self.by_rel: dict[RelKey, list[_Plan]] = {}
+        self.by_triple: list[_Plan] = []  # seeds with a variable predicate
+        for plan in self.plans:
+            rel = plan.steps[0][0].rel()
+            (self.by_triple if rel is None else self.by_rel.setdefault(rel, [])).append(plan)
+        atoms = [a for p in self.plans for a in (p.head, *(atom for atom, _ in p.steps))]
         # a variable predicate (in a body, or in a head: the derived fact may already be stored
         # there) may name any binary relation
-        self.reads_triples = bool(self.by_triple) or any(
-            isinstance(a.pred, str) for r in self.rules for a in (r.head, *r.atoms))
-        self.constants = [t for r in self.rules for a in (r.head, *r.atoms) for t in (a.pred, *a.args)
-                          if isinstance(t, int)] + [t for r in self.rules for _, l, rt in r.tests
-                                                    for t in (l, rt) if isinstance(t, int)]
-        self.arity = max((len(a.args) for r in self.rules for a in (r.head, *r.atoms)), default=1)
+        self.reads_triples = any(isinstance(a.pred, str) for a in atoms)
+        self.constants = [t for a in atoms for t in a.terms() if isinstance(t, int)] + [
+            t for p in self.plans for _, tests in p.steps for _, left, right in tests
+            for t in (left, right) if isinstance(t, int)]
+        self.arity = max((len(a.args) for a in atoms), default=1)
 
     # -------------------------------------------------------------------------------- closure
     def closure(self, store: Store, batch: dict[RelKey, list[tuple]]) -> dict[RelKey, Iterable[tuple]]:
@@ -377,7 +395,7 @@ class ColumnarRules:
         """Semi-naive evaluation; returns the database and, per relation, the keys that are new
         or rose (with ``expiries``: including the batch's; without: only derived ones)."""
         tagged = expiries is not None
-        relations = set(self.by_rel) | set(batch) | {r.head.rel() for r in self.rules if r.head.rel()}
+        relations = set(self.by_rel) | set(batch) | {p.head.rel() for p in self.plans if p.head.rel()}
         relations.discard(None)
         if self.reads_triples:  # a bound variable predicate may name any binary relation
             relations |= {rel for rel in store.relations if rel[1] == 2}
@@ -454,51 +472,42 @@ class ColumnarRules:
             if which(plan):
                 if delta is None:
                     delta, exp = _unpack(keys, db.n, rel[1]), db.expiries(rel, keys)
-                self._seeded(*plan, rel, delta, exp, db, out)
+                self._seeded(plan, rel, delta, exp, db, out)
 
     @staticmethod
-    def _touches(plan: tuple[_Rule, int], large: set) -> bool:
+    def _touches(plan: _Plan, large: set) -> bool:
         """Whether a plan joins its seed with a large relation (a variable predicate may be one)."""
-        rule, seed = plan
-        return any(j != seed and (a.rel() is None or a.rel() in large) for j, a in enumerate(rule.atoms))
+        return any(a.rel() is None or a.rel() in large for a, _ in plan.steps[1:])
 
     # ------------------------------------------------------------------------------- one rule
     def _c(self, t: Term) -> Term:
         return t if isinstance(t, str) else self._constants[t]
 
-    def _seeded(self, rule: _Rule, seed: int, rel: RelKey, delta: list[np.ndarray], exp: np.ndarray | None,
+    def _seeded(self, plan: _Plan, rel: RelKey, delta: list[np.ndarray], exp: np.ndarray | None,
                 db: _Database, out: dict[RelKey, list[tuple[np.ndarray, np.ndarray | None]]]) -> None:
-        """Derive the heads of ``rule`` (packed keys and expiries) with atom ``seed`` matched
-        against the delta of ``rel`` (its columns and expiries)."""
-        atom = rule.atoms[seed]
-        remaining = [a for j, a in enumerate(rule.atoms) if j != seed]
-        tests = list(rule.tests)
-
-        def needed() -> set[str]:  # the variables used after the current step
-            terms = [*rule.head.terms(), *(t for a in remaining for t in a.terms()),
-                     *(t for _, left, right in tests for t in (left, right))]
-            return {t for t in terms if isinstance(t, str)}
+        """Derive the heads of ``plan`` (packed keys and expiries) with its seed matched against
+        the delta of ``rel`` (its columns and expiries)."""
+        atom, tests = plan.steps[0]
         b = _Bindings({}, 1)  # one empty binding, joined with the delta
         if isinstance(atom.pred, str):
             b.cols[atom.pred] = np.full(1, db.codes.const(rel[0]), dtype=np.int64)
         if delta:
-            b = self._join(b, atom.args, delta, len(delta[0]), exp, db, needed())
+            b = self._join(b, atom.args, delta, len(delta[0]), exp, db, plan.keep[0])
             if b is None:
                 return
         else:  # a 0-ary relation
             b.exp = exp
-        while True:
-            b = self._test(b, tests)
-            if b is None or not remaining:
-                break
-            atom = max(remaining, key=lambda a: self._score(a, b))
-            remaining.remove(atom)
-            b = self._atom(b, atom, db, needed())
+        b = self._test(b, list(tests))
+        for k in range(1, len(plan.steps)):
             if b is None:
                 return
-        if b is None or tests:
-            return  # tests left: unbound variables (the rule is unsafe; validation rejects it)
-        head = rule.head
+            atom, tests = plan.steps[k]
+            b = self._atom(b, atom, db, plan.keep[k])
+            if b is not None:
+                b = self._test(b, list(tests))
+        if b is None:
+            return
+        head = plan.head
         cols = [b.value(self._c(t)) for t in head.args]
         if not isinstance(head.pred, str):
             out.setdefault(head.rel(), []).append((_pack(cols, db.n, b.size), b.exp))
@@ -509,11 +518,6 @@ class ColumnarRules:
                 sub = cols if idx is None else [c[idx] for c in cols]
                 exp = b.exp if idx is None or b.exp is None else b.exp[idx]
                 out.setdefault(hrel, []).append((_pack(sub, db.n, b.size if idx is None else len(idx)), exp))
-
-    def _score(self, atom: _Atom, b: _Bindings):
-        terms = (atom.pred, *atom.args)
-        bound = sum(1 for t in terms if not isinstance(t, str) or t in b.cols)
-        return (bound == len(terms), bound)
 
     def _atom(self, b: _Bindings, atom: _Atom, db: _Database, keep: set[str]) -> _Bindings | None:
         """Join the bindings with a (non-seed) atom."""

@@ -21,9 +21,10 @@ from rules.engine.native_store cimport (NativeStore, Table, Index, tbl_find, idx
                                F_EXP, DOTR_FREE, DOTR_ROW_MASK, DOTR_PREFETCH)
 
 from rules import ir
+from rules.engine.planning import Assign, Compare, Compute, Negation, TermTest, Unsupported, plan_rule
 from rules.lang.printer import Printer, format_rule
 
-cdef enum:
+cdef enum:          # the values of rules.engine.planning's K_* and P_*
     K_CONST = 0     # a term id
     K_VAR = 1       # a variable's number
 
@@ -73,10 +74,6 @@ cdef struct Step:
     int ntests
     Table *table            # P_CONST, resolved per run
     int ix                  # A_INDEX with P_CONST: the index number, resolved per run
-
-
-class NativeUnsupported(ValueError):
-    """A rule the compiled plans do not cover (it keeps its Python plans)."""
 
 
 @cython.final
@@ -301,98 +298,29 @@ cdef class Plan:
         return out.push(t.id, m, vals, self.harity)
 
 
-# ------------------------------------------------------------------------------------ planning
+# ------------------------------------------------------------------------------ the plans in C
 
-class _Planner:
-    """Numbers variables and places tests while the atoms of one seeded plan are ordered."""
-
-    def __init__(self, comparisons, d):
-        self.d = d
-        self.slots: dict[str, int] = {}
-        self.pending = list(comparisons)
-        self.tests: list[tuple] = []
-
-    def bound(self, term) -> bool:
-        return not isinstance(term, ir.Var) or term.name in self.slots
-
-    def code(self, term) -> tuple[int, int]:
-        if isinstance(term, ir.Var):
-            return K_VAR, self.slots[term.name]
-        return K_CONST, self.d.intern(term)
-
-    def new(self, name: str) -> int:
-        self.slots[name] = len(self.slots)
-        return self.slots[name]
-
-    def place_tests(self) -> tuple[int, int]:
-        """The tests whose variables are bound now: ``(first, count)`` in ``self.tests``."""
-        first = len(self.tests)
-        progress = True
-        while progress:
-            progress = False
-            for cmp in list(self.pending):
-                lb, rb = self.bound(cmp.left), self.bound(cmp.right)
-                if lb and rb:
-                    self.tests.append((T_EQ if cmp.op == "=" else T_NE, *self.code(cmp.left), *self.code(cmp.right)))
-                elif cmp.op == "=" and (lb or rb):
-                    target, source = (cmp.right, cmp.left) if lb else (cmp.left, cmp.right)
-                    if not isinstance(target, ir.Var):
-                        continue
-                    src = self.code(source)
-                    self.tests.append((T_SET, K_VAR, self.new(target.name), *src))
-                else:
-                    continue
-                self.pending.remove(cmp)
-                progress = True
-        return first, len(self.tests) - first
-
-    def atom(self, atom: ir.Atom) -> dict:
-        """The step matching ``atom`` under the variables bound so far (binding its new ones)."""
-        step = {"arity": len(atom.args), "key": [], "bind": [], "check": []}
-        pred = atom.pred
-        if isinstance(pred, ir.Var):
-            if pred.name in self.slots:
-                step["pkind"], step["pred"] = P_BOUND, self.slots[pred.name]
-            else:
-                step["pkind"], step["pred"] = P_FREE, self.new(pred.name)
-        else:
-            step["pkind"], step["pred"] = P_CONST, self.d.intern(pred)
-        first: dict[str, int] = {}
-        for pos, term in enumerate(atom.args):
-            if isinstance(term, ir.Var) and term.name not in self.slots:
-                first[term.name] = pos
-                step["bind"].append((pos, self.new(term.name)))
-            elif isinstance(term, ir.Var) and term.name in first:
-                step["check"].append((pos, self.slots[term.name]))
-            else:
-                step["key"].append((pos, *self.code(term)))
-        nkey = len(step["key"])
-        step["access"] = A_ROW if nkey == len(atom.args) else A_INDEX if nkey else A_SCAN
-        step["tests"] = self.place_tests()
-        return step
-
-
-def _supported(rule: ir.Rule) -> None:
-    for lit in rule.body:
-        if isinstance(lit, ir.AtomLiteral):
-            if lit.negated:
-                raise NativeUnsupported("negation")
-            if len(lit.atom.args) > MAX_ARITY:
-                raise NativeUnsupported(f"an atom of more than {MAX_ARITY} arguments")
-        elif isinstance(lit, ir.Comparison):
-            if lit.op not in ("=", "!=") or isinstance(lit.left, ir.BinOp) or isinstance(lit.right, ir.BinOp):
-                raise NativeUnsupported(f"the comparison {lit.op}")
-        else:
-            raise NativeUnsupported(type(lit).__name__)
-    if len(rule.head.args) > MAX_ARITY:
-        raise NativeUnsupported(f"a head of more than {MAX_ARITY} arguments")
-    if not any(isinstance(lit, ir.AtomLiteral) for lit in rule.body):
-        raise NativeUnsupported("no positive atom")
+def _tests(step, list tests) -> tuple:
+    """The filters of a step as C tests appended to ``tests``: ``(first, count)``."""
+    first = len(tests)
+    for f in step.filters:
+        if isinstance(f, TermTest):
+            tests.append((T_EQ if f.op == "=" else T_NE, *f.left, *f.right))
+        elif isinstance(f, Assign):
+            tests.append((T_SET, K_VAR, f.var, *f.source))
+        elif isinstance(f, Negation):
+            raise Unsupported("negation")
+        elif isinstance(f, Compare):
+            raise Unsupported(f"the comparison {f.op}")
+        elif isinstance(f, Compute):
+            raise Unsupported("arithmetic")
+        # HeadCheck: emit checks a variable head predicate
+    return first, len(tests) - first
 
 
 def compile_plans(rule: ir.Rule, d) -> list:
     """The compiled plans of ``rule``, one per positive atom as the seed; raises
-    :class:`NativeUnsupported` for a rule they do not cover.
+    :class:`~rules.engine.planning.Unsupported` for a rule they do not cover.
 
     >>> from rules import parse
     >>> from rules.engine.terms import TermDictionary
@@ -402,81 +330,63 @@ def compile_plans(rule: ir.Rule, d) -> list:
     >>> compile_plans(rules[1], TermDictionary())
     Traceback (most recent call last):
     ...
-    rules.engine.native_plans.NativeUnsupported: the comparison >
+    rules.engine.planning.Unsupported: the comparison >
     """
-    _supported(rule)
-    positives = [lit.atom for lit in rule.body if isinstance(lit, ir.AtomLiteral)]
-    comparisons = [lit for lit in rule.body if isinstance(lit, ir.Comparison)]
-    return [_plan(rule, seed, positives, comparisons, d) for seed in range(len(positives))]
+    if len(rule.head.args) > MAX_ARITY or any(
+            isinstance(lit, ir.AtomLiteral) and len(lit.atom.args) > MAX_ARITY for lit in rule.body):
+        raise Unsupported(f"an atom of more than {MAX_ARITY} arguments")
+    return [_plan(rule, plan, d) for plan in plan_rule(rule.head, rule.body, d)]
 
 
-def _score(planner: _Planner, atom: ir.Atom, i: int):
-    terms = (atom.pred, *atom.args)
-    bound = sum(1 for t in terms if planner.bound(t))
-    return (bound == len(terms), bound, -i)
-
-
-def _plan(rule, int seed, list positives, list comparisons, d):
+def _plan(rule, join, d):
     cdef Plan plan = Plan()
     cdef int j
+    if join.seed_step.body < 0:
+        raise Unsupported("no positive atom")
+    if join.nvars > 64:
+        raise Unsupported("more than 64 variables")
     plan.step_id = -1
-    planner = _Planner(comparisons, d)
-    seed_step = planner.atom(positives[seed])
-    remaining = [i for i in range(len(positives)) if i != seed]
-    steps = []
-    while remaining:
-        i = max(remaining, key=lambda i: _score(planner, positives[i], i))
-        remaining.remove(i)
-        steps.append(planner.atom(positives[i]))
-    if planner.pending:
-        raise NativeUnsupported("a comparison with unbound variables")
-    head = rule.head
-    if not all(planner.bound(t) for t in (head.pred, *head.args)):
-        raise NativeUnsupported("a head variable the body does not bind")
-    if len(planner.slots) > 64:
-        raise NativeUnsupported("more than 64 variables")
-    plan.nvars = len(planner.slots)
-    _fill(&plan.seed, seed_step)
+    tests = []
+    seed_step, steps = join.steps[0], join.steps[1:]
+    plan.nvars = join.nvars
+    _fill(&plan.seed, seed_step, _tests(seed_step, tests))
     plan.nsteps = len(steps)
     plan.steps = <Step *>malloc(max(1, len(steps)) * sizeof(Step))
     for j, step in enumerate(steps):
-        _fill(&plan.steps[j], step)
-    plan.ntests = len(planner.tests)
-    plan.tests = <Test *>malloc(max(1, len(planner.tests)) * sizeof(Test))
-    for j, (op, lk, lv, rk, rv) in enumerate(planner.tests):
+        _fill(&plan.steps[j], step, _tests(step, tests))
+    plan.ntests = len(tests)
+    plan.tests = <Test *>malloc(max(1, len(tests)) * sizeof(Test))
+    for j, (op, lk, lv, rk, rv) in enumerate(tests):
         plan.tests[j].op, plan.tests[j].lkind, plan.tests[j].lval = op, lk, lv
         plan.tests[j].rkind, plan.tests[j].rval = rk, rv
-    if isinstance(head.pred, ir.Var):
-        plan.hkind, plan.hpred = P_BOUND, planner.slots[head.pred.name]
-    else:
-        plan.hkind, plan.hpred = P_CONST, d.intern(head.pred)
-    plan.harity = len(head.args)
-    for j, term in enumerate(head.args):
-        plan.hkinds[j], plan.hvals[j] = planner.code(term)
-    atom = positives[seed]
-    plan.seed_rel = None if isinstance(atom.pred, ir.Var) else (d.intern(atom.pred), len(atom.args))
-    plan.text = f"{format_rule(rule)} seeded at {Printer().atom(atom)}"
+    plan.hkind, plan.hpred = join.head_pkind, join.head_pred
+    plan.harity = len(join.head)
+    for j, code in enumerate(join.head):
+        plan.hkinds[j], plan.hvals[j] = code
+    plan.seed_rel = seed_step.relation
+    plan.text = f"{format_rule(rule)} seeded at {Printer().atom(seed_step.atom)}"
     # the first joined atom depends on no argument of the seed when its predicate and key are
     # constants or the seed's variable predicate
-    early = {seed_step["pred"]} if seed_step["pkind"] == P_FREE else set()
-    plan.precheck = bool(steps) and (steps[0]["pkind"] == P_CONST or steps[0]["pred"] in early) and \
-        steps[0]["pkind"] != P_FREE and all(kind == K_CONST or val in early for _, kind, val in steps[0]["key"])
-    constant = next(((pos, val) for pos, kind, val in seed_step["key"] if kind == K_CONST), None)
+    early = {seed_step.pred} if seed_step.pkind == P_FREE else set()
+    plan.precheck = bool(steps) and (steps[0].pkind == P_CONST or steps[0].pred in early) and \
+        steps[0].pkind != P_FREE and all(kind == K_CONST or val in early for _, kind, val in steps[0].key)
+    constant = next(((pos, val) for pos, kind, val in seed_step.key if kind == K_CONST), None)
     plan.filter_pos, plan.filter_val = constant if constant is not None else (-1, 0)
     return plan
 
 
-cdef void _fill(Step *s, dict step):
+cdef void _fill(Step *s, step, tuple tests):
     cdef int j
-    s.pkind, s.pred, s.arity, s.access = step["pkind"], step["pred"], step["arity"], step["access"]
-    s.nkey, s.nbind, s.ncheck = len(step["key"]), len(step["bind"]), len(step["check"])
-    for j, (pos, kind, val) in enumerate(step["key"]):
+    s.pkind, s.pred, s.arity = step.pkind, step.pred, step.arity
+    s.nkey, s.nbind, s.ncheck = len(step.key), len(step.bind), len(step.check)
+    s.access = A_ROW if s.nkey == s.arity else A_INDEX if s.nkey else A_SCAN
+    for j, (pos, kind, val) in enumerate(step.key):
         s.key_pos[j], s.key_kind[j], s.key_val[j] = pos, kind, val
-    for j, (pos, var) in enumerate(step["bind"]):
+    for j, (pos, var) in enumerate(step.bind):
         s.bind_pos[j], s.bind_var[j] = pos, var
-    for j, (pos, var) in enumerate(step["check"]):
+    for j, (pos, var) in enumerate(step.check):
         s.check_pos[j], s.check_var[j] = pos, var
-    s.test0, s.ntests = step["tests"]
+    s.test0, s.ntests = tests
     s.table = NULL
     s.ix = 0
 
@@ -525,7 +435,7 @@ cdef class NativeRules:
         for i, (rule, c) in enumerate(zip(rules, compiled)):
             try:
                 plans = compile_plans(rule, d)
-            except NativeUnsupported as e:
+            except Unsupported as e:
                 self.unsupported.append((rule, str(e)))
                 for rel, fn in zip(c.body_relations, c.seeded):
                     (self.py_by_triple if rel is None else self.py_by_rel.setdefault(rel, [])).append(fn)

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The fact store in compiled code: what ``rules.engine.store.Store`` holds, in C arrays.
+"""The fact store in compiled code: what ``rules.engine.store.DictStore`` holds, in C arrays.
 
 Each relation is a table of rows: a row holds a fact's term ids, its expiry, its expiry as an
 explicit fact and the semi-naive bookkeeping, side by side (one cache line for a triple: the
@@ -394,7 +394,7 @@ cdef bint _fits(Table *t, object fact):
 
 
 cdef class NativeStore:
-    """The facts of ``rules.engine.store.Store``, in C arrays (module docstring); the same methods.
+    """The facts of ``rules.engine.store.DictStore``, in C arrays (module docstring); the same methods.
 
     >>> s = NativeStore()
     >>> s.add((7, 2), (1, 2), 10), s.add((7, 2), (1, 3), INF), s.add((7, 2), (1, 2), 5)

@@ -1,17 +1,17 @@
-"""Compile Datalog rules into join plans: Python functions generated once per rule and seed atom.
+"""The Python back end: each :class:`~rules.engine.planning.JoinPlan` of a rule becomes a Python
+function generated once.
 
 A plan is compiled for each positive body atom as the *seed*: it takes the seed's delta facts
-(``(fact, expiry)`` pairs) and joins the other atoms through the store's indexes, in a greedy order
-(most bound positions first, constants and schema atoms early), with comparisons, assignments and
-negations placed as soon as their variables are bound. Each derivation is reported as
+(``(fact, expiry)`` pairs) and joins the other atoms through the store's indexes in the plan's
+order, with comparisons, assignments and negations where the plan places them. Each derivation is reported as
 ``emit((head_relation, head_tuple, expiry))`` with the minimum expiry of its premises (``emit`` is
 typically a list's ``append``). The generated
 code works on int tuples and local variables only; no IR object is touched per fact.
 
 >>> from rules import parse
 >>> from rules.engine.terms import TermDictionary
->>> from rules.engine.store import Store, INF
->>> d, store = TermDictionary(), Store()
+>>> from rules.engine.store import DictStore, INF
+>>> d, store = TermDictionary(), DictStore()
 >>> rule = parse("path(X, Z) :- edge(X, Y), path(Y, Z).").rules[0]
 >>> plans = compile_rule(rule.head, rule.body, d)
 >>> edge, path = relation_of(rule.body[0].atom, d), relation_of(rule.head, d)
@@ -30,9 +30,13 @@ from typing import Callable
 
 from rules import ir
 from rules.engine.builtins import arith, compare
-from rules.lang.ir import Name  # noqa: F401  (used by the doctest)
+from rules.engine.planning import (K_VAR, P_BOUND, P_CONST, P_FREE, Assign, Code, Compare, Compute, HeadCheck, JoinPlan,
+                                   Step, TermTest, Unsupported, plan_rule)
+from rules.engine.store import INF
 from rules.engine.terms import TermDictionary
-from rules.lang.validate import expr_vars
+from rules.lang.ir import Name  # noqa: F401  (used by the doctest)
+
+__all__ = ["CompiledRule", "Unsupported", "compile_rule", "evaluate_full", "relation_of"]
 
 Plan = Callable  # (delta: iterable of (fact, expiry), store, emit, PRED=None) -> None
 
@@ -61,14 +65,19 @@ class CompiledRule:
     negated_relations: tuple[tuple[int, int], ...]
     source: str  # the generated code, for inspection
     indexes: tuple[tuple[tuple[int, int], tuple[int, ...]], ...] = ()  # (relation, positions) the plans probe
+    plans: tuple[JoinPlan, ...] = ()  # the join plans the code runs, one per seed
 
 
 class _Gen:
-    def __init__(self, dictionary: TermDictionary):
+    """Python source for one :class:`JoinPlan`: nested loops over int tuples and local variables."""
+
+    def __init__(self, plan: JoinPlan, dictionary: TermDictionary):
+        self.plan = plan
         self.d = dictionary
         self.lines: list[str] = []
         self.consts: dict[str, object] = {}
-        self.slots: dict[str, str] = {}  # variable name -> python local
+        self.level = 0
+        self.mvar: str | None = None  # the variable holding the minimum expiry so far (None: INF)
 
     def const(self, value: object) -> str:
         name = f"K{len(self.consts)}"
@@ -78,214 +87,149 @@ class _Gen:
     def emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)
 
-    def term_code(self, term) -> str:
-        if isinstance(term, ir.Var):
-            return self.slots[term.name]
-        return str(self.d.intern(term))
+    @staticmethod
+    def term(code: Code) -> str:
+        return f"v{code[1]}" if code[0] == K_VAR else str(code[1])
 
-    def value_code(self, expr) -> str:
+    def key(self, codes) -> str:
+        return "(" + "".join(self.term(c) + ", " for c in codes) + ")"
+
+    def value(self, expr) -> str:
         if isinstance(expr, ir.Var):
-            return f"VAL({self.slots[expr.name]})"
+            return f"VAL(v{self.plan.slots[expr.name]})"
         if isinstance(expr, ir.Num):
             return repr(expr.value)
         if isinstance(expr, ir.BinOp):
-            return f"ARITH({expr.op!r}, {self.value_code(expr.left)}, {self.value_code(expr.right)})"
+            return f"ARITH({expr.op!r}, {self.value(expr.left)}, {self.value(expr.right)})"
         return f"VAL({self.d.intern(expr)})"
 
+    def checks(self, step: Step, fact: str, depth: int, keyed: bool) -> None:
+        """Equality checks for the known positions (unless an index lookup covers them) and for
+        the repeats of a variable the atom binds."""
+        first = {var: pos for pos, var in step.bind}
+        tests = [] if keyed else [(pos, self.term((kind, val))) for pos, kind, val in step.key]
+        tests += [(pos, f"{fact}[{first[var]}]") for pos, var in step.check]
+        for pos, code in sorted(tests):
+            self.emit(depth, f"if {fact}[{pos}] != {code}: continue")
 
-def _bound(expr, slots) -> bool:
-    return all(v.name in slots for v in expr_vars(expr))
+    def bind(self, step: Step, fact: str, depth: int) -> None:
+        for pos, var in step.bind:
+            self.emit(depth, f"v{var} = {fact}[{pos}]")
+
+    def filters(self, step: Step, depth: int) -> None:
+        for f in step.filters:
+            if isinstance(f, HeadCheck):
+                self.emit(depth, f"if not store.is_triple((v{f.var}, {len(self.plan.head)})): continue")
+            elif isinstance(f, TermTest):
+                op = "!=" if f.op == "=" else "=="
+                self.emit(depth, f"if {self.term(f.left)} {op} {self.term(f.right)}: continue")
+            elif isinstance(f, Compare):
+                self.emit(depth, f"if not CMP({f.op!r}, {self.value(f.left)}, {self.value(f.right)}): continue")
+            elif isinstance(f, Assign):
+                self.emit(depth, f"v{f.var} = {self.term(f.source)}")
+            elif isinstance(f, Compute):
+                self.emit(depth, f"v{f.var} = NUM({self.value(f.expr)})")
+                self.emit(depth, f"if v{f.var} is None: continue")
+            else:  # Negation
+                key = self.key(f.args)
+                if f.pkind == P_BOUND:
+                    self.emit(depth, f"if {key} in store.relations.get((v{f.pred}, {len(f.args)}), "
+                                     f"EMPTY).facts: continue")
+                else:
+                    self.emit(depth, f"if {key} in {self.const((f.pred, len(f.args)))}_facts: continue")
+
+    def minimum(self, exp: str, m: str, depth: int) -> None:
+        prev = self.mvar
+        if prev is None:
+            self.mvar = exp
+        else:
+            self.emit(depth, f"{m} = {prev} if {prev} < {exp} else {exp}")
+            self.mvar = m
+
+    def seed(self, step: Step, depth: int) -> int:
+        self.emit(depth, "for f0, m0 in delta:")
+        depth += 1
+        self.checks(step, "f0", depth, keyed=False)
+        self.bind(step, "f0", depth)
+        self.minimum("m0", "m0", depth)
+        self.filters(step, depth)
+        return depth
+
+    def step(self, step: Step, depth: int) -> int:
+        """The lookup of a joined atom; returns the depth inside it."""
+        self.level += 1
+        fact, exp, m = f"f{self.level}", f"e{self.level}", f"m{self.level}"
+        positions = tuple(pos for pos, _, _ in step.key)
+        if step.pkind != P_CONST:  # the relation is found at run time
+            if step.pkind == P_FREE:
+                self.emit(depth, f"for v{step.pred} in store.triple_predicates:")
+                depth += 1
+            self.emit(depth, f"R{self.level} = store.relations.get((v{step.pred}, {step.arity}))")
+            self.emit(depth, f"if R{self.level} is None: continue")
+            facts = f"R{self.level}.facts"
+            index = f"R{self.level}.index({positions!r})"
+        else:
+            facts = f"{self.const(step.relation)}_facts"
+            index = f"{self.const((step.relation, positions))}_idx" if positions else ""
+        if len(positions) == step.arity:
+            self.emit(depth, f"{exp} = {facts}.get({self.key(self._codes(step))})")
+            self.emit(depth, f"if {exp} is None: continue")
+        else:
+            if positions:
+                codes = self._codes(step)
+                key = self.term(codes[0]) if len(codes) == 1 else self.key(codes)
+                self.emit(depth, f"for {fact} in {index}.get({key}, ()):")
+            else:
+                self.emit(depth, f"for {fact} in {facts}:")
+            depth += 1
+            self.checks(step, fact, depth, keyed=True)
+            self.emit(depth, f"{exp} = {facts}[{fact}]")
+            self.bind(step, fact, depth)
+        self.minimum(exp, m, depth)
+        self.filters(step, depth)
+        return depth
+
+    @staticmethod
+    def _codes(step: Step) -> list[Code]:
+        return [(kind, val) for _, kind, val in step.key]
 
 
 def compile_rule(head: ir.Atom | tuple, body: tuple, dictionary: TermDictionary,
                  head_relation: tuple[int, int] | None = None) -> CompiledRule:
     """Plans for ``head :- body`` (``head`` an atom, or a tuple of head terms with an explicit
-    ``head_relation``, as for events)."""
-    head_terms = head.args if isinstance(head, ir.Atom) else tuple(head)
+    ``head_relation``, as for events); raises :class:`Unsupported` for what no plan runs (a
+    window, an unsafe rule)."""
     head_rel = relation_of(head, dictionary) if isinstance(head, ir.Atom) else head_relation
     positives = [lit.atom for lit in body if isinstance(lit, ir.AtomLiteral) and not lit.negated]
     negatives = [lit.atom for lit in body if isinstance(lit, ir.AtomLiteral) and lit.negated]
-    comparisons = [lit for lit in body if isinstance(lit, ir.Comparison)]
-    if any(isinstance(lit, ir.TemporalLiteral) for lit in body):
-        raise ValueError("a window or @ atom cannot be evaluated at one time point")
-    plans, sources, indexes = [], [], {}
-    for seed in range(len(positives)) or [None]:  # no positive atom: one plan, run with [((), INF)]
-        fn, src, consts = _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_rel, dictionary,
-                                          head.pred if isinstance(head, ir.Atom) else None)
-        plans.append(fn)
+    plans = plan_rule(head, body, dictionary, hoist=True, head_relation=head_rel)
+    fns, sources, indexes = [], [], {}
+    for plan in plans:
+        fn, src, consts = _generate(plan, head_rel, dictionary)
+        fns.append(fn)
         sources.append(src)
         indexes.update(dict.fromkeys(v for v in consts.values() if isinstance(v[0], tuple)))
-    return CompiledRule(head_rel, tuple(relation_of(a, dictionary) for a in positives), tuple(plans),
-                        tuple(relation_of(a, dictionary) for a in negatives), "\n\n".join(sources), tuple(indexes))
+    return CompiledRule(head_rel, tuple(relation_of(a, dictionary) for a in positives), tuple(fns),
+                        tuple(relation_of(a, dictionary) for a in negatives), "\n\n".join(sources), tuple(indexes),
+                        tuple(plans))
 
 
-def _compile_seeded(seed, positives, negatives, comparisons, head_terms, head_rel, d, head_pred=None):
-    g = _Gen(d)
+def _generate(plan: JoinPlan, head_rel, d: TermDictionary):
+    g = _Gen(plan, d)
     g.emit(0, "def plan(delta, store, emit, PRED=None):")
-    rels = [relation_of(a, d) for a in positives]
     prelude_at = len(g.lines)
-    pending_cmp = list(comparisons)
-    pending_neg = list(negatives)
-    remaining = [i for i in range(len(positives)) if i != seed]
-    head_check = [True] if head_rel is None else []
-    if seed is None:
-        positives = [ir.Atom(ir.Name("_"), ())]
-        rels = [(-1, 0)]
-        seed = 0
-
-    def bind_atom(i: int, fact: str, depth: int) -> None:
-        for pos, term in enumerate(positives[i].args):
-            if isinstance(term, ir.Var):
-                if term.name in g.slots:
-                    continue
-                local = f"v{len(g.slots)}"
-                g.slots[term.name] = local
-                g.emit(depth, f"{local} = {fact}[{pos}]")
-
-    def checks(i: int, fact: str, depth: int, skip: set[int]) -> None:
-        """Equality checks for the positions of atom i that the index lookup did not cover."""
-        seen: dict[str, int] = {}
-        for pos, term in enumerate(positives[i].args):
-            if pos in skip:
-                continue
-            if isinstance(term, ir.Var):
-                if term.name in g.slots:
-                    g.emit(depth, f"if {fact}[{pos}] != {g.slots[term.name]}: continue")
-                elif term.name in seen:
-                    g.emit(depth, f"if {fact}[{pos}] != {fact}[{seen[term.name]}]: continue")
-                else:
-                    seen[term.name] = pos
-            else:
-                g.emit(depth, f"if {fact}[{pos}] != {g.term_code(term)}: continue")
-
-    def place_filters(depth: int) -> None:
-        if head_check and head_pred.name in g.slots:  # a variable head predicate must be an IRI
-            head_check.clear()
-            g.emit(depth, f"if not store.is_triple(({g.slots[head_pred.name]}, {len(head_terms)})): continue")
-        progress = True
-        while progress:
-            progress = False
-            for cmp in list(pending_cmp):
-                left_ok, right_ok = _bound(cmp.left, g.slots), _bound(cmp.right, g.slots)
-                if left_ok and right_ok:
-                    pending_cmp.remove(cmp)
-                    progress = True
-                    if cmp.op in ("=", "!=") and not isinstance(cmp.left, ir.BinOp) \
-                            and not isinstance(cmp.right, ir.BinOp):
-                        op = "!=" if cmp.op == "=" else "=="
-                        g.emit(depth, f"if {g.term_code(cmp.left)} {op} {g.term_code(cmp.right)}: continue")
-                    else:
-                        g.emit(depth, f"if not CMP({cmp.op!r}, {g.value_code(cmp.left)}, "
-                                      f"{g.value_code(cmp.right)}): continue")
-                elif cmp.op == "=" and (left_ok or right_ok):
-                    target, source = (cmp.right, cmp.left) if left_ok else (cmp.left, cmp.right)
-                    if isinstance(target, ir.Var):
-                        pending_cmp.remove(cmp)
-                        progress = True
-                        local = f"v{len(g.slots)}"
-                        if isinstance(source, (ir.Var, ir.Name, ir.Iri, ir.Literal, ir.Num)):
-                            g.emit(depth, f"{local} = {g.term_code(source)}")
-                        else:
-                            g.emit(depth, f"{local} = NUM({g.value_code(source)})")
-                            g.emit(depth, f"if {local} is None: continue")
-                        g.slots[target.name] = local
-            for atom in list(pending_neg):
-                if all(not isinstance(t, ir.Var) or t.name in g.slots for t in (atom.pred, *atom.args)):
-                    pending_neg.remove(atom)
-                    key = "(" + "".join(g.term_code(t) + ", " for t in atom.args) + ")"
-                    if isinstance(atom.pred, ir.Var):
-                        g.emit(depth, f"if {key} in store.relations.get(({g.slots[atom.pred.name]}, "
-                                      f"{len(atom.args)}), EMPTY).facts: continue")
-                    else:
-                        g.emit(depth, f"if {key} in {g.const(relation_of(atom, d))}_facts: continue")
-
-    level = 0
-    mvar: list[str | None] = [None]  # the variable holding the minimum expiry so far (None: INF)
-
-    def place_atom(i: int, depth: int) -> int:
-        """Emit the lookup of positive atom i; returns the depth inside it."""
-        nonlocal level
-        level += 1
-        args = positives[i].args
-        positions = tuple(p for p, t in enumerate(args) if not isinstance(t, ir.Var) or t.name in g.slots)
-        fact, exp, m = f"f{level}", f"e{level}", f"m{level}"
-        pred = positives[i].pred
-        if isinstance(pred, ir.Var):  # the relation is found at run time
-            if pred.name not in g.slots:
-                local = f"v{len(g.slots)}"
-                g.slots[pred.name] = local
-                g.emit(depth, f"for {local} in store.triple_predicates:")
-                depth += 1
-            g.emit(depth, f"R{level} = store.relations.get(({g.slots[pred.name]}, {len(args)}))")
-            g.emit(depth, f"if R{level} is None: continue")
-            facts_expr, index_expr = f"R{level}.facts", lambda pos: f"R{level}.index({pos!r})"
-        else:
-            rel = g.const(rels[i])
-            facts_expr = f"{rel}_facts"
-            index_expr = lambda pos: g.const((rels[i], pos)) + "_idx"  # noqa: E731
-        if len(positions) == len(args):
-            key = "(" + "".join(g.term_code(t) + ", " for t in args) + ")"
-            g.emit(depth, f"{exp} = {facts_expr}.get({key})")
-            g.emit(depth, f"if {exp} is None: continue")
-        else:
-            if positions:
-                key = g.term_code(args[positions[0]]) if len(positions) == 1 else \
-                    "(" + "".join(g.term_code(args[p]) + ", " for p in positions) + ")"
-                g.emit(depth, f"for {fact} in {index_expr(positions)}.get({key}, ()):")
-            else:
-                g.emit(depth, f"for {fact} in {facts_expr}:")
-            depth += 1
-            checks(i, fact, depth, set(positions))
-            g.emit(depth, f"{exp} = {facts_expr}[{fact}]")
-            bind_atom(i, fact, depth)
-        prev = mvar[0]
-        g.emit(depth, f"{m} = {exp}" if prev is None else f"{m} = {prev} if {prev} < {exp} else {exp}")
-        mvar[0] = m
-        place_filters(depth)
-        return depth
-
-    def score(i):
-        atom = positives[i]
-        terms = (atom.pred, *atom.args)
-        bound = sum(1 for t in terms if not isinstance(t, ir.Var) or t.name in g.slots)
-        return (bound == len(terms), bound, -i)
-
     depth = 1
-    seed_pred = positives[seed].pred
-    if isinstance(seed_pred, ir.Var):
-        # the seed's predicate is the delta's (PRED): the atoms it binds are joined once, before
-        # the loop over the delta (often they have no match, and the delta is not looked at)
-        g.slots[seed_pred.name] = "vP"
-        g.emit(depth, "vP = PRED")
+    seed = plan.seed_step
+    if seed.pkind == P_FREE:
+        # the seed's predicate is the delta's (PRED): the atoms hoisted before it are joined
+        # once, before the loop over the delta (often they have no match, and the delta is not looked at)
+        g.emit(depth, f"v{seed.pred} = PRED")
         g.emit(depth, "for _ in (0,):  # a loop, so that 'continue' leaves the joins below")
         depth += 1
-        seed_vars = {t.name for t in positives[seed].args if isinstance(t, ir.Var)}
-        while remaining:
-            i = max(remaining, key=score)
-            names = {t.name for t in (positives[i].pred, *positives[i].args) if isinstance(t, ir.Var)}
-            if not names & set(g.slots) or names & seed_vars:
-                break
-            remaining.remove(i)
-            depth = place_atom(i, depth)
-    g.emit(depth, "for f0, m0 in delta:")
-    depth += 1
-    checks(seed, "f0", depth, set())
-    bind_atom(seed, "f0", depth)
-    if mvar[0] is None:
-        mvar[0] = "m0"
-    else:
-        g.emit(depth, f"m0 = m0 if m0 < {mvar[0]} else {mvar[0]}")
-        mvar[0] = "m0"
-    place_filters(depth)
-    while remaining:
-        i = max(remaining, key=score)
-        remaining.remove(i)
-        depth = place_atom(i, depth)
-    if pending_cmp or pending_neg:
-        raise ValueError("unsafe rule: a comparison or negation has unbound variables")
-    head = "(" + "".join(g.term_code(t) + ", " for t in head_terms) + ")"
-    head_code = "HEAD" if head_rel is not None else f"({g.slots[head_pred.name]}, {len(head_terms)})"
-    g.emit(depth, f"emit(({head_code}, {head}, {mvar[0]}))")
+    for i, step in enumerate(plan.steps):
+        depth = g.seed(step, depth) if i == plan.seed else g.step(step, depth)
+    head_code = "HEAD" if plan.head_pkind == P_CONST else f"(v{plan.head_pred}, {len(plan.head)})"
+    g.emit(depth, f"emit(({head_code}, {g.key(plan.head)}, {g.mvar or INF}))")
 
     # prelude: fetch relations and indexes once per call
     prelude = []
@@ -308,7 +252,7 @@ def evaluate_full(compiled: CompiledRule, store) -> list[tuple]:
     """Every derivation of a rule over the whole store, as ``(relation, fact, expiry)``."""
     out: list[tuple] = []
     if not compiled.body_relations:
-        compiled.seeded[0]([((), 1 << 62)], store, out.append)
+        compiled.seeded[0]([((), INF)], store, out.append)
         return out
     seed_rel = compiled.body_relations[0]
     if seed_rel is not None:

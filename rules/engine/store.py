@@ -4,7 +4,7 @@ A relation is ``(predicate id, arity)``. Each fact maps to its expiry: the last 
 it holds (``INF`` for background facts and their consequences). Expired facts are dropped bucket by
 bucket, without re-derivation (docs/api.md, the ontological stage).
 
->>> s = Store()
+>>> s = DictStore()
 >>> s.add((7, 2), (1, 2), 10), s.add((7, 2), (1, 3), INF), s.add((7, 2), (1, 2), 5)
 (True, True, False)
 >>> sorted(s.index((7, 2), (0,))[1])
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import repeat
-from typing import Callable, Container, Iterable, Iterator, Mapping
+from typing import Callable, Container, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 
 INF = 1 << 62  # expiry of facts that never expire
 
@@ -106,9 +106,53 @@ class Relation:
                 indexes.clear()
 
 
-class Store:
-    """All relations; ``buckets`` lists the facts per expiry time (lazily: a fact whose expiry
-    rose stays listed under its old expiry and is skipped there)."""
+@runtime_checkable
+class Store(Protocol):
+    """What the engines read and write in a fact store: :class:`DictStore` (dicts) and
+    ``rules.engine.native_store.NativeStore`` (C arrays) implement it, and one contract suite
+    (tests/rules/test_store_contract.py) runs over both. ``relations`` maps a relation to an object
+    with ``facts`` (fact -> expiry) and ``index(positions)`` (key -> facts)."""
+
+    relations: Mapping
+    triple_predicates: list[int]
+
+    def relation(self, rel: RelKey): ...
+
+    def is_triple(self, rel: RelKey) -> bool: ...
+
+    def index(self, rel: RelKey, positions: tuple[int, ...]) -> Mapping: ...
+
+    def expiry(self, rel: RelKey, fact: tuple) -> int | None: ...
+
+    def add(self, rel: RelKey, fact: tuple, expiry: int) -> bool: ...
+
+    def add_new(self, rel: RelKey, facts: Iterable[tuple], expiry: int) -> int: ...
+
+    def add_batch(self, rel: RelKey, facts: Iterable[tuple], expiries: list[int], new: bool) -> None: ...
+
+    def apply(self, items, delta: dict | None = None) -> dict[RelKey, dict[tuple, int]]: ...
+
+    def remove(self, rel: RelKey, fact: tuple) -> bool: ...
+
+    def expire(self, now: int) -> list[tuple[RelKey, tuple, int]]: ...
+
+    def expiry_times(self, since: int) -> list[int]: ...
+
+    def tagged(self, since: int, exclude: Mapping[RelKey, Container[tuple]] | None = None
+               ) -> list[tuple[RelKey, tuple]]: ...
+
+    def drop(self, rels: Iterable[RelKey]) -> None: ...
+
+    def clear(self) -> None: ...
+
+    def __iter__(self) -> Iterator[tuple[RelKey, tuple, int]]: ...
+
+    def __len__(self) -> int: ...
+
+
+class DictStore:
+    """The :class:`Store` in Python dicts. ``buckets`` lists the facts per expiry time (lazily: a
+    fact whose expiry rose stays listed under its old expiry and is skipped there)."""
 
     def __init__(self, is_triple: Callable[[int], bool] | None = None) -> None:
         self.relations: dict[RelKey, Relation] = {}

@@ -13,7 +13,8 @@ from ontology import materialise
 from ontology.materialise import Materialiser
 from ontology.stage import profile_rules
 from rules import ir, parse
-from rules.engine.columnar import ColumnarRules, Unsupported
+from rules.engine.columnar import ColumnarRules
+from rules.engine.planning import Unsupported
 from rules.engine.store import INF
 from rules.engine.terms import TermDictionary
 

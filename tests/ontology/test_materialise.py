@@ -3,6 +3,7 @@ time point (hypothesis-generated programs and streams)."""
 
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -67,6 +68,11 @@ def _rel_fact(d, pred, args):
     return (d.intern(ir.Name(pred)), len(args)), tuple(d.intern(ir.Name(a)) for a in args)
 
 
+#: the back ends of the materialiser, one suite over all: generated Python plans over the dict
+#: store; every batch through the columnar (numpy) path; compiled plans over the native store
+BACKENDS = {"python": {}, "columnar": {"set_at_a_time": True}, "native": {"native": True}}
+
+
 def run_differential(program_text, background, stream, set_at_a_time=False, native=False):
     """``set_at_a_time``: every batch through the columnar path (rules.engine.columnar); ``native``: the
     compiled store and plans (rules.engine.native_plans)."""
@@ -74,7 +80,8 @@ def run_differential(program_text, background, stream, set_at_a_time=False, nati
     d = TermDictionary()
     m = Materialiser(program.rules, d, bulk_threshold=0 if set_at_a_time else materialise.BULK_THRESHOLD,
                      native=native)
-    assert m._bulk is not None or not set_at_a_time
+    negation = any(isinstance(lit, ir.AtomLiteral) and lit.negated for r in program.rules for lit in r.body)
+    assert m._bulk is not None or not set_at_a_time or negation  # (negation: the per-fact path)
     bg = [_rel_fact(d, p, a) for p, a in background]
     m.add([(rel, fact, INF) for rel, fact in bg])
     live: list[tuple[int, tuple]] = []  # (expiry, (rel, fact))
@@ -95,39 +102,21 @@ def run_differential(program_text, background, stream, set_at_a_time=False, nati
         # every stored expiry is exact: the fact is derivable until then (checked at its expiry)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(rules_(), min_size=1, max_size=4), transitive,
        st.lists(stream_facts(), max_size=3), streams)
-def test_incremental_equals_recomputation(rules, extra, background, stream):
-    run_differential("\n".join(rules) + "\n" + extra, background, stream)
+def test_incremental_equals_recomputation(backend, rules, extra, background, stream):
+    run_differential("\n".join(rules) + "\n" + extra, background, stream, **BACKENDS[backend])
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(rules_(), min_size=1, max_size=4), transitive,
-       st.lists(stream_facts(), max_size=3), streams)
-def test_set_at_a_time_equals_recomputation(rules, extra, background, stream):
-    run_differential("\n".join(rules) + "\n" + extra, background, stream, set_at_a_time=True)
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(rules_(), min_size=1, max_size=4), transitive,
-       st.lists(stream_facts(), max_size=3), streams)
-def test_native_equals_recomputation(rules, extra, background, stream):
-    run_differential("\n".join(rules) + "\n" + extra, background, stream, native=True)
-
-
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(rules_(negation=True), min_size=1, max_size=4), st.lists(stream_facts(), max_size=3), streams)
-def test_native_with_negation_equals_recomputation(rules, background, stream):
-    run_differential("\n".join(rules), background, stream, native=True)
-
-
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(rules_(negation=True), min_size=1, max_size=4), st.lists(stream_facts(), max_size=3), streams)
 # a fact a rule below a negation derived at 0 (expiry 0), given by the stream at 1: it stays
 @example(rules=["u(a) :- u(X), not e(X) ."], background=[], stream=[[(("u", ("b",)), 0)], [(("u", ("a",)), 0)]])
-def test_with_negation_equals_recomputation(rules, background, stream):
-    run_differential("\n".join(rules), background, stream)
+def test_with_negation_equals_recomputation(backend, rules, background, stream):
+    run_differential("\n".join(rules), background, stream, **BACKENDS[backend])
 
 
 def test_expiry_rise_is_propagated():

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from rules.engine import native_plans, native_store
 from rules.engine.native_store import NativeStore
-from rules.engine.store import INF, UNUSED_INDEX_SLACK, Store
+from rules.engine.store import INF, DictStore
 
 RELS = [(7, 2), (8, 2), (9, 1), (10, 3), (11, 0)]
 VALUES = [1, 2, 3, 1 << 60, -5]  # small ids, an integer's id (INT_OFFSET + v), a negative number
@@ -37,7 +37,7 @@ def _state(store) -> set:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(operation, max_size=40))
 def test_native_store_agrees_with_the_dict_store(operations):
-    plain, native = Store(), NativeStore()
+    plain, native = DictStore(), NativeStore()
     for op, arg in operations:
         if op == "add":
             assert plain.add(*arg) == native.add(*arg)
@@ -97,32 +97,12 @@ def test_views_read_like_dicts():
     assert s.expiry((7, 2), (1, 2)) == 5 and s.expiry((6, 2), (1, 2)) is None
 
 
-def test_a_relation_of_no_argument():
-    s = NativeStore()
-    assert s.add((11, 0), (), 3) and not s.add((11, 0), (), 2)
-    assert list(s) == [((11, 0), (), 3)] and s.expire(4) == [((11, 0), (), 3)] and len(s) == 0
-
-
 def test_wrong_arity_and_too_many_arguments():
     s = NativeStore()
     with pytest.raises(ValueError, match="expected a tuple of 2 term ids"):
         s.add((7, 2), (1, 2, 3), 5)
     with pytest.raises(ValueError, match="more than 16 arguments"):
         s.add((12, 17), tuple(range(17)), 5)
-
-
-def test_an_unused_index_is_dropped_and_rebuilt_when_asked_for():
-    s = NativeStore()
-    for i in range(10):
-        s.add((7, 2), (i, i % 3), 1)
-    assert sorted(s.index((7, 2), (1,)).get(0)) == [(0, 0), (3, 0), (6, 0), (9, 0)]
-    assert list(s.relation((7, 2)).indexes) == [(1,)]
-    for t in range(UNUSED_INDEX_SLACK):  # a window slides: one fact in, one out
-        s.add((7, 2), (100 + t, t % 3), t + 2)
-        s.expire(t + 2)
-    assert s.relation((7, 2)).indexes == {}
-    held = {f for f in s.relation((7, 2)).facts if f[1] == 0}
-    assert set(s.index((7, 2), (1,)).get(0)) == held and list(s.relation((7, 2)).indexes) == [(1,)]
 
 
 def test_views_of_a_cleared_store_say_so():

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from ontology.events import compile_select
 from rules import ir, parse
 from rules.lang.queries.epsparql import parse_epsparql
-from rules.engine.store import Store
+from rules.engine.store import DictStore
 from rules.engine.terms import TermDictionary, format_term
 from temporal.epsparql import EpSparqlEngine
 
@@ -67,7 +67,7 @@ def _run(query_text: str, stream, cut: int):
             state = pickle.loads(pickle.dumps(engine.snapshot()))
             engine = EpSparqlEngine.from_program(program, d)
             engine.restore(state)
-        store = Store()
+        store = DictStore()
         for s, p, o in facts:
             obj = d.number(o) if p != "r" else d.intern(ir.Name(f"n{o}"))
             store.add((d.intern(ir.Iri(EX + p)), 2), (d.intern(ir.Name(s)), obj), t)
