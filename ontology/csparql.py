@@ -266,9 +266,11 @@ class CSparqlEngine:
         queries = []
         for decl in program.queries:
             if is_csparql(decl.query):
-                query, diags = parse_csparql(decl, prefixes, ms)
+                query = checked.queries.get(decl.query)
                 if query is None:
-                    raise RuleError(diags, checked.sources)
+                    query, diags = parse_csparql(decl, prefixes, ms)
+                    if query is None:
+                        raise RuleError(diags, checked.sources)
                 queries.append(query)
         rules, facts = stage_rules(checked)
         self._node_ids: dict = {}

@@ -34,6 +34,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from rules import ir
 from rules.lang.errors import RuleError
 from rules.engine.plan import compile_rule
+from rules.lang.queries import ParsedQueries
 from rules.lang.queries.sparql import parse_select
 from rules.engine.sparql_expr import (IriValue, Solution, Undefined, UnsupportedQuery, compile_expr as _compile_expr,
                                holds as _holds, unsupported as _unsupported)
@@ -400,17 +401,21 @@ class CompiledEvent:
         return rows
 
 
-def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictionary) -> CompiledEvent:
-    """Compile an ``event`` declaration (SPARQL or rule body) onto the store."""
+def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictionary,
+                  queries: ParsedQueries | None = None) -> CompiledEvent:
+    """Compile an ``event`` declaration (SPARQL or rule body) onto the store (``queries``: the
+    checked program's parsed queries, so that its SELECT is not parsed again)."""
     params = event.attributes
     if event.query is None:
         atoms = [lit.atom for lit in event.body if isinstance(lit, ir.AtomLiteral) and not lit.negated]
         extra = tuple(lit for lit in event.body if not (isinstance(lit, ir.AtomLiteral) and not lit.negated))
         plans = _Plans(atoms, extra, tuple(p.name for p in event.params), d)
         return CompiledEvent(event.name, params, plans.rows, d)
-    query, diags = parse_select(event.query, prefixes)
+    query = queries.get(event.query) if queries is not None else None
     if query is None:
-        raise RuleError(diags)
+        query, diags = parse_select(event.query, prefixes)
+        if query is None:
+            raise RuleError(diags)
     root = _Compiler(d, event.query.span).op(query.algebra["p"])
     if isinstance(root, _BGP) and set(params) <= set(root.plans.vars):  # its rows, no solution dicts
         plans = root.plans
@@ -441,8 +446,10 @@ class CompiledSelect:
         return self._root.run(store)
 
 
-def compile_select(text: ir.SparqlText, prefixes: dict[str, str], d: TermDictionary) -> CompiledSelect:
-    """Compile a SPARQL SELECT (e.g. an EP-SPARQL query's group, ``temporal.epsparql``) onto the store.
+def compile_select(text: ir.SparqlText, prefixes: dict[str, str], d: TermDictionary,
+                   query=None) -> CompiledSelect:
+    """Compile a SPARQL SELECT (e.g. an EP-SPARQL query's group, ``temporal.epsparql``) onto the
+    store (``query``: its parsed form, when the caller has it).
 
     >>> from rules.engine.store import DictStore
     >>> d = TermDictionary(); store = DictStore()
@@ -452,7 +459,8 @@ def compile_select(text: ir.SparqlText, prefixes: dict[str, str], d: TermDiction
     >>> [{k: d.value(v) for k, v in s.items()} for s in q.run(store)]
     [{'s': 'a', 'v': 3}]
     """
-    query, diags = parse_select(text, prefixes)
     if query is None:
-        raise RuleError(diags)
+        query, diags = parse_select(text, prefixes)
+        if query is None:
+            raise RuleError(diags)
     return CompiledSelect(text, _Compiler(d, text.span).op(query.algebra["p"]))

@@ -85,7 +85,7 @@ class OntologicalStage:
         self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
         self.token_ids: dict[str, int] = {}  # a term as written in a fact -> id (pipeline.embedded.intern_fact)
         self.store = self.materialiser.store
-        self.events: list[CompiledEvent] = [compile_event(e, self.program.prefixes, self.dictionary)
+        self.events: list[CompiledEvent] = [compile_event(e, self.program.prefixes, self.dictionary, checked.queries)
                                             for e in self.program.events]
         if load:
             self.add_background([*self.program.facts, *profile_facts])

@@ -221,10 +221,11 @@ class Reasoner:
             uses = self.lars.uses
             self.lars.add_background((rel, fact) for rel, fact, expiry in self.ontology.live_facts()
                                      if expiry >= INF and uses(rel))
-        self.patterns = PatternEngine(self.program, d) if self.program.patterns else None
-        self.queries = EpSparqlEngine.from_program(self.program, d) \
+        self.patterns = PatternEngine(self.program, d, parsed=checked.queries) if self.program.patterns else None
+        self.queries = EpSparqlEngine.from_program(self.program, d, parsed=checked.queries) \
             if any(is_epsparql(q.query) for q in self.program.queries) else None
-        self._groups = [compile_select(g, self.program.prefixes, d) for g in self.queries.groups] \
+        self._groups = [compile_select(g, self.program.prefixes, d, q)
+                        for g, q in zip(self.queries.groups, self.queries.group_selects)] \
             if self.queries is not None else []
         registered = [q for q in self.program.queries if is_csparql(q.query)]
         self.csparql = CSparqlEngine(checked, self.ontology.background_facts(), d) if registered else None

@@ -9,89 +9,63 @@ built a graph.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from rules import DotrError, ir
-from rules.engine.builtins import arith, compare
-from rules.lang.printer import format_rule
+from rules.engine.plan import compile_rule
+from rules.engine.planning import Unsupported
 from rules.engine.store import INF, Store
 from rules.engine.terms import format_fact, format_term
+from rules.lang.printer import format_rule
 
 from .embedded import Reasoner, parse_fact
 
 MAX_DEPTH = 12
 
 
-def _solutions(body, store: Store, d, theta: dict) -> Iterator[dict]:
-    """Groundings of a body (atoms and comparisons, no windows) in ``store``, by brute force."""
-    if not body:
-        yield theta
-        return
-    lit, rest = body[0], body[1:]
-    if isinstance(lit, ir.Comparison):
-        def val(e):
-            if isinstance(e, ir.Var):
-                return d.value(theta[e.name]) if e.name in theta else None
-            if isinstance(e, ir.BinOp):
-                return arith(e.op, val(e.left), val(e.right))
-            return d.value(d.intern(e))
-        bound = lambda e: all(v in theta for v in _names(e))  # noqa: E731
-        if bound(lit.left) and bound(lit.right):
-            if compare(lit.op, val(lit.left), val(lit.right)) or (
-                    lit.op in ("=", "!=") and (_id(lit.left, theta, d) == _id(lit.right, theta, d)) == (lit.op == "=")):
-                yield from _solutions(rest, store, d, theta)
-        elif lit.op == "=":
-            target, source = (lit.left, lit.right) if bound(lit.right) else (lit.right, lit.left)
-            value = _id(source, theta, d)
-            if isinstance(target, ir.Var) and value is not None:
-                yield from _solutions(rest, store, d, {**theta, target.name: value})
-        else:
-            yield from _solutions(rest + (lit,), store, d, theta) if rest else iter(())
-        return
-    atom = lit.atom
-    if lit.negated:
-        ground = tuple(_id(a, theta, d) for a in atom.args)
-        rel = (theta.get(atom.pred.name) if isinstance(atom.pred, ir.Var) else d.intern(atom.pred), len(atom.args))
-        if store.expiry(rel, ground) is None:
-            yield from _solutions(rest, store, d, theta)
-        return
-    if isinstance(atom.pred, ir.Var):
-        preds = [theta[atom.pred.name]] if atom.pred.name in theta else list(store.triple_predicates)
-    else:
-        preds = [d.intern(atom.pred)]
-    for pid in preds:
-        relation = store.relations.get((pid, len(atom.args)))
-        if relation is None:
-            continue
-        for fact in list(relation.facts):
-            t2 = dict(theta)
-            if isinstance(atom.pred, ir.Var):
-                t2[atom.pred.name] = pid
-            if all(_unify(a, v, t2, d) for a, v in zip(atom.args, fact)):
-                yield from _solutions(rest, store, d, t2)
+_GOAL = ir.Name("_explain_goal")
 
 
-def _names(e):
-    if isinstance(e, ir.Var):
-        return {e.name}
-    if isinstance(e, ir.BinOp):
-        return _names(e.left) | _names(e.right)
-    return set()
+def _variables(literals) -> list[str]:
+    names: dict[str, None] = {}
+
+    def walk(e):
+        if isinstance(e, ir.Var):
+            names.setdefault(e.name)
+        elif isinstance(e, ir.BinOp):
+            walk(e.left)
+            walk(e.right)
+    for lit in literals:
+        if isinstance(lit, ir.Atom):
+            lit = ir.AtomLiteral(lit)
+        if isinstance(lit, ir.AtomLiteral):
+            for term in (lit.atom.pred, *lit.atom.args):
+                walk(term)
+        elif isinstance(lit, ir.Comparison):
+            walk(lit.left)
+            walk(lit.right)
+    return list(names)
 
 
-def _id(e, theta, d):
-    if isinstance(e, ir.Var):
-        return theta.get(e.name)
-    if isinstance(e, ir.BinOp):
-        v = arith(e.op, *(d.value(_id(x, theta, d)) if _id(x, theta, d) is not None else None for x in (e.left, e.right)))
-        return None if v is None else d.number(v)
-    return d.intern(e)
+def _groundings(head: ir.Atom, body: tuple, store: Store, d, rel, fact) -> list[dict]:
+    """The groundings of ``head :- body`` that derive ``(rel, fact)`` from ``store``: the join
+    plan of ``vars :- goal(head's terms), body`` seeded at the goal with the fact (the way the
+    materialiser rederives a fact), each as variable name -> term id."""
+    variable = isinstance(head.pred, ir.Var)
+    if not variable and (d.intern(head.pred), len(head.args)) != rel or len(head.args) != len(fact):
+        return []
+    goal = ir.Atom(_GOAL, (head.pred, *head.args) if variable else head.args)
+    names = _variables((head, *body))
+    try:
+        compiled = compile_rule(tuple(ir.Var(n) for n in names), (ir.AtomLiteral(goal), *body), d,
+                                head_relation=(-2, len(names)))
+    except Unsupported:
+        return []
+    out: list = []
+    compiled.seeded[0]([((rel[0], *fact) if variable else fact, INF)], store, out.append)
+    return [dict(zip(names, values)) for _, values, _ in out]
 
 
-def _unify(term, value, theta, d) -> bool:
-    if isinstance(term, ir.Var):
-        return theta.setdefault(term.name, value) == value
-    return d.intern(term) == value
+def _id(term, theta, d):
+    return theta.get(term.name) if isinstance(term, ir.Var) else d.intern(term)
 
 
 class Explainer:
@@ -117,34 +91,27 @@ class Explainer:
             if store is None or store.expiry(rel, fact) is None:
                 continue
             for rule, body in rules:
-                head = rule.head
-                if (isinstance(head.pred, ir.Var) or (self.d.intern(head.pred), len(head.args)) == rel) and len(head.args) == len(fact):
-                    theta: dict = {}
-                    if isinstance(head.pred, ir.Var):
-                        theta[head.pred.name] = rel[0]
-                    if not all(_unify(a, v, theta, self.d) for a, v in zip(head.args, fact)):
-                        continue
-                    for solution in _solutions(tuple(body), store, self.d, theta):
-                        lines = [f"{pad}{text}: by {format_rule(rule, self.prefixes)}"]
-                        for lit in body:
-                            if isinstance(lit, ir.AtomLiteral) and not lit.negated:
-                                atom = lit.atom
-                                prel = (solution[atom.pred.name] if isinstance(atom.pred, ir.Var) else self.d.intern(atom.pred), len(atom.args))
-                                pfact = tuple(_id(a, solution, self.d) for a in atom.args)
-                                name = self.d.term(prel[0])
-                                if isinstance(name, ir.Name) and name.value.startswith("_lars:"):
-                                    kind, size = name.value.split(":")[1:3]
-                                    base = self.d.term(int(name.value.split(":")[3]))
-                                    args = [format_term(self.d.term(i)) for i in pfact]
-                                    op = {"dia": "<>", "box": "[]", "at": "@" + (args[-1] if args else "")}[kind.lstrip("t")]
-                                    if kind.endswith("at"):
-                                        args = args[:-1]
-                                    window = "" if int(size) >= INF else f"[{size}{' #' if kind.startswith('t') else ''}] "
-                                    shown = f"{getattr(base, 'value', base)}({', '.join(args)})" if args else str(base.value)
-                                    lines.append(f"{pad}  {window}{op} {shown}: held in the window")
-                                else:
-                                    lines += self.fact(t, inputs, prel, pfact, depth + 1, seen)
-                        return lines
+                for solution in _groundings(rule.head, tuple(body), store, self.d, rel, fact)[:1]:
+                    lines = [f"{pad}{text}: by {format_rule(rule, self.prefixes)}"]
+                    for lit in body:
+                        if isinstance(lit, ir.AtomLiteral) and not lit.negated:
+                            atom = lit.atom
+                            prel = (solution[atom.pred.name] if isinstance(atom.pred, ir.Var) else self.d.intern(atom.pred), len(atom.args))
+                            pfact = tuple(_id(a, solution, self.d) for a in atom.args)
+                            name = self.d.term(prel[0])
+                            if isinstance(name, ir.Name) and name.value.startswith("_lars:"):
+                                kind, size = name.value.split(":")[1:3]
+                                base = self.d.term(int(name.value.split(":")[3]))
+                                args = [format_term(self.d.term(i)) for i in pfact]
+                                op = {"dia": "<>", "box": "[]", "at": "@" + (args[-1] if args else "")}[kind.lstrip("t")]
+                                if kind.endswith("at"):
+                                    args = args[:-1]
+                                window = "" if int(size) >= INF else f"[{size}{' #' if kind.startswith('t') else ''}] "
+                                shown = f"{getattr(base, 'value', base)}({', '.join(args)})" if args else str(base.value)
+                                lines.append(f"{pad}  {window}{op} {shown}: held in the window")
+                            else:
+                                lines += self.fact(t, inputs, prel, pfact, depth + 1, seen)
+                    return lines
         return [f"{pad}{text}: no derivation found at {t}"]
 
 

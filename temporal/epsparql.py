@@ -44,6 +44,7 @@ from rdflib import BNode, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from rules import TimeOrderError, ir
+from rules.lang.queries import ParsedQueries
 from rules.lang.queries.epsparql import (DEFAULT_HORIZON, DURATION, END, START, Bind, Combine, EpQuery, Filter, Group,
                             is_epsparql, parse_epsparql)
 from rules.lang.errors import RuleError
@@ -329,10 +330,13 @@ def _value_id(expr, mapping: Mapping, d: TermDictionary) -> int | None:
 
 # ---------------------------------------------------------------------------------- queries
 
-def _algebra(text: ir.SparqlText, prefixes: dict[str, str]):
-    query, diags = parse_select(text, prefixes)
+def _algebra(text: ir.SparqlText, prefixes: dict[str, str], parsed: dict | None = None):
+    """The algebra of an embedded SELECT (taken from ``parsed``, the query's, when it is there)."""
+    query = parsed.get(text.text) if parsed else None
     if query is None:
-        raise RuleError(diags)
+        query, diags = parse_select(text, prefixes)
+        if query is None:
+            raise RuleError(diags)
     return query.algebra
 
 
@@ -373,13 +377,14 @@ class _EpQuery:
         self.name, self.form, self.d, self.horizon = q.name, q.form, d, horizon
         self.prefixes = prefixes
         self.group_ids = group_ids
+        self.selects = q.selects
         self.root = self._build(q.root)
         self.nodes = self.root.nodes()
         self.distinct = q.distinct
         self.template = q.template
         self.projection: list[tuple[str, object]] | None = None  # (variable, expression or None)
         if q.form == "select" and not q.star:
-            algebra = _algebra(q.projection, prefixes)
+            algebra = _algebra(q.projection, prefixes, q.selects)
             exprs = {str(e.var): compile_expr(e.expr, d, q.span) for e in _find(algebra, "Extend")}
             self.projection = [(str(v), exprs.get(str(v))) for v in algebra["PV"]]
         self._count = 0
@@ -387,7 +392,7 @@ class _EpQuery:
     def _build(self, node) -> _Node:
         h = self.horizon
         if isinstance(node, Group):
-            algebra = _algebra(node.text, self.prefixes)
+            algebra = _algebra(node.text, self.prefixes, self.selects)
             return _GroupNode(self.group_ids[node.index], frozenset(_certain(algebra["p"])), h)
         if isinstance(node, Combine):
             left, right = self._build(node.left), self._build(node.right)
@@ -399,12 +404,12 @@ class _EpQuery:
         assert isinstance(node, Bind)
         binds = []
         for text in node.binds:
-            extend = _find(_algebra(text, self.prefixes), "Extend")[0]
+            extend = _find(_algebra(text, self.prefixes, self.selects), "Extend")[0]
             binds.append((str(extend.var), compile_expr(extend.expr, self.d, text.span)))
         return _BindNode(self._build(node.inner), binds, h)
 
     def _test(self, text: ir.SparqlText):
-        return compile_expr(_find(_algebra(text, self.prefixes), "Filter")[0].expr, self.d, text.span)
+        return compile_expr(_find(_algebra(text, self.prefixes, self.selects), "Filter")[0].expr, self.d, text.span)
 
     def row(self, sol: Sol, ctx: _Ctx) -> dict[str, str]:
         term = self.d.term
@@ -446,10 +451,11 @@ class EpSparqlEngine:
 
     def __init__(self, queries: Sequence[ir.QueryDecl], prefixes: dict[str, str],
                  dictionary: TermDictionary | None = None, timeunit: str = "ticks",
-                 default_horizon: int | None = None):
+                 default_horizon: int | None = None, parsed: ParsedQueries | None = None):
         self.dictionary = d = dictionary if dictionary is not None else TermDictionary()
         self.prefixes = prefixes
         self.groups: list[ir.SparqlText] = []
+        self.group_selects: list = []  # each group's parsed SELECT (None: parse it)
         self._group_triples: list[list[tuple]] = []
         index: dict[str, int] = {}
         self.queries: list[_EpQuery] = []
@@ -458,19 +464,22 @@ class EpSparqlEngine:
         for decl in queries:
             if not is_epsparql(decl.query):
                 continue
-            parsed, diags = parse_epsparql(decl.name, decl.query, prefixes, ms)
-            if parsed is None:
-                raise RuleError(diags)
+            query = parsed.get(decl.query) if parsed is not None else None
+            if query is None:
+                query, diags = parse_epsparql(decl.name, decl.query, prefixes, ms)
+                if query is None:
+                    raise RuleError(diags)
             ids = []
-            for g in parsed.groups:
+            for g in query.groups:
                 key = g.text.text
                 if key not in index:
                     index[key] = len(self.groups)
                     self.groups.append(g.text)
-                    self._group_triples.append(self._patterns(g.text))
+                    self.group_selects.append(query.selects.get(key))
+                    self._group_triples.append(self._patterns(g.text, query.selects))
                 ids.append(index[key])
-            horizon = parsed.horizon if parsed.horizon is not None else default
-            self.queries.append(_EpQuery(parsed, ids, prefixes, d, horizon))
+            horizon = query.horizon if query.horizon is not None else default
+            self.queries.append(_EpQuery(query, ids, prefixes, d, horizon))
         self._t: int | None = None
         self._seen: list[set] = [set() for _ in self.groups]  # group solutions seen at _t
         self._starts: dict[tuple[int, int, int], int] = {}  # triples fed back at _t -> start
@@ -478,13 +487,15 @@ class EpSparqlEngine:
     @classmethod
     def from_program(cls, program: ir.Program, dictionary: TermDictionary | None = None,
                      **options) -> "EpSparqlEngine":
+        """The engine of ``program``'s EP-SPARQL queries (options: ``default_horizon``, and
+        ``parsed``: the checked program's parsed queries)."""
         return cls(program.queries, program.prefixes, dictionary, program.timeunit, **options)
 
-    def _patterns(self, text: ir.SparqlText) -> list[tuple]:
+    def _patterns(self, text: ir.SparqlText, parsed: dict) -> list[tuple]:
         """A group's triple patterns: per position a variable name or a term id."""
         d = self.dictionary
         out = []
-        for bgp in _find(_algebra(text, self.prefixes)["p"], "BGP"):
+        for bgp in _find(_algebra(text, self.prefixes, parsed)["p"], "BGP"):
             for triple in bgp.triples:
                 out.append(tuple(str(x) if isinstance(x, Variable) else None if isinstance(x, BNode)
                                  else d.intern(rdf_term(x)) for x in triple))

@@ -40,9 +40,10 @@ from typing import Callable, NamedTuple
 import networkx as nx
 from rdflib import BNode, Variable as RdfVariable
 
-from rules import TimeOrderError, ir
+from rules import RuleError, TimeOrderError, ir
 from rules.engine.builtins import arith, compare
 from rules.lang.ir import UNIT_MS
+from rules.lang.queries import ParsedQueries
 from rules.lang.queries.sparql import parse_template, rdf_term
 from rules.engine.store import INF
 from rules.engine.terms import TermDictionary, format_term
@@ -326,9 +327,11 @@ class _Compiled:
         self.consumed: set[tuple[str, int]] = set()
         self.template = None
         if p.construct is not None:
-            triples, diags = parse_template(p.construct, engine.prefixes)
+            triples = engine.parsed.get(p.construct) if engine.parsed is not None else None
             if triples is None:
-                raise ValueError(diags[0].message)
+                triples, diags = parse_template(p.construct, engine.prefixes)
+                if triples is None:
+                    raise RuleError(diags)
             self.template = triples
         self.group: int | None = None  # patterns in one group share their matching (PatternEngine)
 
@@ -476,9 +479,11 @@ class PatternEngine:
     """Matches the patterns of a program on per-time-point events (see the module docstring);
     ``share=False`` matches every pattern on its own (the same output, for tests and benchmarks)."""
 
-    def __init__(self, program: ir.Program, dictionary: TermDictionary | None = None, share: bool = True):
+    def __init__(self, program: ir.Program, dictionary: TermDictionary | None = None, share: bool = True,
+                 parsed: ParsedQueries | None = None):
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
         self.prefixes = program.prefixes
+        self.parsed = parsed  # the checked program's parsed construct templates
         attrs: dict[str, tuple[str, ...]] = {e.name: e.attributes for e in program.events}
         for p in program.patterns:
             if p.emit is not None:

@@ -18,6 +18,7 @@ from . import ir
 from .analysis import Analysis
 from .errors import Diagnostic, RuleError
 from .parser import parse_with_diagnostics
+from .queries import ParsedQueries
 from .validate import validate
 
 
@@ -30,6 +31,8 @@ class CheckResult:
     analysis: Analysis
     diagnostics: list[Diagnostic]
     sources: dict[str, str] = field(default_factory=dict)
+    #: the parsed query texts (events, C-SPARQL, EP-SPARQL, construct templates), for the engines
+    queries: ParsedQueries = field(default_factory=ParsedQueries)
 
     @property
     def ok(self) -> bool:
@@ -72,8 +75,9 @@ def _read(path: Path, diagnostics: list[Diagnostic], sources: dict[str, str],
 def check_text(text: str, path: str = "<string>") -> CheckResult:
     """Parse and validate rule text that has no imports."""
     program, diagnostics = parse_with_diagnostics(text, path)
-    analysis, more = validate(program)
-    return CheckResult(program, analysis, _in_order(diagnostics + more), {path: text})
+    queries = ParsedQueries()
+    analysis, more = validate(program, queries)
+    return CheckResult(program, analysis, _in_order(diagnostics + more), {path: text}, queries)
 
 
 def check(path: str | Path) -> CheckResult:
@@ -83,8 +87,9 @@ def check(path: str | Path) -> CheckResult:
     sources: dict[str, str] = {}
     statements = _read(path, diagnostics, sources, (), set(), None)
     program = ir.Program(tuple(statements), path=str(path))
-    analysis, more = validate(program)
-    return CheckResult(program, analysis, _in_order(diagnostics + more), sources)
+    queries = ParsedQueries()
+    analysis, more = validate(program, queries)
+    return CheckResult(program, analysis, _in_order(diagnostics + more), sources, queries)
 
 
 def _in_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -15,6 +15,7 @@ from rdflib import URIRef, Variable as RdfVariable
 
 from . import ir
 from .analysis import Analysis, analyse, body_atoms, pred_key
+from .queries import ParsedQueries
 from .queries.csparql import is_csparql, parse_csparql
 from .queries.epsparql import is_epsparql, parse_epsparql
 from .errors import Diagnostic
@@ -72,6 +73,7 @@ class _Validator:
         self.diags: list[Diagnostic] = []
         self.ms = program.timeunit == "ms"
         self.any_triple_output = False  # a construct template with a variable predicate
+        self.queries = ParsedQueries()  # what was parsed, for the engines
 
     def error(self, code: str, message: str, span: ir.Span | None, hint: str | None = None) -> None:
         self.diags.append(Diagnostic(code, message, span, hint))
@@ -137,6 +139,11 @@ class _Validator:
                 self.error("E308", f"a variable predicate ({lit.atom.pred.name}) cannot be used inside a window or @",
                            lit.span, "derive a relation of its own with a rule and use that in the window")
 
+    def query(self, text: ir.SparqlText, parsed, diags: list[Diagnostic]) -> None:
+        self.diags.extend(diags)
+        if parsed is not None:
+            self.queries.put(text, parsed)
+
     # ----------------------------------------------------------------------------- events
     def event(self, event: ir.EventDecl, prefixes: dict[str, str]) -> set:
         """Checks an event; returns the predicate keys its query reads."""
@@ -150,6 +157,7 @@ class _Validator:
             query, diags = parse_select(event.query, prefixes)
             self.diags.extend(diags)
             if query is not None:
+                self.queries.put(event.query, query)
                 reads = query_reads(query.algebra)
                 selected = {str(v) for v in query.algebra["PV"]}
                 for param in event.params:
@@ -248,7 +256,7 @@ class _Validator:
         added: set = set()
         if pattern.construct is not None:
             triples, diags = parse_template(pattern.construct, prefixes)
-            self.diags.extend(diags)
+            self.query(pattern.construct, triples, diags)
             defined = {b.name[1:] for b in pattern.bindings}
             for triple in triples or ():
                 for term in triple:
@@ -295,9 +303,9 @@ class _Validator:
                 elif isinstance(stmt, ir.PatternDecl):
                     pattern_preds |= self.pattern(stmt, event_attrs, prefixes)
                 elif is_csparql(stmt.query):
-                    self.diags.extend(parse_csparql(stmt, prefixes, self.ms)[1])
+                    self.query(stmt.query, *parse_csparql(stmt, prefixes, self.ms))
                 elif is_epsparql(stmt.query):
-                    self.diags.extend(parse_epsparql(stmt.name, stmt.query, prefixes, self.ms)[1])
+                    self.query(stmt.query, *parse_epsparql(stmt.name, stmt.query, prefixes, self.ms))
         analysis = analyse(program, frozenset(pattern_preds), frozenset(event_reads), self.any_triple_output)
         self.arities()
         self.stratification(analysis)
@@ -370,8 +378,11 @@ def _pred_text(key) -> str:
     return text if arity is None else f"{text}/{arity}"
 
 
-def validate(program: ir.Program) -> tuple[Analysis, list[Diagnostic]]:
-    """The program's analysis and every diagnostic, in source order."""
+def validate(program: ir.Program, queries: ParsedQueries | None = None) -> tuple[Analysis, list[Diagnostic]]:
+    """The program's analysis and every diagnostic, in source order; ``queries`` receives the
+    parsed form of the program's query texts."""
     validator = _Validator(program)
+    if queries is not None:
+        validator.queries = queries
     analysis = validator.run()
     return analysis, sorted(validator.diags, key=lambda d: (d.span.line, d.span.column) if d.span else (0, 0))

@@ -176,6 +176,24 @@ def test_explain_a_window_conclusion_and_a_graph(capsys):
     assert "at 10" in out and "at 12" in out
 
 
+def test_explain_through_negation_assignment_and_a_variable_predicate(tmp_path, capsys):
+    rules = tmp_path / "r.dotr"
+    rules.write_text("@prefix : <http://ex.org/> .\n:sym(:near) .\n"
+                     "P(Y, X) :- :sym(P), P(X, Y) .\n"
+                     "alarm(R, S) :- hot(R), not ok(R), S = R, :near(R, Q), Q != R .\n")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text('{"t": 1, "facts": ["hot(a)", "<http://ex.org/near>(b, a)", "ok(b)"]}\n')
+    assert main(["explain", "--rules", str(rules), "--input", str(stream), "--at", "1", "alarm(a,a)"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rdf_type = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+    assert out == ["alarm(a,a): by alarm(R, S) :- hot(R), not ok(R), S = R, :near(R, Q), Q != R .",
+                   "  hot(a): input at 1",
+                   "  <http://ex.org/near>(a,b): by P(Y, X) :- rdf:type(P, :sym), P(X, Y) .",
+                   f"    {rdf_type}(<http://ex.org/near>,<http://ex.org/sym>): background fact",
+                   "    <http://ex.org/near>(b,a): input at 1"], out
+    assert main(["explain", "--rules", str(rules), "--input", str(stream), "--at", "1", "alarm(b,b)"]) == 1
+
+
 def test_ms_mode_evaluates_where_the_output_changes():
     ex = ROOT / "examples" / "traffic"
     reasoner = Reasoner.from_files(ex / "rules.dotr", [ex / "ontology.ttl"])

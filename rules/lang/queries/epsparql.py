@@ -99,6 +99,8 @@ class EpQuery:
     template: tuple = ()
     horizon: int | None = None
     span: Span | None = field(default=None, compare=False)
+    #: the embedded SELECTs (groups, filters, binds, projection) parsed, by text: the engine's
+    selects: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def describe(node: Node) -> str:
@@ -204,6 +206,7 @@ class _Parser:
         self.prefixes, self.ms = prefixes, ms
         self.groups: list[Group] = []
         self.group_index: dict[str, int] = {}
+        self.selects: dict[str, object] = {}  # the embedded SELECTs parsed, by text
         self.diags: list[Diagnostic] = []
         self.within: int | None = None
 
@@ -240,7 +243,7 @@ class _Parser:
                 raise _Error(len(src) - 1, "the query has no where clause", hint="select ?x where { ... }")
             head = src[tokens[0].start:tokens[k].start].rstrip()
             projection = self.rewrite(self.embedded("", tokens[0].start, head + " WHERE {}"), tokens[0].start)
-            self.diags += parse_select(projection, self.prefixes)[1]
+            self.select(projection)
             words = head.split()
             distinct = len(words) > 1 and words[1].lower() in ("distinct", "reduced")
             star = words[-1] == "*"
@@ -261,7 +264,14 @@ class _Parser:
         if self.within is not None:
             horizon = self.within if horizon is None else min(horizon, self.within)
         return EpQuery(self.name, form, root, tuple(self.groups), projection, star, distinct, template,
-                       horizon, self.sparql.span)
+                       horizon, self.sparql.span, self.selects)
+
+    def select(self, text: SparqlText) -> None:
+        """Parse an embedded SELECT (a group, filter, bind or the projection), keeping it for the engine."""
+        query, diags = parse_select(text, self.prefixes)
+        self.diags += diags
+        if query is not None:
+            self.selects[text.text] = query
 
     def combination(self, tokens: list[_Token], top: bool = False,
                     collect: list | None = None) -> Node:
@@ -280,8 +290,7 @@ class _Parser:
                 arg = tokens[k + 1]
                 body = self.src[tok.start:arg.end] + " }"
                 text = self.rewrite(self.embedded(_FILTER_PREFIX, tok.start, body), tok.start)
-                _, diags = parse_select(text, self.prefixes)
-                self.diags += diags
+                self.select(text)
                 (filters if tok.value == "filter" else binds).append(text)
                 k += 2
                 continue
@@ -366,8 +375,7 @@ class _Parser:
         key = " ".join(tok.value.split())
         if key in self.group_index:
             return self.groups[self.group_index[key]]
-        _, diags = parse_select(text, self.prefixes)
-        self.diags += diags
+        self.select(text)
         found = Group(len(self.groups), text)
         self.groups.append(found)
         self.group_index[key] = found.index
@@ -418,7 +426,7 @@ class _Parser:
             return None
         found = None
         for text in root.conditions:
-            query, _ = parse_select(text, self.prefixes)
+            query = self.selects.get(text.text)
             if query is None:
                 continue
             node = query.algebra["p"]
