@@ -153,6 +153,22 @@ def parse_fact(text: str) -> ir.Atom:
     return parse_fact_with_grammar(text)
 
 
+def checked_fact(text: str) -> str | ir.Atom:
+    """A fact string as the stream gives it, checked: the string itself when it is a simple fact
+    (names, IRIs and numbers, no keyword: :func:`intern_input` reads it without building terms),
+    else its parsed atom (:class:`InputError` when it is not a fact).
+
+    >>> checked_fact("temp(r1,25)"), checked_fact("temp(r1, 25)")
+    ('temp(r1,25)', Atom(pred=Name(value='temp'), args=(Name(value='r1'), Num(value=25))))
+    """
+    if _SIMPLE_FACT.fullmatch(text) is not None:
+        open_ = text.find("(")
+        if open_ < 0 and text not in KEYWORDS or open_ > 0 and KEYWORDS.isdisjoint(
+                (text[:open_], *text[open_ + 1:-1].split(","))):
+            return text
+    return parse_fact(text)
+
+
 def intern_input(stage: OntologicalStage, fact) -> tuple:
     """``(relation, ids)`` of an input fact for ``stage``: a fact string (``temp(25)``; the ids
     of the names, IRIs and numbers seen before come from ``stage.token_ids``), a ground atom, an
@@ -246,6 +262,7 @@ class Reasoner:
         self._group: tuple[EventPartition, int] | None = None
         self._background_derived: set[tuple] | None = None
         self._ahead: dict[int, set] = {}  # time -> atoms placed there by @T heads, reported in ``at``
+        self._texts: dict[tuple, str] = {}  # (rel, fact) -> printed text ("": not printed), of the last time point
 
     @property
     def last_t(self) -> int | None:
@@ -472,7 +489,7 @@ class Reasoner:
                     self._ahead.setdefault(when, set()).add((rel, fact))
                 if self._printed(rel, fact):
                     result.at.setdefault(when, []).append(format_fact(d, rel, fact))
-        result.facts = sorted(format_fact(d, rel, f) for rel, f in derived - inputs if self._printed(rel, f))
+        result.facts = self._texts_of(derived - inputs)
         graph_matches.sort(key=lambda gm: gm[0])
         result.graphs = [doc for doc, _ in graph_matches]
         self.last_matches = [m for _, m in graph_matches]  # the traces of result.graphs (a query's name)
@@ -513,6 +530,18 @@ class Reasoner:
                 derived |= self.lars.background
             self._background_derived = derived - given
         return self._background_derived
+
+    def _texts_of(self, items: set) -> list[str]:
+        """The printed forms of the facts ``items`` that are printed, sorted. The texts of one
+        time point are kept for the next: a fact that holds on (in a window) is formatted once."""
+        old, texts = self._texts, {}
+        for item in items:
+            text = old.get(item)
+            if text is None:
+                text = format_fact(self.dictionary, *item) if self._printed(*item) else ""
+            texts[item] = text
+        self._texts = texts
+        return sorted(text for text in texts.values() if text)
 
     def _printed(self, rel, fact) -> bool:
         """Not a helper (``_name``), and named by ``@output`` if the rules have one: its

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, TextIO
 
@@ -16,7 +17,7 @@ import rdflib
 
 from rules import ir
 
-from .embedded import InputError, Result, parse_fact
+from .embedded import InputError, Result, checked_fact
 
 
 @dataclass
@@ -31,7 +32,8 @@ class Record:
 def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) -> Iterator[Record | InputError]:
     """Records of a JSON Lines stream: ``{"t": 12, "facts": [...]}`` or ``{"t": 12, "turtle":
     "..."}``. A malformed record is yielded as an :class:`InputError` naming its line (lines are
-    numbered from ``first_line``). With ``parse=False`` fact strings stay strings (unchecked)."""
+    numbered from ``first_line``). Fact strings are checked (:func:`~pipeline.embedded.checked_fact`);
+    with ``parse=False`` they stay strings, unchecked."""
     for number, raw in enumerate(lines, start=first_line):
         text = raw.strip()
         if not text:
@@ -51,7 +53,7 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) ->
             for fact in record.get("facts", []):
                 if not isinstance(fact, str):
                     raise InputError(f"a fact is a string, not {fact!r}", number)
-                facts.append(parse_fact(fact) if parse else fact)
+                facts.append(checked_fact(fact) if parse else fact)
             if "turtle" in record:
                 facts.extend(rdflib.Graph().parse(data=record["turtle"], format="turtle"))
             if "facts" not in record and "turtle" not in record:
@@ -102,7 +104,7 @@ def read_laserpp(lines: Iterable[str]) -> Iterator[Record | InputError]:
                 head = head[2:]
             if len(head) != 1 or not sep:
                 raise InputError("expected 't : fact, fact'", number)
-            facts = [parse_fact(f) for f in _split_facts(right)]
+            facts = [checked_fact(f) for f in _split_facts(right)]
             yield Record(number, int(head[0]), facts, text)
         except InputError as err:
             yield _with_raw(InputError(str(err).split(": ", 1)[-1] if str(err).startswith("line ") else str(err),
@@ -111,7 +113,14 @@ def read_laserpp(lines: Iterable[str]) -> Iterator[Record | InputError]:
             yield _with_raw(InputError(str(err), number), text)
 
 
+_FLAT_FACTS = re.compile(r"(?:\s*[^\s,()\"]+(?:\([^()\"]*\))?\s*(?:,|\Z))*")
+_FLAT_FACT = re.compile(r"[^\s,()\"]+(?:\([^()\"]*\))?")
+
+
 def _split_facts(text: str) -> list[str]:
+    """The facts of a comma-separated list (commas inside parentheses are the facts' own)."""
+    if _FLAT_FACTS.fullmatch(text):  # no nesting, no quotes: by regex
+        return _FLAT_FACT.findall(text)
     out, depth, current = [], 0, ""
     for ch in text:
         if ch == "," and depth == 0:

@@ -38,6 +38,31 @@ class _Tok(str):
     start_pos: int
 
 
+class _Lexers(dict):
+    """state -> (the state's scanner regexes, keyword table, newline terminals), built the first
+    time the parser is in the state (lark's contextual lexer has about a hundred scanners, 6 ms
+    each to compile, and a rule file reaches a few of them)."""
+
+    def __init__(self, lexers: dict):
+        super().__init__()
+        self._by_state = lexers
+        self._shared: dict[int, tuple] = {}  # states with the same terminals share a lexer
+
+    def __missing__(self, state: int) -> tuple:
+        lexer = self._by_state[state]
+        built = self._shared.get(id(lexer))
+        if built is None:
+            scanner = lexer.scanner  # built lazily by lark
+            keywords = {
+                name: {t.pattern.value: t.name for t in cb.scanner.terminals}
+                for name, cb in lexer.callback.items()
+                if isinstance(cb, UnlessCallback)
+            }
+            built = self._shared[id(lexer)] = (scanner._mres, keywords, lexer.newline_types)
+        self[state] = built
+        return built
+
+
 class FastLALR:
     """Parses with ``lark_parser``'s tables; ``parse(text, callbacks)`` returns the start value."""
 
@@ -63,20 +88,7 @@ class FastLALR:
                 else:
                     actions[symbol] = -rule_index[arg] - 1
             self._actions[state], self._gotos[state] = actions, gotos
-        contextual = frontend.lexer
-        self._lexers: dict[int, tuple] = {}
-        shared: dict[int, tuple] = {}
-        for state, lexer in contextual.lexers.items():
-            key = id(lexer)
-            if key not in shared:
-                scanner = lexer.scanner  # built lazily by lark
-                keywords = {
-                    name: {t.pattern.value: t.name for t in cb.scanner.terminals}
-                    for name, cb in lexer.callback.items()
-                    if isinstance(cb, UnlessCallback)
-                }
-                shared[key] = (scanner._mres, keywords, lexer.newline_types)
-            self._lexers[state] = shared[key]
+        self._lexers = _Lexers(frontend.lexer.lexers)
 
     def callbacks(self, transformer: Transformer) -> list:
         """The reduce callbacks (lark's own tree-building rules) calling ``transformer``."""
