@@ -39,6 +39,8 @@ from temporal.keys import EventPartition, partition_keys
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
+from .turtle import TokenTriple
+
 
 @dataclass
 class Result:
@@ -171,13 +173,21 @@ def checked_fact(text: str) -> str | ir.Atom:
 
 def intern_input(stage: OntologicalStage, fact) -> tuple:
     """``(relation, ids)`` of an input fact for ``stage``: a fact string (``temp(25)``; the ids
-    of the names, IRIs and numbers seen before come from ``stage.token_ids``), a ground atom, an
-    rdflib triple, or an already interned fact.
+    of the names, IRIs and numbers seen before come from ``stage.token_ids``), a
+    :class:`~pipeline.turtle.TokenTriple`, a ground atom, an rdflib triple, or an already
+    interned fact.
 
     >>> stage = Reasoner.from_files("examples/cooling/rules.dotr").ontology
     >>> intern_input(stage, "temp(25)") == stage.intern(parse_fact("temp(25)"))
     True
     """
+    if type(fact) is TokenTriple:  # the fast Turtle reader's: term texts
+        cache = stage.token_ids
+        s, p, o = (cache.get(token) for token in fact)
+        if s is None or p is None or o is None:
+            s, p, o = (cache[token] if token in cache else cache.setdefault(
+                token, stage.dictionary.intern(_simple_term(token))) for token in fact)
+        return (p, 2), (s, o)
     if not isinstance(fact, str):
         return stage.intern(fact)
     text, cache = fact, stage.token_ids

@@ -16,7 +16,7 @@ from rules.engine.store import INF, Store
 from rules.engine.terms import format_fact, format_term
 from rules.lang.printer import format_rule
 
-from .embedded import Reasoner, parse_fact
+from .embedded import Reasoner, intern_input, parse_fact
 
 MAX_DEPTH = 12
 
@@ -131,7 +131,7 @@ def explain(reasoner: Reasoner, elements, t: int, target: str) -> list[str]:
         raise NothingToExplain(f"nothing was evaluated at {t}")
     for when, facts in elements:
         if when == t:
-            inputs |= {reasoner.ontology.intern(parse_fact(f) if isinstance(f, str) else f) for f in facts}
+            inputs |= {intern_input(reasoner.ontology, f) for f in facts}
     if target.isdigit():
         matches = reasoner.last_matches
         index = int(target)
