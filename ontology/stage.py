@@ -85,8 +85,19 @@ class OntologicalStage:
         self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
         self.token_ids: dict[str, int] = {}  # a term as written in a fact -> id (pipeline.embedded.intern_fact)
         self.store = self.materialiser.store
-        self.events: list[CompiledEvent] = [compile_event(e, self.program.prefixes, self.dictionary, checked.queries)
-                                            for e in self.program.events]
+        # events declared with the same query and parameters are one query, run once per time point
+        # (as when every pattern of a rule file declares its own events)
+        shared: dict[tuple, CompiledEvent] = {}
+        self.events: list[CompiledEvent] = []
+        self._event_names: list[list[str]] = []  # per compiled event, the events it answers
+        for e in self.program.events:
+            key = (e.query.text if e.query is not None else repr(e.body), e.attributes)
+            if key in shared:
+                self._event_names[self.events.index(shared[key])].append(e.name)
+                continue
+            shared[key] = compiled = compile_event(e, self.program.prefixes, self.dictionary, checked.queries)
+            self.events.append(compiled)
+            self._event_names.append([e.name])
         if load:
             self.add_background([*self.program.facts, *profile_facts])
             self.add_background(background)
@@ -126,7 +137,16 @@ class OntologicalStage:
         expiry = t if until is None else until
         m.add([(*f, expiry) for f in facts] if interned else [(*self.intern(f), expiry) for f in facts])
         m.evaluate_local(t)
-        return TimePoint(t, {e.name: e.run(self.store) for e in self.events})
+        return TimePoint(t, self.run_events())
+
+    def run_events(self) -> dict[str, list[tuple]]:
+        """Every event's solutions now (events with the same query share one run)."""
+        out = {}
+        for event, names in zip(self.events, self._event_names):
+            rows = event.run(self.store)
+            for name in names:
+                out[name] = rows
+        return out
 
     def background_facts(self) -> list[tuple]:
         """The explicit background facts (the rule files' facts and the ontologies), interned."""

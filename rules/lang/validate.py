@@ -74,6 +74,7 @@ class _Validator:
         self.ms = program.timeunit == "ms"
         self.any_triple_output = False  # a construct template with a variable predicate
         self.queries = ParsedQueries()  # what was parsed, for the engines
+        self._selects: dict[tuple, object] = {}  # event queries parsed, by text and prefixes
 
     def error(self, code: str, message: str, span: ir.Span | None, hint: str | None = None) -> None:
         self.diags.append(Diagnostic(code, message, span, hint))
@@ -154,8 +155,13 @@ class _Validator:
         if constants:
             return set()
         if event.query is not None:
-            query, diags = parse_select(event.query, prefixes)
-            self.diags.extend(diags)
+            key = (event.query.text, tuple(prefixes.items()))
+            query = self._selects.get(key)  # the same query declared again (as a pattern's own event)
+            if query is None:
+                query, diags = parse_select(event.query, prefixes)
+                self.diags.extend(diags)
+                if query is not None:
+                    self._selects[key] = query
             if query is not None:
                 self.queries.put(event.query, query)
                 reads = query_reads(query.algebra)
