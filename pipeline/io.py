@@ -59,8 +59,8 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) ->
                 if not isinstance(record["turtle"], str):
                     raise InputError(f'"turtle" is a string, not {record["turtle"]!r}', number)
                 triples = turtle.read(record["turtle"])  # N-Triples-shaped: fast; else rdflib
-                facts.extend(triples if triples is not None else
-                             rdflib.Graph().parse(data=record["turtle"], format="turtle"))
+                facts.extend(turtle.in_order(triples if triples is not None else
+                                             rdflib.Graph().parse(data=record["turtle"], format="turtle")))
             if "facts" not in record and "turtle" not in record:
                 raise InputError('a record has "facts" or "turtle"', number)
             stream = record.get("stream")

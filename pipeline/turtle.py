@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import re
 
+from rules.engine.terms import format_term
 from rules.lang.ir import RDF_TYPE
+from rules.lang.queries.sparql import rdf_term
 
 _RDF_TYPE = f"<{RDF_TYPE}>"
 
@@ -34,6 +36,21 @@ _TOKEN = re.compile(r"""\s*(?:
   | (?P<a>a)(?=\s)
   | (?P<directive>@prefix|(?i:prefix)(?=\s))
 )""", re.VERBOSE)
+
+
+def in_order(triples: list) -> list:
+    """A record's triples as the graph they make (a triple written twice is one) in their defined
+    order: a graph has none, so they arrive (for tuple windows) in the order of their printed
+    terms, ``<iri>`` and numbers as written; the same whether this reader or rdflib read them."""
+    if len(triples) < 2:
+        return list(triples)
+    return sorted(set(triples), key=_printed)
+
+
+def _printed(triple) -> tuple:
+    if type(triple) is TokenTriple:
+        return triple
+    return tuple(format_term(rdf_term(node)) for node in triple)
 
 
 class TokenTriple(tuple):

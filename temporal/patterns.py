@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import re
 from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -149,6 +150,10 @@ def _refs(expr) -> set[str]:
         out |= {scope.ref} if isinstance(scope, ir.Within) else {scope.start, scope.end}
         return out
     return set()
+
+
+_TYPE_FIELD = re.compile(r"((?:EventRef\(|Aggregate\(func='\w+', )event=)'([^']*)'")  # in a pattern's repr
+_LABEL_FIELD = re.compile(r"((?:AttrRef\(event|alias|ref|start|end)=)'([^']*)'")
 
 
 def _aggregates(expr):
@@ -334,6 +339,7 @@ class _Compiled:
                     raise RuleError(diags)
             self.template = triples
         self.group: int | None = None  # patterns in one group share their matching (PatternEngine)
+        self.relabel: list[tuple[str, str]] | None = None  # (the group's label, this pattern's), when they differ
 
     def _labels_of(self, ref: ir.EventRef) -> set[str]:
         used = set()
@@ -489,6 +495,13 @@ class PatternEngine:
             if p.emit is not None:
                 attrs.setdefault(p.emit.event, tuple(b.name for b in p.emit.bindings))
         self.attrs = attrs
+        # events declared the same way (query and parameters) have the same rows at every time
+        # point: they share one buffer, and only the first name's rows are read (``step``)
+        first: dict[tuple, str] = {}
+        self.same_as: dict[str, str] = {}  # an event type -> the first declared the same way
+        for e in program.events:
+            key = (e.query.text if e.query is not None else repr(e.body), e.attributes)
+            self.same_as[e.name] = first.setdefault(key, e.name)
         self.patterns = [_Compiled(p, self) for p in program.patterns]
         # dependency order: a pattern after those that emit the events it uses
         graph = nx.DiGraph()
@@ -504,8 +517,9 @@ class PatternEngine:
         indexed: dict[str, set[int]] = defaultdict(set)
         for c in self.patterns:
             for event_type, pos in c.index_positions():
-                indexed[event_type].add(pos)
-        self.buffers = {name: _Buffer(indexed.get(name, set())) for name in attrs}
+                indexed[self.same_as.get(event_type, event_type)].add(pos)
+        self.buffers = {name: _Buffer(indexed.get(name, set())) for name in attrs if self.same_as.get(name, name) == name}
+        self.buffers.update({name: self.buffers[same] for name, same in self.same_as.items() if same != name})
         for c in self.patterns:
             c.compile()
         self._needs_digests: list[bool] = []  # per group: whether a member builds fresh IRIs
@@ -521,14 +535,29 @@ class PatternEngine:
         are matched once per time point. Not when they consume (each has its own marks) or
         aggregate over emitted events (which the dependency order does not place before them)."""
         emitted = {p.emit.event for p in program.patterns if p.emit is not None}
-        groups: dict[tuple, list[_Compiled]] = defaultdict(list)
+        groups: dict[str, list[_Compiled]] = defaultdict(list)
         for c in self.patterns:
             if not c.decl.consuming and not c.aggregated_types() & emitted:
-                groups[(c.refs, c.decl.where)].append(c)
+                groups[self._shape(c)].append(c)
         for number, members in enumerate(m for m in groups.values() if len(m) > 1):
+            labels = [r.label for r in members[0].refs]
             for c in members:
                 c.group = number
+                # the group's bindings are found with its first member's labels
+                c.relabel = None if [r.label for r in c.refs] == labels else list(zip(labels, (r.label for r in c.refs)))
             self._needs_digests.append(any(c.fresh for c in members))
+
+    def _shape(self, c: _Compiled) -> str:
+        """What a pattern's matching depends on: its items and ``where``, with its labels numbered
+        and its event types replaced by the first declared the same way (patterns of one shape
+        find the same bindings, up to their labels)."""
+        labels = {r.label: f"#{i}" for i, r in enumerate(c.refs)}
+        text = repr((c.refs, c.decl.where))
+        text = _TYPE_FIELD.sub(lambda m: f"{m[1]}{self.same_as.get(m[2], m[2])!r}", text)
+        return _LABEL_FIELD.sub(lambda m: f"{m[1]}{labels.get(m[2], m[2])!r}", text)
+
+    def _unique_buffers(self) -> list[_Buffer]:
+        return list({id(b): b for b in self.buffers.values()}.values())
 
     # ------------------------------------------------------------------------ state
     def next_change(self, last: int) -> None:
@@ -537,7 +566,7 @@ class PatternEngine:
 
     def snapshot(self) -> dict:
         """The buffered events and consumption marks as plain data (picklable); see restore."""
-        return {"events": [e for b in self.buffers.values() for e in b.events],
+        return {"events": [e for b in self._unique_buffers() for e in b.events],
                 "consumed": {c.name: set(c.consumed) for c in self.patterns}, "seq": self._seq, "t": self._t}
 
     def restore(self, state: dict) -> None:
@@ -578,9 +607,10 @@ class PatternEngine:
 
     def _match_all(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
         arrived: dict[str, list[Event]] = defaultdict(list)
+        same_as = self.same_as
         for name, rows in events.items():
             buffer = self.buffers.get(name)
-            if buffer is None or not rows:
+            if buffer is None or not rows or same_as.get(name, name) != name:
                 continue
             seq = self._seq
             new = [Event(name, t, seq + n, tuple(values)) for n, values in enumerate(rows, 1)]
@@ -591,7 +621,7 @@ class PatternEngine:
         shared: dict[int, list] = {}  # group -> per terminator: (bindings, their digests)
         for i in self.order:
             c = self.patterns[i]
-            terminators = arrived.get(c.refs[0].event)
+            terminators = arrived.get(same_as.get(c.refs[0].event, c.refs[0].event))
             if not terminators:
                 continue
             if c.group is None:
@@ -606,10 +636,13 @@ class PatternEngine:
                 per_terminator = shared[c.group] = [
                     (found, [self._match_id(b) for b in found] if self._needs_digests[c.group] else [None] * len(found))
                     for terminator in list(terminators) if (found := c.find(terminator))]
+            relabel = c.relabel
             for found, idents in per_terminator:
+                if relabel is not None:
+                    found = [{mine: b[theirs] for theirs, mine in relabel if theirs in b} for b in found]
                 self._add(c, out, arrived, [c.output(b, t, ident) for b, ident in zip(found, idents)])
         if self.lookback < INF and t % 64 == 0:
-            for buffer in self.buffers.values():
+            for buffer in self._unique_buffers():
                 buffer.forget_before(t - self.lookback)
         return out
 

@@ -18,6 +18,7 @@ from pipeline.cli import main
 from rules import check
 from tests.pipeline.composition_reference import CompositionReference, atom_of, triple_atom
 from pipeline.embedded import parse_fact
+from pipeline.turtle import in_order
 
 EX = "http://ex.org/"
 PEOPLE = ["a", "b", "c"]
@@ -175,7 +176,8 @@ def reference_output(rules: Path, turtle: str, records, include_background: bool
         atoms = by_time.setdefault(t, [])
         atoms += [atom_of(parse_fact(f)) for f in facts]
         if payload:
-            atoms += [triple_atom(*tr) for tr in rdflib.Graph().parse(data=payload, format="turtle")]
+            # (a graph has no order: its triples arrive in the order pipeline.turtle defines)
+            atoms += [triple_atom(*tr) for tr in in_order(list(rdflib.Graph().parse(data=payload, format="turtle")))]
     times = sorted(by_time)
     if checked.analysis.temporal:
         times = list(range(times[0], times[-1] + 1))

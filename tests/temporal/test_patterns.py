@@ -156,6 +156,36 @@ def test_patterns_with_the_same_items_share_their_matching_and_give_what_separat
     run(text, stream)  # and both agree with the TESLA definitions
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(pattern("P"), st.integers(1, 2), streams())
+def test_patterns_over_events_declared_alike_share_buffers_and_matching(body, copies, stream):
+    """Each copy of P declares its own events, the same way as P's (as when every pattern of a
+    rule file declares its events): the copies find P's matches, with their own labels."""
+    texts, decls = [body], [DECLS]
+    for i in range(1, copies + 1):
+        texts.append(re.sub(r"\b(A|B|C|EP|P)\b", rf"\g<1>{i}", body))
+        decls.append("\n".join(f"event {t}{i}(?k, ?v) := {t.lower()}(?k, ?v) ." for t in TYPES))
+    result = check_text("\n".join(decls + texts))
+    assume(result.ok)
+    engine = PatternEngine(result.program)
+    alone = PatternEngine(check_text(DECLS + "\n" + body).program, engine.dictionary)
+    assert all(engine.buffers[f"{t}{i}"] is engine.buffers[t] for t in TYPES for i in range(1, copies + 1))
+    assert (engine.patterns[0].group is not None) == ("consuming" not in body)
+    d = engine.dictionary
+    for t, events in enumerate(stream):
+        by_type: dict[str, list] = {}
+        for etype, k, v in events:
+            by_type.setdefault(etype, []).append((d.intern(ir.Name(k)), d.intern(ir.Num(v))))
+        expected = sorted(repr((m.time, sorted((lab, e.time, e.values) for lab, e in m.bindings.items())))
+                          for m in alone.step(t, by_type).matches)
+        # every declaration of an event gets its rows (the ontological stage runs each query once)
+        out = engine.step(t, {f"{n}{i or ''}": rows for n, rows in by_type.items() for i in range(copies + 1)})
+        for i in range(copies + 1):
+            mine = [m for m in out.matches if m.pattern == f"P{i or ''}"]
+            assert sorted(repr((m.time, sorted((re.sub(r"\d+$", "", lab) if lab[0] != "L" else lab, e.time, e.values)
+                                               for lab, e in m.bindings.items()))) for m in mine) == expected, (t, i)
+
+
 def test_matches_at_one_time_point_get_distinct_fresh_iris_named_by_their_events():
     prog = check_text("""event Smoke(?area) := smoke(?area) .
 pattern Fire from Smoke construct { _:f a <http://x/Alarm> ; <http://x/area> ?a } with ?a = Smoke.area .""").program

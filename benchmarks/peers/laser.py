@@ -1,0 +1,214 @@
+"""dotr against Laser (karmaresearch/Laser, the Python prototype of the Laser paper, ISWC 2017).
+
+Laser is Python 2; this script converts a copy of it to Python 3 with lib2to3 and runs its
+evaluation workloads as its repository's eval.py does: rule strings in Laser's syntax, a
+``Program`` stepped through the time points in process, ``time.clock()`` (here
+``time.process_time()``) around each ``evaluate(t)``. The workloads are those of
+benchmarks/lars.py (dotr's own versions of the paper's workloads, with its stream generators):
+
+    diamond  q(A,B) :- [n] <> p(A,B)                  stream "unique" (fresh atoms)
+    box      q(A,B) :- [n] [] p(A,B)                  stream "repeat" (a stable population)
+    join     q(A,C) :- [n] <> p(A,B), [n] <> p(B,C)   stream "join" (random pairs)
+    cooling  the cooling system of the paper's Fig. 4 stream "temp" (random temperatures)
+
+Laser reads the generated atoms from memory (a Stream subclass serving precomputed rows); dotr
+reads the same atoms as JSON Lines through ``dotr run`` and writes its output file. Before
+timing, the outputs are compared at a sample of time points: Laser's conclusions at t against
+the facts dotr prints at t, and, for ``@T`` heads, what Laser reports for earlier time points
+against what dotr printed there. Reported: microseconds of CPU per input atom.
+
+    python benchmarks/peers/laser.py [--window 20] [--rate 200] [--points 100] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+sys.path.insert(0, str(common.REPO))
+from benchmarks.lars import WORKLOADS as DOTR_WORKLOADS, stream  # noqa: E402
+
+# Laser's rule strings, as in its eval.py (predicate IRIs shortened to p and q)
+LASER_RULES = {
+    "diamond": ["q(A,B) :- time_win({n}, 0, 1, diamond(p(A,B)))"],
+    "box": ["q(A,B) :- time_win({n}, 0, 1, box(p(A,B)))"],
+    "join": ["q(A,C) :- time_win({n}, 0, 1, diamond(p(A,B))) and time_win({n}, 0, 1, diamond(p(B,C)))"],
+    "cooling": [
+        "@(T, steam(V)) :- time_win({n}, 0, 1, @(T, (temp(V)))) and COMP(>=, V, 100)",
+        "@(T, liquid(V)) :- time_win({n}, 0, 1, @(T, temp(V))) and COMP(<, V, 100) and COMP(>=, V, 1)",
+        "@(T, isSteam) :- time_win({n}, 0, 1, @(T, steam(V)))",
+        "@(T, isLiquid)  :- time_win({n}, 0, 1, @(T, liquid(V)))",
+        "alarm :- time_win({n}, 0, 1, box(isSteam))",
+        "normal :- time_win({n}, 0, 1, box(isLiquid))",
+        "veryHot(T) :- time_win({n},0,1, @(T, steam(V))) and COMP(>=, V, 150)",
+        "veryCold(T) :- time_win({n},0,1, @(T, liquid(V))) and COMP(=, V, 1)",
+        "freeze :- not(alarm) and not(normal)",
+    ],
+}
+# predicates of @T heads: Laser reports them at the time points they were placed at
+AT_HEADS = {"cooling": ("steam", "liquid", "isSteam", "isLiquid")}
+
+# Runs inside the converted Laser checkout (its modules are importable from there).
+DRIVER = r'''
+import json, os, sys, time
+sys.path.insert(0, os.getcwd())
+from evalunit.program import Program
+from stream.stream import Stream
+
+class MemoryStream(Stream):
+    """The interface of Laser's eval streams (stream/rdfstream1.py, ...), serving rows built
+    beforehand: (time, horizon, tuple counter, None, arguments...)."""
+    def __init__(self, points):
+        self.timeLine = {"startTime": 0, "endTime": 999999999}
+        self.rows, self.sizes, counter = [], [], 0
+        for t, facts in enumerate(points):
+            by_pred = {}
+            for pred, args in facts:
+                by_pred.setdefault(pred, set()).add((t, self.timeLine["endTime"], counter, None) + tuple(args))
+                counter += 1
+            self.rows.append(by_pred)
+            self.sizes.append(len(facts))
+    def getNumberOfTuplesAt(self, t): return self.sizes[t]
+    def getTimeLine(self): return self.timeLine
+    def hasTimePoint(self, t): return t < len(self.rows)
+    def get(self, t): return self.rows[t]
+
+spec = json.load(open(sys.argv[1]))
+record = set(spec["record"])
+real_stdout, sys.stdout = sys.stdout, open(os.devnull, "w")   # Laser prints as it parses
+program = Program(spec["rules"], MemoryStream(spec["points"]))
+cpu, outputs = 0.0, {}
+for t in range(len(spec["points"])):
+    start = time.process_time()
+    holds, derived = program.evaluate(t)
+    cpu += time.process_time() - start
+    if t in record:
+        outputs[t] = {k: sorted(v) for k, v in derived.items()}
+json.dump({"cpu_s": cpu, "atoms": sum(len(f) for f in spec["points"]), "outputs": outputs},
+          open(sys.argv[2], "w"))
+'''
+
+
+def prepare_laser(cache: Path, source: str | None, python: str) -> tuple[Path, str]:
+    """A Python 3 copy of Laser in the cache: CACHE/laser/py3."""
+    src = cache / "laser" / "src"
+    commit = common.fetch_source("karmaresearch", "Laser", src, source)
+    py3 = cache / "laser" / "py3"
+    if not (py3 / ".converted").exists():
+        if py3.exists():
+            shutil.rmtree(py3)
+        shutil.copytree(src, py3, ignore=shutil.ignore_patterns(".git"))
+        common.log("converting Laser to Python 3 with lib2to3")
+        done = subprocess.run([python, "-W", "ignore", "-m", "lib2to3", "-w", "-n", "."], cwd=py3,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"lib2to3 failed (it ships with Python up to 3.12; pass --python "
+                             f"with such an interpreter):\n{done.stderr[-3000:]}")
+        (py3 / ".converted").write_text("lib2to3 -w -n\n")
+    (py3 / "dotr_peer_driver.py").write_text(DRIVER)
+    return py3, commit
+
+
+def run_laser(py3: Path, python: str, rules: list[str], data, record: list[int], work: Path) -> dict:
+    spec, result = work / "laser_spec.json", work / "laser_result.json"
+    spec.write_text(json.dumps({"rules": rules, "points": data, "record": record}))
+    common.run_cpu([python, "-OO", "-W", "ignore", "dotr_peer_driver.py", str(spec), str(result)], cwd=py3)
+    return json.loads(result.read_text())
+
+
+def write_dotr_inputs(name: str, n: int, data, work: Path) -> tuple[Path, Path, Path]:
+    template, _ = DOTR_WORKLOADS[name]
+    rules = work / f"{name}.dotr"
+    rules.write_text(template.format(n=n))
+    jsonl, one = work / f"{name}.jsonl", work / f"{name}.one.jsonl"
+    with open(jsonl, "w") as f:
+        for t, facts in enumerate(data):
+            f.write(json.dumps({"t": t, "facts": [f"{p}({','.join(map(str, a))})" for p, a in facts]}) + "\n")
+    one.write_text(jsonl.open().readline())
+    return rules, jsonl, one
+
+
+def compare(name: str, laser_out: dict, dotr_out: dict[int, dict], points: list[int]) -> None:
+    at_heads = AT_HEADS.get(name, ())
+    for t in points:
+        derived = laser_out[str(t)]
+        ours = set(dotr_out.get(t, {}).get("facts", []))
+        common.check_equal(f"{name}: conclusions at time point {t}", set(derived.get(str(t), [])), ours, "Laser")
+        for key, atoms in derived.items():  # atoms of @T heads, reported for earlier time points
+            k = int(key)
+            if k == t:
+                continue
+            placed = {a for a in dotr_out.get(k, {}).get("facts", []) if a.split("(")[0] in at_heads}
+            common.check_equal(f"{name}: @T conclusions for time point {k}, as reported at {t}",
+                               set(atoms), placed, "Laser")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--source", help="Laser's source: a git directory, a checkout or a copy "
+                                     "(default: the local mirror, else github.com/karmaresearch/Laser)")
+    ap.add_argument("--python", default=sys.executable,
+                    help="the interpreter that converts and runs Laser (needs lib2to3: Python <= 3.12)")
+    ap.add_argument("--workloads", nargs="+", default=list(LASER_RULES), choices=list(LASER_RULES))
+    ap.add_argument("--window", type=int, default=20)
+    ap.add_argument("--rate", type=int, default=200, help="atoms per time point")
+    ap.add_argument("--points", type=int, default=100, help="time points")
+    ap.add_argument("--check-points", type=int, default=12, help="time points compared before timing")
+    common.common_arguments(ap, "Laser")
+    args = ap.parse_args(argv)
+
+    cache = Path(args.cache).resolve()
+    py3, commit = prepare_laser(cache, args.source, args.python)
+    work = cache / "work" / "laser"
+    work.mkdir(parents=True, exist_ok=True)
+    n = args.window
+    rows = []
+    for name in args.workloads:
+        data = stream(DOTR_WORKLOADS[name][1], args.rate, args.points)
+        atoms = sum(len(f) for f in data)
+        rules = [r.format(n=n) for r in LASER_RULES[name]]
+        dotr_rules, jsonl, one = write_dotr_inputs(name, n, data, work)
+        dotr_out = work / f"{name}.out.jsonl"
+        if not args.skip_check:
+            points = common.sample_points(0, args.points - 1, args.check_points, must=(n, n + 1))
+            common.log(f"{name}: comparing Laser and dotr at time points {points}")
+            laser_out = run_laser(py3, args.python, rules, data, points, work)["outputs"]
+            common.dotr_run(dotr_rules, jsonl, dotr_out)
+            compare(name, laser_out, common.read_dotr_jsonl(dotr_out), points)
+        common.log(f"{name}: timing ({atoms} atoms)")
+        laser_cpu = min(run_laser(py3, args.python, rules, data, [], work)["cpu_s"] for _ in range(args.repeat))
+        dotr_cpu = min(common.dotr_run(dotr_rules, jsonl, dotr_out) for _ in range(args.repeat))
+        startup = common.dotr_startup(dotr_rules, one, work)
+        row = {"workload": name, "window": n, "rate": args.rate, "points": args.points, "atoms": atoms,
+               "laser_us_per_atom": laser_cpu / atoms * 1e6,
+               "dotr_us_per_atom": dotr_cpu / atoms * 1e6, "dotr_s": dotr_cpu, "dotr_startup_s": startup,
+               "dotr_net_us_per_atom": max(dotr_cpu - startup, 0.0) / atoms * 1e6,
+               "checked": not args.skip_check}
+        row["ratio"] = row["laser_us_per_atom"] / row["dotr_us_per_atom"]
+        row["ratio_net"] = (row["laser_us_per_atom"] / row["dotr_net_us_per_atom"]
+                            if row["dotr_net_us_per_atom"] > 0 else None)
+        rows.append(row)
+        common.log(f"{name}: Laser {row['laser_us_per_atom']:.1f} us/atom, dotr {row['dotr_us_per_atom']:.1f} us/atom")
+
+    common.print_table(
+        f"Laser ({commit[:10]}, Python {sys.version.split()[0]}) vs dotr run: CPU microseconds per input atom, "
+        f"window {n}, {args.rate} atoms x {args.points} time points",
+        [("workload", "workload", ""), ("laser_us_per_atom", "Laser", ".1f"),
+         ("dotr_us_per_atom", "dotr (end to end)", ".1f"), ("dotr_startup_s", "dotr start-up (s)", ".2f"),
+         ("dotr_net_us_per_atom", "dotr minus start-up", ".1f"), ("ratio", "ratio", ".2f"),
+         ("ratio_net", "ratio minus start-up", ".2f")], rows)
+    print("ratio = Laser / dotr (> 1: dotr faster). Laser: evaluate() only, atoms already in memory; "
+          "dotr: the whole `dotr run` process (JSON Lines in, output file written).")
+    common.write_json(args.json, "Laser", {"commit": commit, "laser_python": args.python,
+                                           "dotr": common.dotr_command()}, rows)
+
+
+if __name__ == "__main__":
+    main()
