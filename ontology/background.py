@@ -1,10 +1,14 @@
-"""Background knowledge from files: RDF through rdflib, OWL through owlready2.
+"""Background knowledge from files: Turtle and N-Triples shaped like N-Triples through the fast
+reader (``ontology.turtle``), other RDF through rdflib, OWL through owlready2.
 
 >>> import tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "bg.ttl")
 >>> _ = open(path, "w").write("@prefix : <http://ex.org/> . :a :p :b .")
->>> [tuple(str(x) for x in t) for t in load_triples(path)]
-[('http://ex.org/a', 'http://ex.org/p', 'http://ex.org/b')]
+>>> list(load_triples(path))
+[('<http://ex.org/a>', '<http://ex.org/p>', '<http://ex.org/b>')]
+>>> _ = open(path, "w").write('@prefix : <http://ex.org/> . :a :p "b" .')
+>>> [tuple(str(x) for x in t) for t in load_triples(path)]  # a string: rdflib's terms
+[('http://ex.org/a', 'http://ex.org/p', 'b')]
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import rdflib
 from rdflib.util import guess_format
 
 from rules.lang.errors import DotrError
+
+from . import turtle
 
 _FORMATS = {".ttl": "turtle", ".nt": "nt", ".nq": "nquads", ".trig": "trig", ".rdf": "xml", ".xml": "xml",
             ".jsonld": "json-ld", ".json": "json-ld", ".n3": "n3", ".owx": "owl"}
@@ -29,7 +35,9 @@ class BackgroundError(DotrError):
 
 
 def load_triples(path: str | Path, classify: bool = False) -> Iterator[tuple]:
-    """The triples of an RDF or OWL file. ``.owl`` and ``.owx`` files are read with owlready2;
+    """The triples of an RDF or OWL file, as ``OntologicalStage`` takes them: rdflib triples, or
+    :class:`~ontology.turtle.TokenTriple` s (term texts) where the fast reader read the file.
+    ``.owl`` and ``.owx`` files are read with owlready2;
     ``classify`` runs its bundled reasoner (HermiT, needs Java) on the TBox first and keeps the
     inferred subsumptions."""
     path = Path(path)
@@ -47,6 +55,10 @@ def load_triples(path: str | Path, classify: bool = False) -> Iterator[tuple]:
             for s, p, o, _ in dataset.quads((None, None, None, None)):
                 yield s, p, o
         else:
+            fast = turtle.read(path.read_text(encoding="utf-8")) if fmt in ("turtle", "nt") else None
+            if fast is not None:  # shaped like N-Triples: no rdflib parse (ontology.turtle)
+                yield from dict.fromkeys(fast)  # (a graph: a triple written twice is one)
+                return
             graph = rdflib.Graph()
             graph.parse(str(path), format=fmt)
             yield from graph

@@ -36,6 +36,7 @@ from .background import load_triples
 from .convert import intern_fact
 from .events import CompiledEvent, compile_event
 from .materialise import Materialiser
+from .turtle import TokenTriple, intern_tokens
 from rules.engine.store import INF
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
@@ -116,7 +117,10 @@ class OntologicalStage:
 
     # ------------------------------------------------------------------------------ input
     def intern(self, fact: Fact) -> tuple:
-        """``(relation, ids)`` of a ground atom or an rdflib triple in this stage's dictionary."""
+        """``(relation, ids)`` of a ground atom, an rdflib triple or a
+        :class:`~ontology.turtle.TokenTriple` in this stage's dictionary."""
+        if type(fact) is TokenTriple:
+            return intern_tokens(fact, self.dictionary, self.token_ids)
         return intern_fact(fact, self.dictionary, self._node_ids)
 
     def add_background(self, facts: Iterable[Fact]) -> None:

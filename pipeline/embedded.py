@@ -32,6 +32,7 @@ from rules.lang.parser import KEYWORDS, parse
 from rules.engine.store import INF
 from ontology.csparql import CSparqlEngine
 from ontology.events import compile_select
+from ontology.turtle import TokenTriple, intern_tokens
 from rules.lang.queries.csparql import is_csparql
 from rules.lang.queries.epsparql import is_epsparql
 from temporal.epsparql import EpSparqlEngine
@@ -39,7 +40,6 @@ from temporal.keys import EventPartition, partition_keys
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
-from .turtle import TokenTriple
 
 
 @dataclass
@@ -182,12 +182,7 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
     True
     """
     if type(fact) is TokenTriple:  # the fast Turtle reader's: term texts
-        cache = stage.token_ids
-        s, p, o = (cache.get(token) for token in fact)
-        if s is None or p is None or o is None:
-            s, p, o = (cache[token] if token in cache else cache.setdefault(
-                token, stage.dictionary.intern(_simple_term(token))) for token in fact)
-        return (p, 2), (s, o)
+        return intern_tokens(fact, stage.dictionary, stage.token_ids)
     if not isinstance(fact, str):
         return stage.intern(fact)
     text, cache = fact, stage.token_ids

@@ -17,7 +17,8 @@ import rdflib
 
 from rules import ir
 
-from . import turtle
+from ontology import turtle
+
 from .embedded import InputError, Result, checked_fact
 
 

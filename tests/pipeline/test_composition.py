@@ -18,7 +18,7 @@ from pipeline.cli import main
 from rules import check
 from tests.pipeline.composition_reference import CompositionReference, atom_of, triple_atom
 from pipeline.embedded import parse_fact
-from pipeline.turtle import in_order
+from ontology.turtle import in_order
 
 EX = "http://ex.org/"
 PEOPLE = ["a", "b", "c"]

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import rdflib
 
-from pipeline import turtle
+from ontology import turtle
 from pipeline.cli import main
 from pipeline.embedded import Reasoner, intern_input
 from rules import check_text

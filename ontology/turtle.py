@@ -1,14 +1,14 @@
-"""A fast reader for the Turtle of stream records that is shaped like N-Triples.
+"""A fast reader for Turtle shaped like N-Triples: stream records and background files.
 
 Stream records are small graphs (a reading, an observation): a few triples of IRIs, prefixed
-names, ``a`` and integers, with ``@prefix`` / ``PREFIX`` lines, ``;`` and ``,``. rdflib takes
-about 1.5 ms to parse such a record (a ``Graph`` and its parser per record); this reader takes a
-few microseconds. Its triples hold the terms' texts as :class:`TokenTriple` s, which the pipeline
-interns with one dictionary probe per term (``pipeline.embedded.intern_input``). Anything else
-(strings, decimals, blank nodes, collections, ``@base``, escapes, relative IRIs, comments) makes
-:func:`read` return None, and the caller parses the record with rdflib: the fast path is taken
-only where it gives rdflib's terms (tests/pipeline/test_turtle.py compares the two on generated
-records).
+names, ``a`` and integers, with ``@prefix`` / ``PREFIX`` lines, ``;`` and ``,``; background files
+are often N-Triples. rdflib takes about 0.3 ms to parse such a record (a ``Graph`` and its parser
+per record) and 50 us a line of N-Triples; this reader takes a few microseconds. Its triples hold
+the terms' texts as :class:`TokenTriple` s, interned with one dictionary probe per term
+(:func:`intern_tokens`). Anything else (strings, decimals, blank nodes, collections, ``@base``,
+escapes, relative IRIs) makes :func:`read` return None, and the caller parses the text
+with rdflib: the fast path is taken only where it gives rdflib's terms
+(tests/pipeline/test_turtle.py compares the two on generated records).
 
 >>> read('@prefix : <http://ex.org/> . :s1 :temp 25 ; a :Sensor .')
 [('<http://ex.org/s1>', '<http://ex.org/temp>', '25'), ('<http://ex.org/s1>', '<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>', '<http://ex.org/Sensor>')]
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 
-from rules.engine.terms import format_term
-from rules.lang.ir import RDF_TYPE
+from rules.engine.terms import TermDictionary, format_term
+from rules.lang.ir import RDF_TYPE, Iri, Num
 from rules.lang.queries.sparql import rdf_term
 
 _RDF_TYPE = f"<{RDF_TYPE}>"
@@ -30,11 +30,13 @@ _RDF_TYPE = f"<{RDF_TYPE}>"
 # declaration's name, punctuation, or a directive
 _TOKEN = re.compile(r"""\s*(?:
     (?P<iri><[A-Za-z][A-Za-z0-9+.-]*:[^<>"{}|^`\\\s]*>)
-  | (?P<int>-?(?:0|[1-9][0-9]*))(?=[\s.;,]|$)(?!\.[0-9])
+  | (?P<int>[+-]?[0-9]+)(?=[\s.;,]|$)(?!\.[0-9])
+  | "(?P<typed>[+-]?[0-9]+)"\^\^<http://www\.w3\.org/2001/XMLSchema\#integer>
   | (?P<pname>(?:[A-Za-z][A-Za-z0-9_-]*)?:(?:[A-Za-z_][A-Za-z0-9_-]*)?)(?=[\s.;,]|$)
   | (?P<punct>[.;,])
   | (?P<a>a)(?=\s)
   | (?P<directive>@prefix|(?i:prefix)(?=\s))
+  | (?P<comment>\#[^\n]*)
 )""", re.VERBOSE)
 
 
@@ -57,6 +59,15 @@ class TokenTriple(tuple):
     """``(subject, predicate, object)`` as term texts: ``<iri>`` or an integer."""
 
     __slots__ = ()
+
+
+def intern_tokens(triple: TokenTriple, d: TermDictionary, cache: dict[str, int]) -> tuple:
+    """``((p, 2), (s, o))`` for a triple of term texts; ``cache`` maps texts to ids."""
+    s, p, o = (cache.get(token) for token in triple)
+    if s is None or p is None or o is None:
+        s, p, o = (cache[token] if token in cache else cache.setdefault(token, d.intern(
+            Iri(token[1:-1]) if token[0] == "<" else Num(int(token)))) for token in triple)
+    return (p, 2), (s, o)
 
 
 def read(text: str) -> list[TokenTriple] | None:
@@ -127,7 +138,8 @@ def _tokens(text: str) -> list[tuple[str, str]] | None:
         if m is None:
             return None
         kind = m.lastgroup
-        out.append((kind, m.group(kind)))
+        if kind != "comment":
+            out.append((kind, m.group(kind)))
         pos = m.end()
     return out
 
@@ -135,8 +147,8 @@ def _tokens(text: str) -> list[tuple[str, str]] | None:
 def _term(kind: str, value: str, prefixes: dict[str, str]) -> str | None:
     if kind == "iri":
         return value
-    if kind == "int":
-        return value.lstrip("+")
+    if kind == "int" or kind == "typed":
+        return str(int(value))  # as rdflib reads it: "007" is 7
     if kind == "pname":
         prefix, _, local = value.partition(":")
         base = prefixes.get(prefix)
