@@ -15,7 +15,7 @@ Streams: STAR-bench's scripts/gen_seq.py END_TIME FACT_FLOW NUM_PRED ARITY, as i
 all_data_gen.sh runs it (one predicate for the programs over p alone, two for the others, as
 the STAR app's bench.sh pairs them), at 200 and 1000 atoms per time point over 1000 time points
 (STAR-bench's names: seq_1k_200_1_2, seq_1k_1k_2_2, ...). The generated stream is written once in
-Laser++'s text format (``start end`` then ``t : p(0, 1), p(2, 3)`` lines, the first element on the
+Laser++'s text format (``start end`` then ``t : p(0,1), p(2,3)`` lines, the first element on the
 header line as in Laser++'s own tests); both read that file: Laser++ through a small driver
 (written and built here with CMake against Laser++'s sources) that hands it to the library's
 ``ExampleIOManager`` and ``Reasoner`` and writes the conclusions to a file, dotr through
@@ -153,10 +153,12 @@ def k(n: int) -> str:
     return f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
-def generate(starbench: Path, script: str, points: int, rate: int, preds: int, work: Path, python: str) -> Path:
-    """STAR-bench's generator output, rewritten in Laser++'s text format (cached)."""
+def generate(starbench: Path, script: str, points: int, rate: int, preds: int, work: Path, python: str,
+             spaced: bool = False) -> Path:
+    """STAR-bench's generator output, rewritten in Laser++'s text format (cached). Arguments are
+    written ``p(0,1)``, or with SPACED ``p(0, 1)`` as Laser++'s README, tests and writer do."""
     name = f"{script.removeprefix('gen_')}_{k(points)}_{k(rate)}_{preds}_2"
-    path = work / f"{name}.txt"
+    path = work / f"{name}{'.spaced' if spaced else ''}.txt"
     if path.exists() and script == "gen_seq":
         return path
     common.log(f"generating {name} with STAR-bench's scripts/{script}.py")
@@ -165,10 +167,11 @@ def generate(starbench: Path, script: str, points: int, rate: int, preds: int, w
     lines = text.split("\n")
     start, end = lines[0].split()
     elements, facts, t = [], [], int(start)
+    separator = ", " if spaced else ","
     for line in lines[1:]:
         if line.strip():
             pred, *args = line.split()
-            facts.append(f"{pred}({', '.join(args)})")
+            facts.append(f"{pred}({separator.join(args)})")
         elif t <= int(end):  # a blank line closes a time point
             elements.append(f"{t} : {', '.join(facts)}")
             t, facts = t + 1, []
@@ -245,6 +248,9 @@ def main(argv=None) -> None:
                     help="ATOMS_PER_TIME_POINTxTIME_POINTS")
     ap.add_argument("--generator", choices=["gen_seq", "gen_random"], default="gen_seq",
                     help="STAR-bench's generator for the timed streams (all_data_gen.sh uses gen_seq)")
+    ap.add_argument("--spaced-facts", action="store_true",
+                    help="write facts as p(0, 1), as Laser++'s README and writer do, instead of p(0,1) "
+                         "(dotr reads a fact with spaces through its rule grammar, much more slowly)")
     ap.add_argument("--check-prefix", type=int, default=100, help="time points compared in full before timing")
     ap.add_argument("--check-points", type=int, default=12, help="time points of the timed runs compared")
     common.common_arguments(ap, "Laser++")
@@ -267,7 +273,7 @@ def main(argv=None) -> None:
         programs[name] = (work / f"{name}.star", work / f"{name}.dotr")
 
     if not args.skip_check:
-        random_stream = generate(starbench, "gen_random", 100, 100, 2, work, py)
+        random_stream = generate(starbench, "gen_random", 100, 100, 2, work, py, args.spaced_facts)
         for name, (star, dotr) in programs.items():
             common.log(f"{name}: comparing Laser++ and dotr on every time point of {random_stream.name}")
             run_laserpp(exe, star, random_stream, work / "check.lpp.out")
@@ -279,7 +285,8 @@ def main(argv=None) -> None:
     for size in args.sizes:
         rate, points = map(int, size.lower().split("x"))
         for name, (star, dotr) in programs.items():
-            stream = generate(starbench, args.generator, points, rate, 1 if name in ONE_PREDICATE else 2, work, py)
+            stream = generate(starbench, args.generator, points, rate, 1 if name in ONE_PREDICATE else 2, work, py,
+                              args.spaced_facts)
             workload = f"{name} {stream.stem}"
             lpp_out, dotr_out = work / f"{name}.{stream.stem}.lpp.out", work / f"{name}.{stream.stem}.dotr.out"
             if not args.skip_check:

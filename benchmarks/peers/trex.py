@@ -9,12 +9,14 @@ without its value constraint:
 dotr's equivalent pattern, with events declared over stream facts (as examples/trex does):
 
     event A(?key, ?id) := a(?key, ?id) .
-    event B(?key) := b(?key) .
+    event B(?key, ?id) := b(?key, ?id) .
     pattern Match from B and each A(key = B.key) within W ms from B
       construct { _:m :key ?k ; :id ?i } with ?k = B.key, ?i = A.id .
 
 The workload: N events (default 50,000) 0-19 ms apart, a share of them B (default 10%), the
-others A with a unique id, keys drawn from 10 or 100 values. T-Rex runs in a small driver
+others A, keys drawn from 10 or 100 values, every event with a unique id. (The id matters for B
+too: T-Rex takes two identical B events at the same time as two terminators, dotr as one, since
+the facts of a time point are a set and an event is a solution of a query over them.) T-Rex runs in a small driver
 (this script writes and builds it with CMake against TRex2-lib's sources: one processing thread,
 events read from a file into memory first, each composite event written to a file); dotr reads
 the same events as JSON Lines through ``dotr run`` and writes its output file. Before timing, the
@@ -39,7 +41,7 @@ import common  # noqa: E402
 
 DRIVER = r"""// Runs one TESLA rule on T-Rex's engine (TRex2-lib, CPU engine, one processing thread):
 //   define Match(key, id) from B(key => $k) and each A(key = $k) within W from B
-// Events come from a file, one per line: "TIME A KEY ID" or "TIME B KEY" (TIME in ms, not
+// Events come from a file, one per line: "TIME A KEY ID" or "TIME B KEY ID" (TIME in ms, not
 // decreasing); they are read into memory first. Each composite event is written to OUTPUT as
 // "TIME KEY ID"; statistics go to standard error as JSON.
 #include <cstdio>
@@ -99,10 +101,8 @@ int main(int argc, char** argv) {
     std::ifstream in(argv[1]);
     std::string kind;
     Event e;
-    while (in >> e.time >> kind >> e.key) {
+    while (in >> e.time >> kind >> e.key >> e.id) {
       e.type = kind == "A" ? EVENT_A : EVENT_B;
-      e.id = 0;
-      if (e.type == EVENT_A) in >> e.id;
       events.push_back(e);
     }
   }
@@ -127,14 +127,10 @@ int main(int argc, char** argv) {
     strcpy(attrs[0].name, ATTR_KEY);
     attrs[0].type = INT;
     attrs[0].intVal = e.key;
-    int n = 1;
-    if (e.type == EVENT_A) {
-      strcpy(attrs[1].name, ATTR_ID);
-      attrs[1].type = INT;
-      attrs[1].intVal = e.id;
-      n = 2;
-    }
-    PubPkt* pkt = new PubPkt(e.type, attrs, n);
+    strcpy(attrs[1].name, ATTR_ID);
+    attrs[1].type = INT;
+    attrs[1].intVal = e.id;
+    PubPkt* pkt = new PubPkt(e.type, attrs, 2);
     pkt->setTime(TimeMs(e.time));
     engine.processPubPkt(pkt);  // the engine frees the packet
   }
@@ -150,7 +146,7 @@ int main(int argc, char** argv) {
 DOTR_RULES = """@prefix : <http://example.org/bench#> .
 @timeunit ms .
 event A(?key, ?id) := a(?key, ?id) .
-event B(?key) := b(?key) .
+event B(?key, ?id) := b(?key, ?id) .
 pattern Match
   from B
    and each A(key = B.key) within {window} ms from B
@@ -198,8 +194,8 @@ def generate(events: int, keys: int, terminators: float, work: Path, seed: int =
             t += rnd.randint(0, 19)
             key = rnd.randrange(keys)
             if rnd.random() < terminators:
-                ft.write(f"{t} B {key}\n")
-                fj.write(json.dumps({"t": t, "facts": [f"b({key})"]}) + "\n")
+                ft.write(f"{t} B {key} {i}\n")
+                fj.write(json.dumps({"t": t, "facts": [f"b({key},{i})"]}) + "\n")
             else:
                 ft.write(f"{t} A {key} {i}\n")
                 fj.write(json.dumps({"t": t, "facts": [f"a({key},{i})"]}) + "\n")

@@ -72,7 +72,7 @@ class FastLALR:
         self._rules = list(lark_parser.rules)
         self._start: int = table.start_states["start"]
         self._end: int = table.end_states["start"]
-        self._ignore = frozenset(lark_parser.ignore_tokens)
+        self._ignore = frozenset(lark_parser.lexer_conf.ignore)
         # actions[state][terminal] = next state (shift) or -(rule index + 1) (reduce);
         # gotos[state][nonterminal] = next state; rule_info[i] = (size, nonterminal)
         rule_index = {rule: i for i, rule in enumerate(self._rules)}
