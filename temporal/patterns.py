@@ -34,6 +34,7 @@ import gc
 import hashlib
 import re
 from bisect import bisect_left
+from heapq import heappop, heappush
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
@@ -519,6 +520,8 @@ class PatternEngine:
             for event_type, pos in c.index_positions():
                 indexed[self.same_as.get(event_type, event_type)].add(pos)
         self.buffers = {name: _Buffer(indexed.get(name, set())) for name in attrs if self.same_as.get(name, name) == name}
+        # the buffers filled from the events given (emitted events join theirs as they are made)
+        self._read = {name: b for name, b in self.buffers.items() if self.same_as.get(name, name) == name}
         self.buffers.update({name: self.buffers[same] for name, same in self.same_as.items() if same != name})
         for c in self.patterns:
             c.compile()
@@ -526,6 +529,10 @@ class PatternEngine:
         if share:
             self._group(program)
         self.lookback = max((c.lookback for c in self.patterns), default=0)
+        self._terminated: dict[str, list[int]] = defaultdict(list)  # event type -> positions in
+        for pos, i in enumerate(self.order):  # ``order`` of the patterns it terminates
+            event = self.patterns[i].refs[0].event
+            self._terminated[self.same_as.get(event, event)].append(pos)
         self._seq = 0
         self._texts: dict[int, str] = {}  # event seq -> its text in match digests
         self._t: int | None = None
@@ -608,9 +615,9 @@ class PatternEngine:
     def _match_all(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
         arrived: dict[str, list[Event]] = defaultdict(list)
         same_as = self.same_as
-        for name, rows in events.items():
-            buffer = self.buffers.get(name)
-            if buffer is None or not rows or same_as.get(name, name) != name:
+        for name, buffer in self._read.items():
+            rows = events.get(name)
+            if not rows:
                 continue
             seq = self._seq
             new = [Event(name, t, seq + n, tuple(values)) for n, values in enumerate(rows, 1)]
@@ -619,32 +626,44 @@ class PatternEngine:
             arrived[name] += new
         out = PatternOutput(t)
         shared: dict[int, list] = {}  # group -> per terminator: (bindings, their digests)
-        for i in self.order:
-            c = self.patterns[i]
-            terminators = arrived.get(same_as.get(c.refs[0].event, c.refs[0].event))
-            if not terminators:
-                continue
-            if c.group is None:
-                for terminator in list(terminators):
-                    found = c.find(terminator)
-                    if found:
-                        self._add(c, out, arrived, [c.output(b, t) for b in found])
-                        c.consume(found)
-                continue
-            per_terminator = shared.get(c.group)
-            if per_terminator is None:
-                per_terminator = shared[c.group] = [
-                    (found, [self._match_id(b) for b in found] if self._needs_digests[c.group] else [None] * len(found))
-                    for terminator in list(terminators) if (found := c.find(terminator))]
-            relabel = c.relabel
-            for found, idents in per_terminator:
-                if relabel is not None:
-                    found = [{mine: b[theirs] for theirs, mine in relabel if theirs in b} for b in found]
-                self._add(c, out, arrived, [c.output(b, t, ident) for b, ident in zip(found, idents)])
+        # the patterns whose terminators arrived, in dependency order; composite events a pattern
+        # emits queue the (later) patterns they terminate
+        terminated = self._terminated
+        queue = sorted(pos for name in arrived for pos in terminated.get(name, ()))
+        queued = set(queue)
+        while queue:
+            c = self.patterns[self.order[heappop(queue)]]
+            self._fire(c, t, arrived[same_as.get(c.refs[0].event, c.refs[0].event)], arrived, out, shared)
+            if c.emit is not None and arrived.get(c.emit[0]):
+                for pos in terminated.get(c.emit[0], ()):
+                    if pos not in queued:
+                        queued.add(pos)
+                        heappush(queue, pos)
         if self.lookback < INF and t % 64 == 0:
             for buffer in self._unique_buffers():
                 buffer.forget_before(t - self.lookback)
         return out
+
+    def _fire(self, c: _Compiled, t: int, terminators: list[Event], arrived: dict[str, list[Event]],
+              out: PatternOutput, shared: dict[int, list]) -> None:
+        """The matches of pattern ``c`` for the terminators that arrived at ``t``."""
+        if c.group is None:
+            for terminator in list(terminators):
+                found = c.find(terminator)
+                if found:
+                    self._add(c, out, arrived, [c.output(b, t) for b in found])
+                    c.consume(found)
+            return
+        per_terminator = shared.get(c.group)
+        if per_terminator is None:
+            per_terminator = shared[c.group] = [
+                (found, [self._match_id(b) for b in found] if self._needs_digests[c.group] else [None] * len(found))
+                for terminator in list(terminators) if (found := c.find(terminator))]
+        relabel = c.relabel
+        for found, idents in per_terminator:
+            if relabel is not None:
+                found = [{mine: b[theirs] for theirs, mine in relabel if theirs in b} for b in found]
+            self._add(c, out, arrived, [c.output(b, t, ident) for b, ident in zip(found, idents)])
 
     def _add(self, c: _Compiled, out: PatternOutput, arrived: dict[str, list[Event]], matches: list[Match]) -> None:
         """Output the matches of one terminator of ``c``; their composite events join the buffers."""

@@ -87,22 +87,27 @@ def _commit(path: Path) -> str:
     return "copied from " + (path / ".copied").read_text().strip()
 
 
-def cmake_build(source_dir: Path, build_dir: Path, target: str, defines: dict | None = None) -> Path:
-    """Configure and build TARGET with CMake in Release mode, one compile job at a time."""
-    exe = build_dir / target
-    if exe.exists():
-        return exe
+def write_if_changed(path: Path, text: str) -> None:
+    """Write TEXT to PATH unless it holds it already (so that make does not rebuild)."""
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def cmake_build(source_dir: Path, build_dir: Path, target: str) -> Path:
+    """Configure (once) and build TARGET with CMake in Release mode, one compile job at a time;
+    make rebuilds only what changed."""
     for tool in ("cmake", "make", "c++"):
         if shutil.which(tool) is None:
             raise SystemExit(f"building {target} needs `{tool}` on the PATH")
-    args = ["cmake", "-S", str(source_dir), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"]
-    args += [f"-D{k}={v}" for k, v in (defines or {}).items()]
-    log(f"building {target} in {build_dir} (a minute or so)")
-    for cmd in (args, ["cmake", "--build", str(build_dir), "--target", target, "-j1"]):
+    commands = [["cmake", "--build", str(build_dir), "--target", target, "-j1"]]
+    if not (build_dir / "CMakeCache.txt").exists():
+        log(f"building {target} in {build_dir} (a minute or so)")
+        commands.insert(0, ["cmake", "-S", str(source_dir), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"])
+    for cmd in commands:
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise SystemExit(f"build failed: {' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-    return exe
+    return build_dir / target
 
 
 # -- running and timing --------------------------------------------------------------------------

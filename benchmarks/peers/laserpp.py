@@ -122,8 +122,8 @@ def build_laserpp(cache: Path, source: str | None) -> tuple[Path, str]:
     commit = common.fetch_source("karmaresearch", "laser-plus-plus", src, source)
     project = cache / "laserpp" / "cmake"
     project.mkdir(parents=True, exist_ok=True)
-    (project / "lpp_run.cpp").write_text(DRIVER)
-    (project / "CMakeLists.txt").write_text(CMAKELISTS.format(src=src))
+    common.write_if_changed(project / "lpp_run.cpp", DRIVER)
+    common.write_if_changed(project / "CMakeLists.txt", CMAKELISTS.format(src=src))
     return common.cmake_build(project, cache / "laserpp" / "build", "lpp_run"), commit
 
 

@@ -165,7 +165,7 @@ def build_trex(cache: Path, source: str | None) -> tuple[Path, str]:
     sources = [f for f in re.search(r"libTRex2_la_SOURCES\s*=(.*)", makefile).group(1).split() if f.endswith(".cc")]
     project = cache / "trex" / "cmake"
     project.mkdir(parents=True, exist_ok=True)
-    (project / "trex_bench.cpp").write_text(DRIVER)
+    common.write_if_changed(project / "trex_bench.cpp", DRIVER)
     cmakelists = "\n".join([
         "cmake_minimum_required(VERSION 3.7)",
         "project(trex_bench LANGUAGES CXX)",
@@ -179,8 +179,7 @@ def build_trex(cache: Path, source: str | None) -> tuple[Path, str]:
         "find_package(Threads REQUIRED)",
         "target_link_libraries(trex_bench Threads::Threads)",
         ""])
-    if not (project / "CMakeLists.txt").exists() or (project / "CMakeLists.txt").read_text() != cmakelists:
-        (project / "CMakeLists.txt").write_text(cmakelists)
+    common.write_if_changed(project / "CMakeLists.txt", cmakelists)
     return common.cmake_build(project, cache / "trex" / "build", "trex_bench"), commit
 
 
