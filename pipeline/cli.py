@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
@@ -48,20 +49,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``dotr run``: evaluate a stream with the embedded pipeline (or Spark, see docs/cli.md)."""
-    import json
-    import os
-    import pickle
-    import tempfile
     import time
-
-    from rules import DotrError, RuleError
-
-    from .embedded import InputError, Reasoner
-    from .io import write_result
 
     started = time.perf_counter()
     if args.engine == "spark":
-        unsupported = [flag for flag, value in (("--reorder-within", args.reorder_within),
+        unsupported = [flag for flag, value in (("--reorder-within", args.reorder_within), ("--follow", args.follow),
                                                 ("--snapshot", args.snapshot), ("--resume", args.resume)) if value]
         if unsupported or args.input == "-" and args.trigger != "available-now":
             print(f"dotr: {', '.join(unsupported) or '--input -'} cannot be used with --engine spark and this "
@@ -77,21 +69,93 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{', '.join(others)} (write them with --format jsonl, or leave them out with @output)",
                   file=sys.stderr)
             return 2
+    if args.engine == "spark":
+        return _run_spark(args, started)
+    return _run_embedded(args, started)
+
+
+def _run_embedded(args: argparse.Namespace, started: float) -> int:
+    """``dotr run`` in this process: live output, ``--checkpoint`` commits (pipeline/runner.py)."""
+    import pickle
+    import time
+
+    from rules import DotrError, RuleError
+
+    from .embedded import InputError, Reasoner
+    from .runner import EXIT_BAD_RECORD, EmbeddedRun, Options
+
+    if args.checkpoint and (args.input == "-" or args.reorder_within or args.resume or args.snapshot):
+        print("dotr: --checkpoint reads --input FILE again when it continues, and keeps its own state: it "
+              "cannot be used with standard input, --reorder-within, --resume or --snapshot", file=sys.stderr)
+        return 2
+    if args.follow and args.input == "-":
+        print("dotr: --follow reads a growing file: give it with --input", file=sys.stderr)
+        return 2
+
+    def build(saved: dict | None) -> Reasoner:
+        if saved is not None:
+            return Reasoner.restore(check(args.rules), saved, include_background=args.include_background)
+        if args.resume:
+            with open(args.resume, "rb") as f:
+                return Reasoner.restore(check(args.rules), pickle.load(f), include_background=args.include_background)
+        return Reasoner.from_files(args.rules, args.ontology, include_background=args.include_background)
+
+    options = Options(input=args.input, output=args.output, format=args.format, input_format=input_format(args),
+                      on_error=args.on_error, rejects=args.rejects, reorder_within=args.reorder_within,
+                      changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
+                      checkpoint=args.checkpoint, commit_every=args.commit_every,
+                      commit_seconds=args.commit_seconds, quiet=args.quiet)
+    run = EmbeddedRun(options, build, notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
+    progress = _Progress(run.progress.counts) if sys.stderr.isatty() and not args.quiet else None
+    run.on_time_point = progress.update if progress is not None else None
+    try:
+        if not run.start():
+            print(f"dotr: the run in {args.checkpoint} has finished; its output {args.output} stands", file=sys.stderr)
+            return 0
+        if progress is not None:
+            progress.counts = run.progress.counts  # (restored from the checkpoint)
+        code = run.run()
+    except RuleError as err:
+        print(err.render(), file=sys.stderr)
+        return 2
+    except InputError as err:
+        print(f"{err.source or args.input}:{err}", file=sys.stderr)
+        print("dotr: stopped at this record; the time points before it are written "
+              "(use --on-error skip to skip bad records)", file=sys.stderr)
+        return EXIT_BAD_RECORD
+    except DotrError as err:
+        print(f"dotr: {err}", file=sys.stderr)
+        return 2
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.snapshot and code == 0:
+        with open(args.snapshot + ".part", "wb") as f:
+            pickle.dump(run.reasoner.snapshot(), f)
+        os.replace(args.snapshot + ".part", args.snapshot)
+    if not args.quiet:
+        counts = run.progress.counts
+        print(f"dotr: {counts['records']} records, {counts['time points']} time points, {counts['outputs']} outputs "
+              f"in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+    return code
+
+
+def _run_spark(args: argparse.Namespace, started: float) -> int:
+    """``dotr run --engine spark``: the Spark job's results, written here (pipeline/spark/run.py)."""
+    import json
+    import tempfile
+    import time
+
+    from rules import DotrError, RuleError
+
+    from .embedded import InputError
+    from .io import write_result
+    from .spark.run import spark_results
+
     rejects: list[dict] = []
     counts = {"records": 0, "time points": 0, "outputs": 0}
     try:
-        if args.engine == "spark":
-            from .spark.run import spark_results
-
-            results = spark_results(args, rejects, counts)
-        else:
-            if args.resume:
-                with open(args.resume, "rb") as f:
-                    state = pickle.load(f)
-                reasoner = Reasoner.restore(check(args.rules), state, include_background=args.include_background)
-            else:
-                reasoner = Reasoner.from_files(args.rules, args.ontology, include_background=args.include_background)
-            results = reasoner.run(_elements(args, rejects, counts))
+        results = spark_results(args, rejects, counts)
     except RuleError as err:
         print(err.render(), file=sys.stderr)
         return 2
@@ -99,19 +163,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"dotr: {err}", file=sys.stderr)
         return 2
 
-    live = args.engine == "spark" and args.trigger != "available-now"  # runs until interrupted
+    live = args.trigger != "available-now"  # runs until interrupted
     target_dir = os.path.dirname(os.path.abspath(args.output)) if args.output != "-" else None
     if live:
         out = open(args.output, "w", encoding="utf-8") if args.output != "-" else sys.stdout
     else:
         out = tempfile.NamedTemporaryFile("w", delete=False, encoding="utf-8", dir=target_dir, suffix=".part")
-    progress = _Progress(counts) if sys.stderr.isatty() and not args.quiet and not live else None
     try:
         previous: set[str] = set()
         for result in results:
             counts["time points"] += 1
-            if progress is not None:
-                progress.update(result.t)
             if args.changes:  # only what was added or removed since the previous time point
                 now = set(result.facts)
                 result.removed = sorted(previous - now)
@@ -135,13 +196,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{err.source or args.input}:{err}", file=sys.stderr)
         print("dotr: stopped; nothing was written (use --on-error skip to skip bad records)", file=sys.stderr)
         return 3
-    finally:
-        if progress is not None:
-            progress.close()
-    if args.snapshot:
-        with open(args.snapshot + ".part", "wb") as f:
-            pickle.dump(reasoner.snapshot(), f)
-        os.replace(args.snapshot + ".part", args.snapshot)
     if not live:
         out.close()
         if args.output == "-":
@@ -158,40 +212,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             for r in rejects:
                 f.write(json.dumps(r) + "\n")
         print(f"dotr: {len(rejects)} record(s) rejected, see {path}", file=sys.stderr)
-    elapsed = time.perf_counter() - started
     if not args.quiet:
-        records = f"{counts['records']} records, " if args.engine == "embedded" else "Spark: "
-        print(f"dotr: {records}{counts['time points']} time points, {counts['outputs']} outputs in {elapsed:.2f} s",
-              file=sys.stderr)
+        print(f"dotr: Spark: {counts['time points']} time points, {counts['outputs']} outputs in "
+              f"{time.perf_counter() - started:.2f} s", file=sys.stderr)
     return 0
-
-
-def _elements(args: argparse.Namespace, rejects: list[dict], counts: dict):
-    """The ``(t, facts)`` elements of ``--input`` for the embedded pipeline, in time order."""
-    from .embedded import InputError
-    from .io import in_order, read_jsonl, read_laserpp, read_trig
-
-    def reject(record, reason: str) -> None:
-        rejects.append({"line": record.line, "reason": reason, "record": record.raw})
-
-    def records(stream):
-        reader = {"jsonl": read_jsonl, "laserpp": read_laserpp, "trig": lambda s: read_trig(s.read())}[
-            input_format(args)]
-        for item in reader(stream):
-            if isinstance(item, InputError):
-                if args.on_error == "stop":
-                    raise item
-                rejects.append({"line": item.line, "reason": str(item).split(": ", 1)[-1],
-                                "record": getattr(item, "raw", None)})
-                continue
-            yield item
-
-    source = open(args.input, encoding="utf-8", errors="surrogateescape") if args.input != "-" else \
-        open(sys.stdin.fileno(), encoding="utf-8", errors="surrogateescape", closefd=False)
-    with source:
-        for record in in_order(records(source), args.reorder_within, reject if args.on_error == "skip" else None):
-            counts["records"] += 1
-            yield record.t, record.facts, record.stream
 
 
 def input_format(args: argparse.Namespace) -> str:
@@ -299,7 +323,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the embedded pipeline (one process) or a Spark Structured Streaming job")
     p_run.add_argument("--master", default="local[*]", help="Spark master URL (with --engine spark)")
     p_run.add_argument("--checkpoint", metavar="DIR",
-                       help="Spark checkpoint directory: a restarted run continues where it stopped")
+                       help="commit the output with the state here; the same command run again continues from the "
+                            "last commit (embedded and Spark)")
+    p_run.add_argument("--commit-every", type=int, default=1000, metavar="N",
+                       help="with --checkpoint: commit at least every N time points (default 1000) ...")
+    p_run.add_argument("--commit-seconds", type=float, default=10.0, metavar="S",
+                       help="... and every S seconds (default 10)")
+    p_run.add_argument("--follow", action="store_true",
+                       help="keep reading --input as it grows (as tail -f), until interrupted")
     p_run.add_argument("--trigger", default="available-now", metavar="WHEN",
                        help="Spark trigger: available-now (process the input, then stop) or an interval such as "
                             "'5 seconds' (watch --input, a directory, until interrupted)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from rdflib import Graph, Literal as RdfLiteral, URIRef
 from rdflib.plugins.serializers.nt import _quoteLiteral
@@ -40,6 +40,11 @@ from temporal.keys import EventPartition, partition_keys
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
+
+
+#: a gap between inputs longer than this many ticks, evaluated tick by tick because facts hold
+#: in it, is reported once (``Reasoner.on_notice``)
+LONG_GAP = 10_000
 
 
 @dataclass
@@ -267,6 +272,8 @@ class Reasoner:
         self._group: tuple[EventPartition, int] | None = None
         self._background_derived: set[tuple] | None = None
         self._ahead: dict[int, set] = {}  # time -> atoms placed there by @T heads, reported in ``at``
+        self.on_notice: Callable[[str], None] | None = None  # told once when a long gap is evaluated tick by tick
+        self._noticed = False
         self._texts: dict[tuple, str] = {}  # (rel, fact) -> printed text ("": not printed), of the last time point
 
     @property
@@ -370,11 +377,25 @@ class Reasoner:
         yield self.step(t, facts)
 
     def between(self, t: int) -> Iterator[Result]:
-        """The time points before ``t`` that are evaluated without input: every tick in tick
-        mode (with temporal rules), else the points where the output can change."""
+        """The time points before ``t`` that are evaluated without input: in tick mode (with
+        temporal rules) every tick while something holds, else the points where the output can
+        change. A gap where nothing holds and nothing changes costs nothing, however long."""
         if self._last_t is not None and self.ticks and (self.lars is not None or self.csparql is not None):
-            for tick in range(self._last_t + 1, t):
-                yield self.step(tick, [])
+            tick = self._last_t + 1
+            while tick < t:
+                result = self.step(tick, [])
+                yield result
+                tick += 1
+                if result.is_empty():  # nothing holds: on to the next change
+                    change = self.next_change()
+                    if change is None or change >= t:
+                        break
+                    tick = max(tick, change)
+                elif t - tick > LONG_GAP and self.on_notice is not None and not self._noticed:
+                    self._noticed = True
+                    self.on_notice(f"facts hold at every tick from {tick - 1} on ({', '.join(result.facts[:3])}"
+                                   f"{', ...' if len(result.facts) > 3 else ''}): each of the {t - tick + 1} ticks "
+                                   f"before {t} is evaluated and printed (tick mode)")
         elif self._last_t is not None and not self.ticks:
             while True:
                 change = self.next_change()

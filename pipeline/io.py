@@ -90,14 +90,15 @@ def _with_raw(err: InputError, raw: str) -> InputError:
     return err
 
 
-def read_laserpp(lines: Iterable[str]) -> Iterator[Record | InputError]:
+def read_laserpp(lines: Iterable[str], first_line: int = 1) -> Iterator[Record | InputError]:
     """The Laser++ text stream format: a first line ``start end`` (optionally followed by the
-    first element ``t : facts``), then one ``t : fact, fact`` line per element.
+    first element ``t : facts``), then one ``t : fact, fact`` line per element (lines are numbered
+    from ``first_line``: the timeline is line 1).
 
     >>> [(r.t, len(r.facts)) for r in read_laserpp(["1 4", "1 : p(2), q(1)", "3 : "])]
     [(1, 2), (3, 0)]
     """
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=first_line):
         text = raw.strip()
         if not text:
             continue

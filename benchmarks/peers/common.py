@@ -12,6 +12,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -112,20 +113,63 @@ def cmake_build(source_dir: Path, build_dir: Path, target: str) -> Path:
 
 # -- running and timing --------------------------------------------------------------------------
 
-def run_cpu(cmd: list[str], stdout=None, cwd=None, env=None) -> tuple[float, float, str]:
-    """Run CMD to completion; return (CPU seconds, user + system, of the process and its threads
-    and children; wall seconds; its standard error). Fails loudly on a non-zero exit."""
-    wall = time.perf_counter()
-    with subprocess.Popen(cmd, stdout=stdout if stdout is not None else subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, cwd=cwd, env=env) as proc:
-        # read standard error while waiting, then reap with wait4 for this child's own rusage
-        err = proc.stderr.read().decode(errors="replace")
-        _, status, usage = os.wait4(proc.pid, 0)
+class Stalled(RuntimeError):
+    """The process used no CPU for the given time (it was killed)."""
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) used so far by a running process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_cpu(cmd: list[str], stdout=None, cwd=None, stall: float | None = None) -> tuple[float, float, str]:
+    """Run CMD to completion; return (CPU seconds, user + system, of the process and its threads;
+    wall seconds; its standard error). Fails loudly on a non-zero exit. With STALL, a process
+    that uses no CPU for STALL seconds is killed and :class:`Stalled` raised."""
+    with tempfile.TemporaryFile() as err:
+        wall = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=stdout if stdout is not None else subprocess.DEVNULL, stderr=err, cwd=cwd)
+        last_cpu, last_change = -1.0, wall
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG if stall else 0)
+            if pid:
+                break
+            now = time.perf_counter()
+            try:
+                cpu = _cpu_of(proc.pid)
+            except (OSError, IndexError, ValueError):
+                cpu = last_cpu
+            if cpu != last_cpu:
+                last_cpu, last_change = cpu, now
+            elif now - last_change > stall:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                proc.returncode = -9
+                raise Stalled(f"no CPU used for {stall:.0f} s, killed: {' '.join(map(str, cmd))}")
+            time.sleep(0.05)
         proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - wall
+        wall = time.perf_counter() - wall
+        err.seek(0)
+        text = err.read().decode(errors="replace")
     if proc.returncode != 0:
-        raise SystemExit(f"command failed (exit {proc.returncode}): {' '.join(map(str, cmd))}\n{err[-4000:]}")
-    return usage.ru_utime + usage.ru_stime, wall, err
+        raise SystemExit(f"command failed (exit {proc.returncode}): {' '.join(map(str, cmd))}\n{text[-4000:]}")
+    return usage.ru_utime + usage.ru_stime, wall, text
+
+
+def run_peer(cmd: list[str], stdout_path: Path | None = None, why: str = "", attempts: int = 3,
+             stall: float = 10) -> tuple[float, float, str]:
+    """:func:`run_cpu` for a peer whose threads can wait for each other for ever (WHY): a run that
+    uses no CPU for STALL seconds is killed and started again, up to ATTEMPTS times."""
+    for attempt in range(1, attempts + 1):
+        try:
+            if stdout_path is None:
+                return run_cpu(cmd, stall=stall)
+            with open(stdout_path, "w") as out:
+                return run_cpu(cmd, stdout=out, stall=stall)
+        except Stalled as stalled:
+            log(f"hung (attempt {attempt} of {attempts}; {why}): {stalled}")
+    raise SystemExit(f"{cmd[0]} hung {attempts} times in a row ({why})")
 
 
 def dotr_command() -> list[str]:

@@ -221,8 +221,10 @@ def compare(what: str, peer: dict[int, set[str]], ours: dict[int, set[str]], poi
 
 
 def run_laserpp(exe: Path, program: Path, stream: Path, output: Path) -> tuple[float, dict]:
-    with open(output, "w") as out:
-        cpu, _, err = common.run_cpu([str(exe), str(program), str(stream)], stdout=out)
+    cpu, _, err = common.run_peer(
+        [str(exe), str(program), str(stream)], stdout_path=output,
+        why="Laser++'s Reasoner notifies its writer thread without holding the mutex the writer "
+            "waits with, so a notification can be lost")
     return cpu, json.loads(err.strip().splitlines()[-1])
 
 

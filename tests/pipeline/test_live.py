@@ -1,0 +1,149 @@
+"""``dotr run`` as a live process: output per time point through a pipe, ``--follow``, SIGINT, a
+run killed with -9 at random moments and run again with ``--checkpoint`` (its output byte for
+byte an uninterrupted run's), and time gaps that cost nothing."""
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+COOLING = ROOT / "examples" / "cooling"
+DOTR = [sys.executable, "-m", "pipeline.cli", "run", "-q"]
+
+
+def _cooling_stream(path: Path, n: int, seed: int = 1) -> Path:
+    rnd = random.Random(seed)
+    path.write_text("".join(json.dumps({"t": t, "facts": [f"temp({rnd.choice([1, 50, 120, 160])})"]}) + "\n"
+                            for t in range(n)))
+    return path
+
+
+def _run(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([*DOTR, "--rules", str(COOLING / "rules.dotr"), "--ontology", str(COOLING / "ontology.ttl"),
+                           *args], cwd=ROOT, capture_output=True, text=True, **kw)
+
+
+def test_each_time_point_arrives_while_the_producer_is_still_writing():
+    proc = subprocess.Popen([*DOTR, "--rules", str(COOLING / "rules.dotr")], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        seen = []
+        for t in range(4):  # a slow producer: one record, then wait for the previous time point's line
+            proc.stdin.write(json.dumps({"t": t, "facts": ["temp(160)"]}) + "\n")
+            proc.stdin.flush()
+            if t > 0:
+                seen.append(json.loads(proc.stdout.readline())["t"])  # blocks until dotr writes it
+        assert seen == [0, 1, 2]  # t = 3 is complete only when a later record or the end arrives
+        proc.stdin.close()
+        assert json.loads(proc.stdout.readline())["t"] == 3
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+
+
+def test_follow_reads_a_growing_file_until_interrupted(tmp_path):
+    stream, out = tmp_path / "s.jsonl", tmp_path / "o.jsonl"
+    stream.write_text(json.dumps({"t": 0, "facts": ["temp(160)"]}) + "\n")
+    proc = subprocess.Popen([*DOTR, "--rules", str(COOLING / "rules.dotr"), "--input", str(stream), "--follow",
+                             "--output", str(out)], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    try:
+        with open(stream, "a") as f:
+            f.write(json.dumps({"t": 1, "facts": ["temp(160)"]}))  # half a line: not read yet
+            f.flush()
+            time.sleep(0.5)
+            f.write("\n" + json.dumps({"t": 2, "facts": ["temp(160)"]}) + "\n")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(out.read_text().splitlines() if out.exists() else []) < 2:
+            time.sleep(0.1)
+        assert [json.loads(line)["t"] for line in out.read_text().splitlines()] == [0, 1]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        proc.kill()
+
+
+def test_sigint_commits_and_the_same_command_finishes_the_job(tmp_path):
+    stream = _cooling_stream(tmp_path / "s.jsonl", 4000)
+    whole = _run("--input", str(stream), "--output", str(tmp_path / "whole.jsonl"))
+    assert whole.returncode == 0
+    args = ["--input", str(stream), "--output", str(tmp_path / "o.jsonl"), "--checkpoint", str(tmp_path / "ck")]
+    proc = subprocess.Popen([*DOTR, "--rules", str(COOLING / "rules.dotr"), "--ontology", str(COOLING / "ontology.ttl"),
+                             *args], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    while not (tmp_path / "o.jsonl").exists() or not (tmp_path / "o.jsonl").stat().st_size:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    code, err = proc.wait(timeout=60), proc.stderr.read()
+    assert code in (0, 130) and "Traceback" not in err  # (0: it had finished)
+    again = _run(*args)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+    # a finished job run again is a no-op that keeps its output
+    assert _run(*args).returncode == 0 and "has finished" in _run(*args).stderr
+    assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("seed", [random.randrange(10**6)])  # other moments in every run
+def test_killed_with_minus_9_at_random_moments_the_same_command_gives_the_same_output(tmp_path, seed):
+    rnd = random.Random(seed)
+    stream = _cooling_stream(tmp_path / "s.jsonl", 3000, seed)
+    assert _run("--input", str(stream), "--output", str(tmp_path / "whole.jsonl")).returncode == 0
+    args = [*DOTR, "--rules", str(COOLING / "rules.dotr"), "--ontology", str(COOLING / "ontology.ttl"),
+            "--input", str(stream), "--output", str(tmp_path / "o.jsonl"), "--checkpoint", str(tmp_path / "ck"),
+            "--commit-every", "40"]
+    kills = 0
+    for _ in range(40):
+        proc = subprocess.Popen(args, cwd=ROOT, stderr=subprocess.PIPE)
+        try:
+            proc.wait(timeout=rnd.uniform(0.3, 1.6))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            kills += 1
+            continue
+        assert proc.returncode == 0, (seed, proc.stderr.read())
+        if kills >= 10:
+            break
+        # finished before the kill: start over, so that at least 10 kills land in runs
+        for path in (tmp_path / "o.jsonl", tmp_path / "ck" / "state.pickle"):
+            path.unlink(missing_ok=True)
+    assert kills >= 10, seed
+    assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes(), seed
+
+
+def test_a_gap_of_a_billion_ticks_costs_what_a_gap_of_one_does(tmp_path):
+    rules = tmp_path / "r.dotr"  # the cooling program without freeze (which holds at every empty tick)
+    rules.write_text("\n".join(line for line in (COOLING / "rules.dotr").read_text().splitlines()
+                               if not line.startswith("freeze")))
+
+    def timed(gap: int) -> float:
+        stream = tmp_path / f"gap{gap}.jsonl"
+        stream.write_text("".join(json.dumps({"t": t, "facts": ["temp(160)"]}) + "\n" for t in (0, 1, 2, 2 + gap)))
+        started = time.perf_counter()
+        done = subprocess.run([*DOTR, "--rules", str(rules), "--ontology", str(COOLING / "ontology.ttl"), "--input",
+                               str(stream), "--output", str(tmp_path / "o.jsonl")], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return time.perf_counter() - started, (tmp_path / "o.jsonl").read_text()
+    small, out_small = timed(1)
+    large, out_large = timed(10**9)
+    assert large < small + 2.0
+    # after the gap the windows hold the last reading alone: no alarm (a box over 3 ticks)
+    last = json.loads(out_large.splitlines()[-1])
+    assert last["t"] == 2 + 10**9 and "veryHot(1000000002)" in last["facts"] and "alarm" not in last["facts"]
+    assert "alarm" in json.loads(out_small.splitlines()[-1])["facts"]
+
+
+def test_a_gap_the_program_fills_at_every_tick_is_said_once(tmp_path):
+    stream = tmp_path / "s.jsonl"  # freeze holds at every tick of an empty stretch: each is printed
+    stream.write_text("".join(json.dumps({"t": t, "facts": ["temp(160)"]}) + "\n" for t in (0, 20_010)))
+    done = _run("--input", str(stream), "--output", str(tmp_path / "o.jsonl"), timeout=300)
+    assert done.returncode == 0
+    assert done.stderr.count("facts hold at every tick") == 1 and "freeze" in done.stderr
+    assert len((tmp_path / "o.jsonl").read_text().splitlines()) == 20_011
