@@ -52,7 +52,9 @@ def fetch_source(owner: str, name: str, dest: Path, source: str | None = None) -
     from GitHub.
     """
     if (dest / ".git").is_dir() or (dest / ".copied").exists():
-        return _commit(dest)
+        commit = _commit(dest)
+        log(f"{owner}/{name}: using {dest} ({commit[:10]}; delete it to fetch again)")
+        return commit
     dest.parent.mkdir(parents=True, exist_ok=True)
     if source:
         src = Path(source).resolve()
@@ -74,12 +76,18 @@ def fetch_source(owner: str, name: str, dest: Path, source: str | None = None) -
     try:
         _git("clone", "--quiet", url, str(dest))
     except subprocess.CalledProcessError as err:
-        raise SystemExit(f"could not clone {url} ({err}); pass --source PATH (a clone of it)") from err
+        raise SystemExit(f"could not clone {url}: {err.stderr.strip()}\npass --source PATH (a clone of it)") from err
     return _commit(dest)
 
 
 def _git(*args: str) -> str:
-    return subprocess.run(["git", *args], check=True, capture_output=True, text=True).stdout.strip()
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # fail rather than ask for credentials
+    return subprocess.run(["git", *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+def short(commit: str) -> str:
+    """A commit for a title: its first 10 digits, or "local copy"."""
+    return commit[:10] if not commit.startswith("copied from") else "local copy"
 
 
 def _commit(path: Path) -> str:
@@ -105,7 +113,7 @@ def cmake_build(source_dir: Path, build_dir: Path, target: str) -> Path:
         log(f"building {target} in {build_dir} (a minute or so)")
         commands.insert(0, ["cmake", "-S", str(source_dir), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"])
     for cmd in commands:
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"build failed: {' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     return build_dir / target

@@ -321,7 +321,7 @@ def main(argv=None) -> None:
             common.log(f"{workload}: Laser++ {lpp_cpu:.2f} s, dotr {dotr_cpu:.2f} s")
 
     common.print_table(
-        f"Laser++ ({commit[:10]}) on STAR-bench ({star_commit[:10]}) vs dotr run --input-format laserpp: CPU seconds",
+        f"Laser++ ({common.short(commit)}) on STAR-bench ({common.short(star_commit)}) vs dotr run --input-format laserpp: CPU seconds",
         [("workload", "workload", ""), ("laserpp_s", "Laser++ (s)", ".2f"), ("dotr_s", "dotr end to end (s)", ".2f"),
          ("dotr_startup_s", "dotr start-up (s)", ".2f"), ("dotr_net_s", "dotr minus start-up (s)", ".2f"),
          ("ratio", "ratio", ".3f"), ("ratio_net", "ratio minus start-up", ".3f"),

@@ -278,13 +278,13 @@ def main(argv=None) -> None:
         common.log(f"{name}: T-Rex {trex_cpu:.3f} s, dotr {dotr_cpu:.2f} s ({row['matches']} matches)")
 
     common.print_table(
-        f"T-Rex ({commit[:10]}) vs dotr run: CPU seconds, {args.events} events, "
+        f"T-Rex ({common.short(commit)}) vs dotr run: CPU seconds, {args.events} events, "
         f"{args.terminators:.0%} of them terminators",
         [("workload", "workload", ""), ("matches", "matches", "d"), ("trex_s", "T-Rex (s)", ".3f"),
          ("dotr_s", "dotr end to end (s)", ".2f"), ("dotr_startup_s", "dotr start-up (s)", ".2f"),
          ("dotr_net_s", "dotr minus start-up (s)", ".2f"), ("ratio", "ratio", ".4f"),
          ("ratio_net", "ratio minus start-up", ".4f"),
-         ("trex_us_per_event", "T-Rex us/event", ".2f"), ("dotr_net_us_per_event", "dotr us/event", ".1f")], rows)
+         ("trex_us_per_event", "T-Rex us/event", ".2f"), ("dotr_net_us_per_event", "dotr us/event minus start-up", ".1f")], rows)
     print("ratio = T-Rex / dotr (> 1: dotr faster). Both: the whole process (events read from a file, "
           "each composite event written); T-Rex reads its whole file before processing, dotr streams it.")
     common.write_json(args.json, "T-Rex", {"commit": commit, "window_ms": args.window_ms,

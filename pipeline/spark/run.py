@@ -83,6 +83,8 @@ def _committed_results(spark, job, watched: Path, home: Path, args: argparse.Nam
     finished, gives the whole output (never only what the last start computed)."""
     import json
 
+    from .job import result_of
+
     results = home / "results"
     query = job.write(job.results(job.read_files(watched)), results, home / "spark", "jsonl", {"availableNow": True})
     query.awaitTermination()

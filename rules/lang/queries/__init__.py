@@ -19,6 +19,11 @@ class ParsedQueries:
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[object, object]] = {}
 
+    def __getstate__(self) -> dict:
+        # not carried to another process (a Spark worker unpickling a checked program): rdflib's
+        # parse trees do not pickle, and the texts there are other objects; it parses again
+        return {"_by_id": {}}
+
     def put(self, text, parsed) -> None:
         self._by_id[id(text)] = (text, parsed)
 
