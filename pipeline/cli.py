@@ -281,6 +281,13 @@ class _Progress:
         self.live.stop()
 
 
+def _conf(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    return key.strip(), value
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -322,6 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--engine", default="embedded", choices=["embedded", "spark"],
                        help="the embedded pipeline (one process) or a Spark Structured Streaming job")
     p_run.add_argument("--master", default="local[*]", help="Spark master URL (with --engine spark)")
+    p_run.add_argument("--conf", action="append", type=_conf, metavar="KEY=VALUE",
+                       help="a Spark setting (with --engine spark; repeatable), e.g. spark.ui.enabled=false")
     p_run.add_argument("--checkpoint", metavar="DIR",
                        help="commit the output with the state here; the same command run again continues from the "
                             "last commit (embedded and Spark)")

@@ -30,6 +30,7 @@ files in time order (write, then rename into the watched directory).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import mmap
 import os
@@ -556,8 +557,14 @@ def result_of(record: dict) -> Result:
                   record.get("graphs", []), answers=record.get("answers", {}))
 
 
+_QUERIES = itertools.count(1)
+
+
 def _start(writer, checkpoint, trigger: dict | None):
-    writer = writer.option("checkpointLocation", str(checkpoint)).outputMode("append")
+    # the query's name is in every job's description in the Spark UI ("dotr-1 [id = ...] batch =
+    # N"); names of the active queries of a session differ
+    name = f"dotr-{next(_QUERIES)}"
+    writer = writer.queryName(name).option("checkpointLocation", str(checkpoint)).outputMode("append")
     return writer.trigger(**(trigger or {"availableNow": True})).start()
 
 

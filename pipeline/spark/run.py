@@ -28,7 +28,9 @@ def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict) -
     from .job import SparkPipeline, result_of
     from .session import spark_session
 
-    spark = spark_session(args.master)
+    spark = spark_session(args.master, config={"spark.ui.enabled": "true", **dict(args.conf or {})})
+    if not args.quiet and spark.sparkContext.uiWebUrl:
+        print(f"dotr: Spark UI at {spark.sparkContext.uiWebUrl} (--conf spark.ui.enabled=false: none)", file=sys.stderr)
     job = SparkPipeline(spark, args.rules, args.ontology, include_background=args.include_background,
                         keep_empty=args.changes or args.all_time_points, input_format=args.input_format)
     scratch = Path(tempfile.mkdtemp(prefix="dotr-spark-"))

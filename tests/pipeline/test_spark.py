@@ -333,3 +333,21 @@ def test_killed_with_minus_9_on_spark_the_same_command_gives_the_whole_output(tm
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert out.read_text().splitlines() == embedded("cooling", lines)
+
+
+def test_the_command_line_takes_spark_settings_and_shows_the_ui(tmp_path):
+    import subprocess
+    import sys
+
+    rules, ontologies = files("fire")
+    out = tmp_path / "out.jsonl"
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--engine", "spark", "--master", "local[1]",
+                           "--conf", "spark.sql.shuffle.partitions=3", "--rules", rules, "--ontology", ontologies[0],
+                           "--input", str(ROOT / "examples/fire/stream.jsonl"), "--output", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "dotr: Spark UI at http" in done.stderr
+    assert out.read_text() == (ROOT / "tests/pipeline/golden/fire.jsonl").read_text()
+    bad = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--engine", "spark", "--conf", "nokey",
+                          "--rules", rules], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr
