@@ -104,16 +104,16 @@ def _run_embedded(args: argparse.Namespace, started: float) -> int:
                       on_error=args.on_error, rejects=args.rejects, reorder_within=args.reorder_within,
                       changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                       checkpoint=args.checkpoint, commit_every=args.commit_every,
-                      commit_seconds=args.commit_seconds, quiet=args.quiet)
+                      commit_seconds=args.commit_seconds)
     run = EmbeddedRun(options, build, notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
-    progress = _Progress(run.progress.counts) if sys.stderr.isatty() and not args.quiet else None
+    progress = _Progress(run.state.counts) if sys.stderr.isatty() and not args.quiet else None
     run.on_time_point = progress.update if progress is not None else None
     try:
         if not run.start():
             print(f"dotr: the run in {args.checkpoint} has finished; its output {args.output} stands", file=sys.stderr)
             return 0
         if progress is not None:
-            progress.counts = run.progress.counts  # (restored from the checkpoint)
+            progress.counts = run.state.counts  # (restored from the checkpoint)
         code = run.run()
     except RuleError as err:
         print(err.render(), file=sys.stderr)
@@ -134,7 +134,7 @@ def _run_embedded(args: argparse.Namespace, started: float) -> int:
             pickle.dump(run.reasoner.snapshot(), f)
         os.replace(args.snapshot + ".part", args.snapshot)
     if not args.quiet:
-        counts = run.progress.counts
+        counts = run.state.counts
         print(f"dotr: {counts['records']} records, {counts['time points']} time points, {counts['outputs']} outputs "
               f"in {time.perf_counter() - started:.2f} s", file=sys.stderr)
     return code

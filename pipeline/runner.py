@@ -60,11 +60,10 @@ class Options:
     checkpoint: str | None = None
     commit_every: int = 1000  # time points
     commit_seconds: float = 10.0
-    quiet: bool = False
 
 
 @dataclass
-class _Progress:
+class RunState:
     """What a commit saves besides the reasoner."""
 
     lines: int = 0  # input lines consumed into evaluated time points
@@ -82,7 +81,7 @@ class EmbeddedRun:
         self.o = options
         self._build = build_reasoner  # (saved state or None) -> Reasoner
         self._notice = notice  # (text) -> None: what the reasoner has to say on the way
-        self.progress = _Progress()
+        self.state = RunState()
         self.reasoner: Reasoner | None = None
         self.out: TextIO | None = None
         self.on_time_point = None  # called with each time point evaluated (a progress line)
@@ -101,8 +100,8 @@ class EmbeddedRun:
         if state_file is not None and state_file.exists():
             with open(state_file, "rb") as f:
                 saved = pickle.load(f)
-            self.progress = saved["progress"]
-            if self.progress.finished:
+            self.state = saved["run"]
+            if self.state.finished:
                 return False
             self.reasoner = self._build(saved["reasoner"])
         else:
@@ -121,8 +120,8 @@ class EmbeddedRun:
         if not os.path.exists(self.o.output):
             open(self.o.output, "w").close()
         self.out = open(self.o.output, "r+", encoding="utf-8", newline="")
-        self.out.truncate(self.progress.output_bytes)  # what was written after the last commit goes
-        self.out.seek(self.progress.output_bytes)
+        self.out.truncate(self.state.output_bytes)  # what was written after the last commit goes
+        self.out.seek(self.state.output_bytes)
 
     def commit(self, finished: bool = False) -> None:
         """Output, then state: the state never names output that is not on disk."""
@@ -131,13 +130,13 @@ class EmbeddedRun:
         self.out.flush()
         if self.out is not sys.stdout:
             os.fsync(self.out.fileno())
-            self.progress.output_bytes = self.out.tell()
-        self.progress.finished = finished
+            self.state.output_bytes = self.out.tell()
+        self.state.finished = finished
         directory = Path(self.o.checkpoint)
         directory.mkdir(parents=True, exist_ok=True)
         part = directory / (STATE + ".part")
         with open(part, "wb") as f:
-            pickle.dump({"progress": self.progress, "reasoner": self.reasoner.snapshot()}, f)
+            pickle.dump({"run": self.state, "reasoner": self.reasoner.snapshot()}, f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(part, directory / STATE)
@@ -146,12 +145,12 @@ class EmbeddedRun:
             os.fsync(fd)
         finally:
             os.close(fd)
-        self._last_commit = (self.progress.counts["time points"], time.monotonic())
+        self._last_commit = (self.state.counts["time points"], time.monotonic())
 
     def _commit_due(self) -> bool:
         points, clock = self._last_commit
         return self.o.checkpoint is not None and (
-            self.progress.counts["time points"] - points >= self.o.commit_every
+            self.state.counts["time points"] - points >= self.o.commit_every
             or time.monotonic() - clock >= self.o.commit_seconds)
 
     # ------------------------------------------------------------------------ signals
@@ -179,7 +178,7 @@ class EmbeddedRun:
         except Interrupted as stop:
             self._busy = True
             self.commit()
-            print(f"dotr: interrupted after {self.progress.counts['time points']} time points"
+            print(f"dotr: interrupted after {self.state.counts['time points']} time points"
                   + ("; the same command continues from there" if self.o.checkpoint else ""), file=sys.stderr)
             return stop.code
         finally:
@@ -192,14 +191,14 @@ class EmbeddedRun:
             self._write_rejects()
 
     def _evaluate(self, records: Iterator[Record]) -> None:
-        progress = self.progress
+        state = self.state
         pending_t, pending, count = None, {}, 0
         for record in records:
             if pending_t is not None and record.t != pending_t:
                 self._time_point(pending_t, pending, count)
                 pending, count = {}, 0
                 if record.line:
-                    progress.lines = record.line - 1  # the lines before this record are evaluated
+                    state.lines = record.line - 1  # the lines before this record are evaluated
                 if self._stop is not None:
                     raise Interrupted(self._stop)
                 if self._commit_due():
@@ -220,26 +219,26 @@ class EmbeddedRun:
         try:
             for result in [*self.reasoner.between(t), self.reasoner.step(t, facts)]:
                 self._write(result)
-            self.progress.counts["records"] += records
+            self.state.counts["records"] += records
             self.out.flush()
         finally:
             self._busy = False
 
     def _write(self, result: Result) -> None:
-        progress = self.progress
-        progress.counts["time points"] += 1
+        state = self.state
+        state.counts["time points"] += 1
         if self.on_time_point is not None:
             self.on_time_point(result.t)
         if self.o.changes:  # only what was added or removed since the previous time point
             now = set(result.facts)
-            result.removed = sorted(progress.previous - now)
-            result.facts = sorted(now - progress.previous)
-            progress.previous = now
+            result.removed = sorted(state.previous - now)
+            result.facts = sorted(now - state.previous)
+            state.previous = now
             if not result.removed and result.is_empty() and not self.o.all_time_points:
                 return
         elif result.is_empty() and not self.o.all_time_points:
             return
-        progress.counts["outputs"] += 1
+        state.counts["outputs"] += 1
         write_result(self.out, result, self.o.format)
 
     # ------------------------------------------------------------------------ input
@@ -247,13 +246,13 @@ class EmbeddedRun:
         """The input's records in time order, from the first line not evaluated yet (after a
         restart: records of time points evaluated before it are skipped too, as are rejects
         already recorded)."""
-        skip, progress = self.progress.lines, self.progress
+        skip, state = self.state.lines, self.state
         last_t = self.reasoner.last_t
-        rejected = {r["line"] for r in progress.rejects}
+        rejected = {r["line"] for r in state.rejects}
 
         def reject(line, reason: str, raw) -> None:
             if line not in rejected or not line:
-                progress.rejects.append({"line": line, "reason": reason, "record": raw})
+                state.rejects.append({"line": line, "reason": reason, "record": raw})
 
         def records(lines):
             if self.o.input_format == "trig":
@@ -297,7 +296,7 @@ class EmbeddedRun:
                 yield line
 
     def _write_rejects(self) -> None:
-        rejects = self.progress.rejects
+        rejects = self.state.rejects
         if not rejects:
             return
         path = self.o.rejects or ((self.o.output if self.o.output != "-" else "dotr") + ".rejects.jsonl")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -96,6 +97,31 @@ json.dump({"cpu_s": cpu, "atoms": sum(len(f) for f in spec["points"]), "outputs"
 '''
 
 
+def laser_eval_stream(name: str, rate: int, points: int, seed: int = 5) -> list[list[tuple]]:
+    """The atoms of the streams Laser's eval.py uses for each workload (stream/*.py), with short
+    names for their IRIs: RDFStream1 (diamond: fresh p(s_k, o_k)), EvalStreamOldvsNewBox (box, as
+    evalBox2: p(c, c) for c < rate, the same at every time point), RDFStream2 (join: chains
+    p(c_k, c_k+1), p(c_k+1, c_k+2), about rate + 1 distinct atoms per time point), EvalStream
+    (cooling: temp(V), V random in 0..200, here seeded)."""
+    rnd = random.Random(seed)
+    out = []
+    for t in range(points):
+        if name == "diamond":
+            facts = [("p", (f"s{t * rate + c}", f"o{t * rate + c}")) for c in range(rate)]
+        elif name == "box":
+            facts = [("p", (c, c)) for c in range(rate)]
+        elif name == "join":
+            facts = []
+            for c in range(rate):
+                k = t * rate + c
+                facts += [("p", (f"c{k}", f"c{k + 1}")), ("p", (f"c{k + 1}", f"c{k + 2}"))]
+            facts = list(dict.fromkeys(facts))
+        else:
+            facts = [("temp", (rnd.randint(0, 200),)) for _ in range(rate)]
+        out.append(facts)
+    return out
+
+
 def prepare_laser(cache: Path, source: str | None, python: str) -> tuple[Path, str]:
     """A Python 3 copy of Laser in the cache: CACHE/laser/py3."""
     src = cache / "laser" / "src"
@@ -161,6 +187,9 @@ def main(argv=None) -> None:
     ap.add_argument("--rate", type=int, default=200, help="atoms per time point")
     ap.add_argument("--points", type=int, default=100, help="time points")
     ap.add_argument("--check-points", type=int, default=12, help="time points compared before timing")
+    ap.add_argument("--streams", choices=["dotr", "laser"], default="dotr",
+                    help="dotr: the generators of benchmarks/lars.py; laser: the shapes of the streams "
+                         "of Laser's eval.py")
     common.common_arguments(ap, "Laser")
     args = ap.parse_args(argv)
 
@@ -171,7 +200,10 @@ def main(argv=None) -> None:
     n = args.window
     rows = []
     for name in args.workloads:
-        data = stream(DOTR_WORKLOADS[name][1], args.rate, args.points)
+        if args.streams == "dotr":
+            data = stream(DOTR_WORKLOADS[name][1], args.rate, args.points)
+        else:
+            data = laser_eval_stream(name, args.rate, args.points)
         atoms = sum(len(f) for f in data)
         rules = [r.format(n=n) for r in LASER_RULES[name]]
         dotr_rules, jsonl, one = write_dotr_inputs(name, n, data, work)
@@ -186,7 +218,7 @@ def main(argv=None) -> None:
         laser_cpu = min(run_laser(py3, args.python, rules, data, [], work)["cpu_s"] for _ in range(args.repeat))
         dotr_cpu = min(common.dotr_run(dotr_rules, jsonl, dotr_out) for _ in range(args.repeat))
         startup = common.dotr_startup(dotr_rules, one, work)
-        row = {"workload": name, "window": n, "rate": args.rate, "points": args.points, "atoms": atoms,
+        row = {"workload": name, "streams": args.streams, "window": n, "rate": args.rate, "points": args.points, "atoms": atoms,
                "laser_us_per_atom": laser_cpu / atoms * 1e6,
                "dotr_us_per_atom": dotr_cpu / atoms * 1e6, "dotr_s": dotr_cpu, "dotr_startup_s": startup,
                "dotr_net_us_per_atom": max(dotr_cpu - startup, 0.0) / atoms * 1e6,
@@ -199,7 +231,7 @@ def main(argv=None) -> None:
 
     common.print_table(
         f"Laser ({common.short(commit)}, Python {sys.version.split()[0]}) vs dotr run: CPU microseconds per input atom, "
-        f"window {n}, {args.rate} atoms x {args.points} time points",
+        f"window {n}, {args.rate} atoms x {args.points} time points, {args.streams}'s streams",
         [("workload", "workload", ""), ("laser_us_per_atom", "Laser", ".1f"),
          ("dotr_us_per_atom", "dotr (end to end)", ".1f"), ("dotr_startup_s", "dotr start-up (s)", ".2f"),
          ("dotr_net_us_per_atom", "dotr minus start-up", ".1f"), ("ratio", "ratio", ".2f"),
