@@ -133,6 +133,17 @@ _ARG = re.compile(rf"{_NAME}|{_IRI}|{_NUMBER}")
 _SIMPLE_FACT = re.compile(rf"({_NAME}|{_IRI})(?:\(((?:{_NAME}|{_IRI}|{_NUMBER})(?:,(?:{_NAME}|{_IRI}|{_NUMBER}))*)\))?")
 
 
+_PUNCT_SPACE = re.compile(r"\s*([(),])\s*")
+
+
+def _tight(text: str) -> str:
+    """A fact without the spaces around its brackets and commas (``p(0, 1)`` as ``p(0,1)``, as
+    Laser++ writes facts), so that it takes the fast paths; text with quotes is left alone."""
+    if " " in text and '"' not in text:
+        return _PUNCT_SPACE.sub(r"\1", text).strip()
+    return text
+
+
 def _simple_term(text: str) -> ir.Term:
     if text[0] == "<":
         return ir.Iri(text[1:-1])
@@ -148,7 +159,7 @@ def parse_fact(text: str) -> ir.Atom:
     >>> parse_fact("temp(r1,-2.5)")
     Atom(pred=Name(value='temp'), args=(Name(value='r1'), Num(value=-2.5)))
     """
-    simple = _SIMPLE_FACT.fullmatch(text)
+    simple = _SIMPLE_FACT.fullmatch(_tight(text))
     if simple is not None:  # names, IRIs and numbers only: no need for the grammar
         pred, args = simple.groups()
         terms = [_simple_term(a) for a in _ARG.findall(args)] if args else []
@@ -168,6 +179,7 @@ def checked_fact(text: str) -> str | ir.Atom:
     >>> checked_fact("temp(r1,25)"), checked_fact("temp(r1, 25)")
     ('temp(r1,25)', Atom(pred=Name(value='temp'), args=(Name(value='r1'), Num(value=25))))
     """
+    text = _tight(text)
     if _SIMPLE_FACT.fullmatch(text) is not None:
         open_ = text.find("(")
         if open_ < 0 and text not in KEYWORDS or open_ > 0 and KEYWORDS.isdisjoint(
@@ -190,7 +202,7 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
         return intern_tokens(fact, stage.dictionary, stage.token_ids)
     if not isinstance(fact, str):
         return stage.intern(fact)
-    text, cache = fact, stage.token_ids
+    text, cache = _tight(fact), stage.token_ids
     # first without a regex: split at the parentheses and commas; when every piece is a token
     # seen before (whole names, IRIs and numbers only), the split was right
     open_ = text.find("(")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,28 +32,31 @@ _MAX_SYNTAX_ERRORS = 50
 
 def _nested(depth: int) -> str:
     """A regex for text with balanced ``{}`` and ``()`` up to ``depth`` levels, strings and IRIs
-    kept whole (so brackets inside them do not count)."""
-    atom = r'"(?:[^"\\\n]|\\.)*"' + r"|'(?:[^'\\\n]|\\.)*'" + r"|<[^<>\"{}|^`\\\s]*>" + r"|#[^\n]*"
-    inner = atom + r"|[^{}()\"'<#]|<"
+    kept whole (so brackets inside them do not count). Each piece of text matches one way only (a
+    ``<`` that starts an IRI is the IRI's) and the repetitions are possessive: an unclosed bracket
+    fails in linear time, where backtracking tried every split (25 s for a stray ``{``)."""
+    atom = r'"(?:[^"\\\n]|\\.)*+"' + r"|'(?:[^'\\\n]|\\.)*+'" + _IRI_OR_LT + r"|#[^\n]*+"
+    inner = atom + r"|[^{}()\"'<#]++"
     for _ in range(depth):
-        inner = atom + r"|[^{}()\"'<#]|<" + r"|\{(?:" + inner + r")*\}" + r"|\((?:" + inner + r")*\)"
+        inner = atom + r"|[^{}()\"'<#]++" + r"|\{(?:" + inner + r")*+\}" + r"|\((?:" + inner + r")*+\)"
     return inner
 
 
+_IRI_OR_LT = r"|<[^<>\"{}|^`\\\s]*+>|<(?![^<>\"{}|^`\\\s]*>)"
 _INNER = _nested(6)
 #: A brace group such as a construct template: ``{ _:f a :Fire ; :at ?room }``.
-BRACED = r"\{(?:" + _INNER + r")*\}"
+BRACED = r"\{(?:" + _INNER + r")*+\}"
 #: SPARQL, EP-SPARQL or C-SPARQL text up to (not including) the statement's final ``.``: a ``.``
 #: outside brackets ends it when followed by white space, a comment or the end of the input.
 SPARQL_TEXT = (
     r"(?i:select|construct|ask|describe|register)\s(?:"
     + r'"(?:[^"\\\n]|\\.)*"'
     + r"|<[^<>\"{}|^`\\\s]*>"
-    + r"|\{(?:" + _INNER + r")*\}"
-    + r"|\((?:" + _INNER + r")*\)"
+    + r"|\{(?:" + _INNER + r")*+\}"
+    + r"|\((?:" + _INNER + r")*+\)"
     + r"|\.(?=[^\s%])"
     + r"|[^{}()\".%]"
-    + r")*"
+    + r")*+"
 )
 
 
@@ -94,6 +98,10 @@ class _Builder(Transformer):
 
     def __init__(self, path: str):
         super().__init__()
+        self.reset(path)
+
+    def reset(self, path: str) -> None:
+        """Ready for another text (the driver's callbacks, bound to this builder, are reused)."""
         self.path = path
         self.prefixes: dict[str, str] = dict(ir.DEFAULT_PREFIXES)
         self.diagnostics: list[Diagnostic] = []
@@ -448,15 +456,29 @@ def _blank_statement(text: str, pos: int) -> str:
     return text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
 
 
+_BUILDERS = threading.local()  # per thread: a builder and the driver's callbacks bound to it
+
+
+def _builder(path: str) -> tuple[_Builder, list]:
+    """A builder reset for ``path`` and its callbacks (making the callbacks takes a millisecond:
+    a fact read through the grammar paid that each time)."""
+    cached = getattr(_BUILDERS, "cached", None)
+    if cached is None:
+        builder = _Builder(path)
+        cached = _BUILDERS.cached = (builder, _driver().callbacks(builder))
+    cached[0].reset(path)
+    return cached
+
+
 def parse_with_diagnostics(text: str, path: str = "<string>") -> tuple[ir.Program, list[Diagnostic]]:
     """Parse ``text``; return the program of every well-formed statement and all diagnostics
     found while parsing (syntax errors, unknown prefixes)."""
     diagnostics: list[Diagnostic] = []
     current = text
     for _ in range(_MAX_SYNTAX_ERRORS + 1):
-        builder = _Builder(path)
+        builder, callbacks = _builder(path)
         try:
-            statements = _driver().parse(current, _driver().callbacks(builder))
+            statements = _driver().parse(current, callbacks)
         except DriverError:
             builder = _Builder(path)
             try:  # lark itself gives the diagnostic (and is the reference should the driver err)
