@@ -11,13 +11,17 @@ benchmarks/lars.py (dotr's own versions of the paper's workloads, with its strea
     join     q(A,C) :- [n] <> p(A,B), [n] <> p(B,C)   stream "join" (random pairs)
     cooling  the cooling system of the paper's Fig. 4 stream "temp" (random temperatures)
 
+With ``--streams laser``, the streams have the shapes of those of Laser's eval.py instead (fresh
+atoms, the same atoms at every time point for the box, chains for the join, random
+temperatures): its join then has far fewer results.
+
 Laser reads the generated atoms from memory (a Stream subclass serving precomputed rows); dotr
 reads the same atoms as JSON Lines through ``dotr run`` and writes its output file. Before
 timing, the outputs are compared at a sample of time points: Laser's conclusions at t against
 the facts dotr prints at t, and, for ``@T`` heads, what Laser reports for earlier time points
 against what dotr printed there. Reported: microseconds of CPU per input atom.
 
-    python benchmarks/peers/laser.py [--window 20] [--rate 200] [--points 100] [--json PATH]
+    python benchmarks/peers/laser.py [--window 20] [--rate 200] [--points 100] [--streams dotr|laser] [--json PATH]
 """
 
 from __future__ import annotations

@@ -16,9 +16,10 @@ dotr's equivalent pattern, with events declared over stream facts (as examples/t
 The workload: N events (default 50,000) 0-19 ms apart, a share of them B (default 10%), the
 others A, keys drawn from 10 or 100 values, every event with a unique id. (The id matters for B
 too: T-Rex takes two identical B events at the same time as two terminators, dotr as one, since
-the facts of a time point are a set and an event is a solution of a query over them.) T-Rex runs in a small driver
-(this script writes and builds it with CMake against TRex2-lib's sources: one processing thread,
-events read from a file into memory first, each composite event written to a file); dotr reads
+the facts of a time point are a set and an event is a solution of a query over them.) T-Rex
+runs in a small driver (this script writes and builds it with CMake against TRex2-lib's
+sources: one processing thread, events read from a file into memory first, each composite event
+written to a file); dotr reads
 the same events as JSON Lines through ``dotr run`` and writes its output file. Before timing, the
 composite events of both are compared (every one: time, key and id of the A event). Reported:
 CPU seconds of each process, and dotr's start-up (``dotr run`` on one record) apart.
