@@ -4,6 +4,7 @@ bad and late records, both file sinks, the feed source, a restored state, the co
 import json
 import os
 import pickle
+import random
 import shutil
 import tempfile
 import time
@@ -310,8 +311,8 @@ def test_a_checkpointed_run_on_spark_keeps_its_whole_output_when_run_again(spark
     assert main(args) == 0 and out.read_text() == golden  # finished: derived from what Spark committed
 
 
-def test_killed_with_minus_9_on_spark_the_same_command_gives_the_whole_output(tmp_path):
-    import random
+@pytest.mark.parametrize("seed", [random.randrange(10**6) for _ in range(2)])  # other moments every run
+def test_killed_with_minus_9_on_spark_the_same_command_gives_the_whole_output(tmp_path, seed):
     import subprocess
     import sys
     import time
@@ -327,7 +328,7 @@ def test_killed_with_minus_9_on_spark_the_same_command_gives_the_whole_output(tm
                "--rules", rules, "--ontology", ontologies[0], "--input", str(folder), "--output", str(out),
                "--checkpoint", str(tmp_path / "ck")]
     proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE)
-    time.sleep(random.uniform(8, 25))
+    time.sleep(random.Random(seed).uniform(8, 25))
     proc.kill()
     proc.wait()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
