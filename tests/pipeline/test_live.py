@@ -147,3 +147,15 @@ def test_a_gap_the_program_fills_at_every_tick_is_said_once(tmp_path):
     assert done.returncode == 0
     assert done.stderr.count("facts hold at every tick") == 1 and "freeze" in done.stderr
     assert len((tmp_path / "o.jsonl").read_text().splitlines()) == 20_011
+
+
+@pytest.mark.parametrize("missing", ["--input", "--output"])
+def test_a_checkpoint_needs_an_input_file_and_an_output_file(tmp_path, capsys, missing):
+    from pipeline.cli import main
+
+    stream = _cooling_stream(tmp_path / "s.jsonl", 3)
+    files = {"--input": str(stream), "--output": str(tmp_path / "o.jsonl")}
+    del files[missing]
+    args = [arg for pair in files.items() for arg in pair]
+    assert main(["run", "-q", "--rules", str(COOLING / "rules.dotr"), *args, "--checkpoint", str(tmp_path / "ck")]) == 2
+    assert "it needs both files" in capsys.readouterr().err
