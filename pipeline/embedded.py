@@ -172,12 +172,15 @@ def parse_fact(text: str) -> ir.Atom:
 
 
 def checked_fact(text: str) -> str | ir.Atom:
-    """A fact string as the stream gives it, checked: the string itself when it is a simple fact
-    (names, IRIs and numbers, no keyword: :func:`intern_input` reads it without building terms),
-    else its parsed atom (:class:`InputError` when it is not a fact).
+    """A fact string as the stream gives it, checked: the string itself (without spaces around
+    its brackets and commas) when it is a simple fact (names, IRIs and numbers, no keyword:
+    :func:`intern_input` reads it without building terms), else its parsed atom
+    (:class:`InputError` when it is not a fact).
 
-    >>> checked_fact("temp(r1,25)"), checked_fact("temp(r1, 25)")
-    ('temp(r1,25)', Atom(pred=Name(value='temp'), args=(Name(value='r1'), Num(value=25))))
+    >>> checked_fact("temp(r1, 25)")  # (spaces around brackets and commas dropped)
+    'temp(r1,25)'
+    >>> checked_fact('name(s1,"Kitchen")')
+    Atom(pred=Name(value='name'), args=(Name(value='s1'), Literal(lexical='Kitchen', datatype=None, lang=None)))
     """
     text = _tight(text)
     if _SIMPLE_FACT.fullmatch(text) is not None:
