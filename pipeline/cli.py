@@ -240,7 +240,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         source = open(args.input, encoding="utf-8") if args.input != "-" else sys.stdin
         with source:
             elements = []
-            for item in read_jsonl(source):
+            for item in read_jsonl(source, prefixes=reasoner.program.prefixes):
                 if isinstance(item, InputError):
                     raise item
                 elements.append((item.t, item.facts))

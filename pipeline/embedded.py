@@ -152,12 +152,15 @@ def _simple_term(text: str) -> ir.Term:
     return ir.Name(text)
 
 
-def parse_fact(text: str) -> ir.Atom:
+def parse_fact(text: str, prefixes: dict[str, str] | None = None) -> ir.Atom:
     """A ground atom in rule syntax, such as ``temp(r1,25)`` or ``<http://ex.org/s1>(<http://ex.org/locA>)``;
-    identifiers are constants whatever their case.
+    identifiers are constants whatever their case; prefixed names use ``prefixes`` (the rule
+    file's).
 
     >>> parse_fact("temp(r1,-2.5)")
     Atom(pred=Name(value='temp'), args=(Name(value='r1'), Num(value=-2.5)))
+    >>> parse_fact(":Sensor(:s1)", {"": "http://ex.org/"})  # a class membership: an rdf:type triple
+    Atom(pred=Iri(value='http://www.w3.org/1999/02/22-rdf-syntax-ns#type'), args=(Iri(value='http://ex.org/s1'), Iri(value='http://ex.org/Sensor')))
     """
     simple = _SIMPLE_FACT.fullmatch(_tight(text))
     if simple is not None:  # names, IRIs and numbers only: no need for the grammar
@@ -168,10 +171,10 @@ def parse_fact(text: str) -> ir.Atom:
             if isinstance(head, ir.Iri) and len(terms) == 1:  # a class membership: an rdf:type triple
                 return ir.Atom(ir.Iri(ir.RDF_TYPE), (terms[0], head))
             return ir.Atom(head, tuple(terms))
-    return parse_fact_with_grammar(text)
+    return parse_fact_with_grammar(text, prefixes)
 
 
-def checked_fact(text: str) -> str | ir.Atom:
+def checked_fact(text: str, prefixes: dict[str, str] | None = None) -> str | ir.Atom:
     """A fact string as the stream gives it, checked: the string itself (without spaces around
     its brackets and commas) when it is a simple fact (names, IRIs and numbers, no keyword:
     :func:`intern_input` reads it without building terms), else its parsed atom
@@ -188,7 +191,7 @@ def checked_fact(text: str) -> str | ir.Atom:
         if open_ < 0 and text not in KEYWORDS or open_ > 0 and KEYWORDS.isdisjoint(
                 (text[:open_], *text[open_ + 1:-1].split(","))):
             return text
-    return parse_fact(text)
+    return parse_fact(text, prefixes)
 
 
 def intern_input(stage: OntologicalStage, fact) -> tuple:
@@ -214,7 +217,7 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
     if not ids or None in ids:
         simple = _SIMPLE_FACT.fullmatch(text)
         if simple is None:
-            return stage.intern(parse_fact(text))
+            return stage.intern(parse_fact(text, stage.program.prefixes))
         pred, args = simple.groups()
         pieces = [pred, *_ARG.findall(args)] if args else [pred]
         ids = []
@@ -223,7 +226,7 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
             if i is None:
                 term = _simple_term(token)
                 if isinstance(term, ir.Name) and term.value in KEYWORDS:
-                    return stage.intern(parse_fact(text))
+                    return stage.intern(parse_fact(text, stage.program.prefixes))
                 i = cache[token] = stage.dictionary.intern(term)
             ids.append(i)
     if pieces[0][0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
@@ -231,10 +234,11 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
     return (ids[0], len(ids) - 1), tuple(ids[1:])
 
 
-def parse_fact_with_grammar(text: str) -> ir.Atom:
+def parse_fact_with_grammar(text: str, prefixes: dict[str, str] | None = None) -> ir.Atom:
     """:func:`parse_fact` through the rule grammar (every form; the fast path's reference)."""
+    declared = "".join(f"@prefix {p}: <{iri}> .\n" for p, iri in (prefixes or {}).items())
     try:
-        rule = parse(f"_fact :- {text} .", "<record>").rules[0]
+        rule = parse(f"{declared}_fact :- {text} .", "<record>").rules[0]
     except DotrError as err:
         raise InputError(f"not a fact: {text!r}") from err
     if len(rule.body) != 1 or not isinstance(rule.body[0], ir.AtomLiteral) or rule.body[0].negated:

@@ -144,7 +144,7 @@ def explain(reasoner: Reasoner, elements, t: int, target: str) -> list[str]:
             attrs = ", ".join(f"{a}={format_term(reasoner.dictionary.term(v))}" for a, v in zip(names, e.values))
             lines.append(f"  {label}: {e.type}({attrs}) at {e.time}")
         return lines
-    atom = parse_fact(target)
+    atom = parse_fact(target, reasoner.program.prefixes)
     if isinstance(atom.pred, ir.Iri) and len(atom.args) == 1:
         atom = ir.Atom(ir.Iri(ir.RDF_TYPE), (atom.args[0], atom.pred))
     rel, fact = reasoner.ontology.intern(atom)

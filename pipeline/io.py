@@ -31,7 +31,8 @@ class Record:
     stream: str | None = None  # the stream the record belongs to (for C-SPARQL windows)
 
 
-def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) -> Iterator[Record | InputError]:
+def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
+               prefixes: dict[str, str] | None = None) -> Iterator[Record | InputError]:
     """Records of a JSON Lines stream: ``{"t": 12, "facts": [...]}`` or ``{"t": 12, "turtle":
     "..."}``. A malformed record is yielded as an :class:`InputError` naming its line (lines are
     numbered from ``first_line``). Fact strings are checked (:func:`~pipeline.embedded.checked_fact`);
@@ -55,7 +56,7 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True) ->
             for fact in record.get("facts", []):
                 if not isinstance(fact, str):
                     raise InputError(f"a fact is a string, not {fact!r}", number)
-                facts.append(checked_fact(fact) if parse else fact)
+                facts.append(checked_fact(fact, prefixes) if parse else fact)
             if "turtle" in record:
                 if not isinstance(record["turtle"], str):
                     raise InputError(f'"turtle" is a string, not {record["turtle"]!r}', number)
@@ -90,7 +91,8 @@ def _with_raw(err: InputError, raw: str) -> InputError:
     return err
 
 
-def read_laserpp(lines: Iterable[str], first_line: int = 1) -> Iterator[Record | InputError]:
+def read_laserpp(lines: Iterable[str], first_line: int = 1,
+                 prefixes: dict[str, str] | None = None) -> Iterator[Record | InputError]:
     """The Laser++ text stream format: a first line ``start end`` (optionally followed by the
     first element ``t : facts``), then one ``t : fact, fact`` line per element (lines are numbered
     from ``first_line``: the timeline is line 1).
@@ -111,7 +113,7 @@ def read_laserpp(lines: Iterable[str], first_line: int = 1) -> Iterator[Record |
                 head = head[2:]
             if len(head) != 1 or not sep:
                 raise InputError("expected 't : fact, fact'", number)
-            facts = [checked_fact(f) for f in _split_facts(right)]
+            facts = [checked_fact(f, prefixes) for f in _split_facts(right)]
             yield Record(number, int(head[0]), facts, text)
         except InputError as err:
             yield _with_raw(InputError(str(err).split(": ", 1)[-1] if str(err).startswith("line ") else str(err),

@@ -247,7 +247,7 @@ class EmbeddedRun:
         restart: records of time points evaluated before it are skipped too, as are rejects
         already recorded)."""
         skip, state = self.state.lines, self.state
-        last_t = self.reasoner.last_t
+        last_t, prefixes = self.reasoner.last_t, self.reasoner.program.prefixes
         rejected = {r["line"] for r in state.rejects}
 
         def reject(line, reason: str, raw) -> None:
@@ -258,9 +258,9 @@ class EmbeddedRun:
             if self.o.input_format == "trig":
                 items = read_trig("".join(lines))
             elif self.o.input_format == "laserpp":
-                items = read_laserpp(lines, first_line=skip + 1)
+                items = read_laserpp(lines, first_line=skip + 1, prefixes=prefixes)
             else:
-                items = read_jsonl(lines, first_line=skip + 1)
+                items = read_jsonl(lines, first_line=skip + 1, prefixes=prefixes)
             for item in items:
                 if isinstance(item, InputError):
                     if self.o.on_error == "stop":

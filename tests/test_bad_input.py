@@ -87,3 +87,18 @@ def test_an_unclosed_bracket_is_reported_at_once(stray):
     started = time.perf_counter()
     result = check_text(text)
     assert not result.ok and time.perf_counter() - started < 2.0
+
+
+def test_stream_facts_use_the_rule_files_prefixes(tmp_path, capsys):
+    """The docs' own example fact ``:s1(:locA)`` was rejected: prefixed names in stream facts
+    take the rule file's prefixes."""
+    rules = tmp_path / "r.dotr"
+    rules.write_text("@prefix : <http://ex.org/> .\nplaced(S, L) :- :Sensor(S), :at(S, L) .\n")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text(json.dumps({"t": 12, "facts": ["temp(r1,25)", ":Sensor(:s1)", ":at(:s1, :locA)"]}) + "\n")
+    out = tmp_path / "o.jsonl"
+    assert main(["run", "-q", "--rules", str(rules), "--input", str(stream), "--output", str(out)]) == 0
+    assert json.loads(out.read_text())["facts"] == ["placed(<http://ex.org/s1>,<http://ex.org/locA>)"]
+    stream.write_text(json.dumps({"t": 1, "facts": ["nope:x(1)"]}) + "\n")
+    assert main(["run", "-q", "--rules", str(rules), "--input", str(stream), "--output", str(out)]) == 3
+    assert "not a fact: 'nope:x(1)'" in capsys.readouterr().err
