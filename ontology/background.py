@@ -13,6 +13,8 @@ reader (``ontology.turtle``), other RDF through rdflib, OWL through owlready2.
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 from typing import Iterator
 
@@ -45,6 +47,8 @@ def load_triples(path: str | Path, classify: bool = False) -> Iterator[tuple]:
     if suffix in (".owl", ".owx") or classify:
         yield from _owlready_triples(path, classify)
         return
+    if path.is_dir():
+        raise BackgroundError(f"{path}: a directory, not an RDF file")
     fmt = _FORMATS.get(suffix) or guess_format(str(path))
     if fmt is None:
         raise BackgroundError(f"{path}: unknown RDF format (use .ttl, .nt, .nq, .trig, .rdf, .jsonld or .owl)")
@@ -66,17 +70,30 @@ def load_triples(path: str | Path, classify: bool = False) -> Iterator[tuple]:
         raise BackgroundError(f"{path}: {err}") from err
 
 
+def _owlready_reason(err: Exception, printed: str) -> str:
+    """owlready2's error in one line: the parser's reason (``unbound prefix: line 2, column 65``)
+    when its traceback named one, else the error's own text."""
+    reasons = [line.split(": ", 1)[1] for line in printed.splitlines()
+               if line.startswith(("xml.parsers.expat.ExpatError: ", "owlready2.base.OwlReadyOntologyParsingError: "))]
+    if reasons:
+        return "; ".join(dict.fromkeys(reasons))
+    text = str(err.args[1][0]) if len(err.args) == 2 and isinstance(err.args[1], tuple) and err.args[1] else str(err)
+    return text
+
+
 def _owlready_triples(path: Path, classify: bool) -> Iterator[tuple]:
     import owlready2  # only this module imports owlready2
 
     world = owlready2.World()
+    printed = io.StringIO()  # owlready2's parser thread prints a traceback before it raises
     try:
-        world.get_ontology(path.resolve().as_uri()).load()
-        if classify:
-            with world.get_ontology(_INFERRED + "#"):
-                owlready2.sync_reasoner_hermit(world, infer_property_values=False, debug=0)
+        with contextlib.redirect_stderr(printed):
+            world.get_ontology(path.resolve().as_uri()).load()
+            if classify:
+                with world.get_ontology(_INFERRED + "#"):
+                    owlready2.sync_reasoner_hermit(world, infer_property_values=False, debug=0)
     except Exception as err:
-        raise BackgroundError(f"{path}: {err}") from err
+        raise BackgroundError(f"{path}: {_owlready_reason(err, printed.getvalue())}") from err
     graph = world.as_rdflib_graph()
     for s, p, o in graph:
         if str(s) != _INFERRED:  # the ontology holding the inferences is not part of the data

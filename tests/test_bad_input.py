@@ -102,3 +102,16 @@ def test_stream_facts_use_the_rule_files_prefixes(tmp_path, capsys):
     stream.write_text(json.dumps({"t": 1, "facts": ["nope:x(1)"]}) + "\n")
     assert main(["run", "-q", "--rules", str(rules), "--input", str(stream), "--output", str(out)]) == 3
     assert "not a fact: 'nope:x(1)'" in capsys.readouterr().err
+
+
+def test_a_malformed_owl_file_and_a_directory_are_one_line_errors(tmp_path, capfd):
+    rules, stream = tmp_path / "r.dotr", tmp_path / "s.jsonl"
+    rules.write_text("b(X) :- a(X) .\n")
+    stream.write_text('{"t": 1, "facts": ["a(1)"]}\n')
+    bad = tmp_path / "bad.owl"
+    bad.write_text('<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+                   '<owl:Class rdf:about="x"></rdf:RDF>\n')
+    for ontology, reason in ((bad, "unbound prefix: line 2"), (tmp_path, "a directory, not an RDF file")):
+        assert main(["run", "--rules", str(rules), "--ontology", str(ontology), "--input", str(stream)]) == 2
+        err = capfd.readouterr().err
+        assert reason in err and "Traceback" not in err, err
