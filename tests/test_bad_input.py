@@ -115,3 +115,27 @@ def test_a_malformed_owl_file_and_a_directory_are_one_line_errors(tmp_path, capf
         assert main(["run", "--rules", str(rules), "--ontology", str(ontology), "--input", str(stream)]) == 2
         err = capfd.readouterr().err
         assert reason in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("text", ["d(X) :- [1E4003000] <> p(X) .",
+                                  "event A(?x) := a(?x) .\nevent B(?x) := b(?x) .\n"
+                                  "pattern P from B and each A within 1E400 from B ."])
+def test_an_infinite_window_or_duration_is_an_error_with_its_position(text):
+    """Found by the fuzz test: a window of 1E4003000 ticks crashed building the LARS engine."""
+    from rules import check_text
+
+    result = check_text(text, "r.dotr")
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    assert errors and errors[0].code == "E308" and errors[0].span is not None and "finite" in errors[0].message
+
+
+def test_found_by_the_fuzz_test():
+    """A tuple window over a variable predicate that rules derive crashed check (E202's message);
+    a number too large for a float (1E400, infinity) broke the generated join code at run time."""
+    from pipeline.embedded import Reasoner
+    from rules import check_text
+
+    result = check_text("P(X, Y) :- q(P, X, Y) .\nt(X) :- [5 #] <> Z(X, Y) .")
+    assert {d.code for d in result.diagnostics} == {"E308", "E202"}
+    reasoner = Reasoner(check_text("h(X) :- p(X), X < 1E400 .\nk(T) :- p(T), T = 1E400 * 2 ."))
+    assert reasoner.step(0, ["p(1)"]).facts == ["h(1)"]  # (1E400 * 2 has no number value: no k)

@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -97,8 +98,8 @@ class _Gen:
     def value(self, expr) -> str:
         if isinstance(expr, ir.Var):
             return f"VAL(v{self.plan.slots[expr.name]})"
-        if isinstance(expr, ir.Num):
-            return repr(expr.value)
+        if isinstance(expr, ir.Num):  # (1E400 reads as infinity, which has no literal)
+            return repr(expr.value) if math.isfinite(expr.value) else f"float({str(expr.value)!r})"
         if isinstance(expr, ir.BinOp):
             return f"ARITH({expr.op!r}, {self.value(expr.left)}, {self.value(expr.right)})"
         return f"VAL({self.d.intern(expr)})"

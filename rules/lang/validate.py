@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import math
+
 from collections import defaultdict
 from typing import Iterator
 
@@ -118,7 +120,9 @@ class _Validator:
         if window is not None and window.unit is not None and not self.ms:
             self.error("E305", f"window [{window.size} {window.unit}] uses a time unit", window.span,
                        "declare '@timeunit ms .' or give the window in ticks")
-        if window is not None and window.tuple and not float(window.size).is_integer():
+        if window is not None and not math.isfinite(window.size):
+            self.error("E308", f"a window's size is a finite number, not {window.size}", window.span)
+        elif window is not None and window.tuple and not float(window.size).is_integer():
             self.error("E308", "a tuple window counts atoms: its size is a whole number", window.span)
         if isinstance(lit.op, ir.At):
             self.time_term(lit.op.time)
@@ -229,6 +233,8 @@ class _Validator:
         def scope(s, scope_labels) -> None:
             if isinstance(s, ir.Within):
                 check_ref(s.ref, s.span, scope_labels)
+                if not math.isfinite(s.duration):
+                    self.error("E308", f"a duration is a finite number, not {s.duration}", s.span)
                 if s.unit is not None and not self.ms:
                     self.error("E305", f"duration {s.duration} {s.unit} uses a time unit", s.span,
                                "declare '@timeunit ms .' or give the duration in ticks")
@@ -380,6 +386,8 @@ class _Validator:
 
 def _pred_text(key) -> str:
     pred, arity = key
+    if isinstance(pred, ir.Var):  # a variable predicate (ANY_TRIPLE): any triple
+        return "a variable predicate (any triple)"
     text = f"<{pred.value}>" if isinstance(pred, ir.Iri) else pred.value
     return text if arity is None else f"{text}/{arity}"
 
