@@ -88,16 +88,15 @@ class OntologicalStage:
         self.store = self.materialiser.store
         # events declared with the same query and parameters are one query, run once per time point
         # (as when every pattern of a rule file declares its own events)
-        shared: dict[tuple, CompiledEvent] = {}
+        shared: dict[tuple, int] = {}  # definition -> its compiled event's number
         self.events: list[CompiledEvent] = []
         self._event_names: list[list[str]] = []  # per compiled event, the events it answers
         for e in self.program.events:
-            key = (e.query.text if e.query is not None else repr(e.body), e.attributes)
-            if key in shared:
-                self._event_names[self.events.index(shared[key])].append(e.name)
+            if e.definition in shared:
+                self._event_names[shared[e.definition]].append(e.name)
                 continue
-            shared[key] = compiled = compile_event(e, self.program.prefixes, self.dictionary, checked.queries)
-            self.events.append(compiled)
+            shared[e.definition] = len(self.events)
+            self.events.append(compile_event(e, self.program.prefixes, self.dictionary, checked.queries))
             self._event_names.append([e.name])
         if load:
             self.add_background([*self.program.facts, *profile_facts])

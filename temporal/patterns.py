@@ -501,8 +501,7 @@ class PatternEngine:
         first: dict[tuple, str] = {}
         self.same_as: dict[str, str] = {}  # an event type -> the first declared the same way
         for e in program.events:
-            key = (e.query.text if e.query is not None else repr(e.body), e.attributes)
-            self.same_as[e.name] = first.setdefault(key, e.name)
+            self.same_as[e.name] = first.setdefault(e.definition, e.name)
         self.patterns = [_Compiled(p, self) for p in program.patterns]
         # dependency order: a pattern after those that emit the events it uses
         graph = nx.DiGraph()

@@ -304,6 +304,12 @@ class EventDecl:
     def attributes(self) -> tuple[str, ...]:
         return tuple(p.key if isinstance(p, Var) else str(getattr(p, "value", p)) for p in self.params)
 
+    @property
+    def definition(self) -> tuple:
+        """What the event's rows depend on (its query or body, and its parameters): two events
+        with the same definition have the same rows at every time point."""
+        return (self.query.text if self.query is not None else repr(self.body), self.attributes)
+
 
 # -------------------------------------------------------------------------------------- patterns
 
