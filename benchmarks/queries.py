@@ -39,7 +39,7 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 
 from rdflib import Literal, URIRef  # noqa: E402
 
-from ontology.events import compile_select  # noqa: E402
+from rules.engine.sparql.algebra import compile_select  # noqa: E402
 from ontology.materialise import Materialiser  # noqa: E402
 from pipeline.embedded import Reasoner  # noqa: E402
 from rules import check_text, ir, parse  # noqa: E402

@@ -50,7 +50,7 @@ from typing import Iterable, Iterator
 from rdflib import BNode, Variable
 
 from ontology.convert import from_rdflib, intern_fact
-from ontology.events import compile_pattern
+from rules.engine.sparql.algebra import compile_pattern
 from ontology.materialise import Materialiser
 from ontology.stage import stage_rules
 from rules import TimeOrderError, ir

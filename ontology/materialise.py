@@ -62,8 +62,6 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from collections import defaultdict
-from itertools import compress
-from operator import itemgetter
 from typing import Callable, Iterable
 
 import networkx as nx
@@ -78,9 +76,9 @@ from rules.engine.planning import Unsupported
 from rules.engine.native_store import NativeStore
 from rules.engine.native_plans import NativeRules
 from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
-from rules.engine.store import INF, DictStore, RelKey, Store
+from rules.engine.fixpoint import SemiNaive
+from rules.engine.store import INF, DictStore, FactItem, RelKey, Store
 
-FactItem = tuple  # (relation, fact tuple, expiry)
 BULK_THRESHOLD = 2000
 #: a batch of at least this share of the store's size is closed set-at-a-time when it never
 #: expires and nothing in the store expires (background loading)
@@ -158,27 +156,14 @@ class Materialiser:
                 self._bulk = ColumnarRules([r for r in rules if pred_key(r.head) not in downstream], dictionary)
             except Unsupported:
                 pass
-        self._seeds: dict[RelKey, list] = defaultdict(list)
-        #: plans seeded at an atom with a constant argument, by relation: (position, the
-        #: constants there, the plans): fed only the facts with one of the constants there
-        self._filtered: dict[RelKey, list[tuple[int, set, list]]] = defaultdict(list)
-        self._triple_seeds: list = []  # plans seeded at a variable-predicate atom
+        steps = set(self._steps)
+        self._loop = SemiNaive()  # the plans by seed, run to the fixpoint (rules.engine.fixpoint)
         for rule, compiled in zip(incremental_rules, self.incremental):
             positives = [lit.atom for lit in rule.body if isinstance(lit, ir.AtomLiteral) and not lit.negated]
             for atom, rel, plan in zip(positives, compiled.body_relations, compiled.seeded):
-                constant = next((pos for pos, t in enumerate(atom.args) if not isinstance(t, ir.Var)), None)
-                if rel is None:
-                    self._triple_seeds.append(plan)
-                elif constant is None or plan in self._steps:
-                    self._seeds[rel].append(plan)
-                else:
-                    group = next((g for g in self._filtered[rel] if g[0] == constant), None)
-                    if group is None:
-                        group = (constant, set(), [])
-                        self._filtered[rel].append(group)
-                    group[1].add(dictionary.intern(atom.args[constant]))
-                    group[2].append(plan)
-        self._calls: dict[RelKey, list] = {}  # relation -> the plans seeded at it, with their PRED
+                position = next((pos for pos, t in enumerate(atom.args) if not isinstance(t, ir.Var)), None)
+                constant = None if position is None else (position, dictionary.intern(atom.args[position]))
+                self._loop.add(rel, plan, constant, step=plan in steps)
         #: the explicit facts: relation -> {fact: expiry} (a native store keeps them: a view)
         self.explicit: dict[RelKey, dict[tuple, int]] = {} if self._native is None else self.store.explicit
         self._explicit_due: dict[int, list[tuple[RelKey, tuple]]] = defaultdict(list)  # expiry -> facts
@@ -304,54 +289,7 @@ class Materialiser:
         added or raised. A transitive step is not fed back its own conclusions (module docstring)."""
         if self._native is not None:
             return self._native.propagate(self.store, items)
-        store = self.store
-        parts = [(None, store.apply(items))]  # (the step plan whose conclusions made it, or None; delta)
-        count = 0
-        while True:
-            if len(parts) == 1:
-                delta = {rel: changed for rel, changed in parts[0][1].items() if changed}
-            else:
-                delta = {rel: changed for rel in dict.fromkeys(r for _, d in parts for r in d)
-                         if (changed := _merged(parts, rel))}
-            if not delta:
-                return count
-            count += sum(len(v) for v in delta.values())
-            pending: list[FactItem] = []
-            own: dict = {}
-            self._run_round(delta, pending.append, own, parts)
-            parts = [(plan, store.apply(mine)) for plan, mine in own.items() if mine]
-            parts.append((None, store.apply(pending)))
-
-    def _run_round(self, delta: dict[RelKey, dict[tuple, int]], emit, own: dict | None = None,
-                   parts: list = ()) -> None:
-        """Run every plan seeded at a relation of ``delta`` on its changes. With ``own``, a
-        transitive step is not fed what it concluded itself in the previous round (``parts``),
-        and its conclusions go to ``own[plan]``."""
-        store = self.store
-        for rel, changed in delta.items():
-            items = list(changed.items())
-            calls = self._calls.get(rel)
-            if calls is None:  # (plan, its PRED argument), the steps apart
-                calls = [(plan, None) for plan in self._seeds.get(rel, ())] + \
-                    [(plan, rel[0]) for plan in self._triple_seeds if store.is_triple(rel)]
-                calls = self._calls[rel] = ([c for c in calls if c[0] not in self._steps],
-                                            [c for c in calls if c[0] in self._steps])
-            plain, steps = calls
-            for plan, pred in plain:
-                plan(items, store, emit, pred)
-            for plan, pred in steps:
-                if own is None:
-                    plan(items, store, emit, pred)
-                elif fed := (_merged(parts, rel, plan) if len(parts) > 1 else changed):  # not its own conclusions
-                    mine = own.get(plan)
-                    if mine is None:
-                        mine = own[plan] = []
-                    plan(items if fed is changed else list(fed.items()), store, mine.append, pred)
-            for position, constants, plans in self._filtered.get(rel, ()):
-                chosen = list(compress(items, map(constants.__contains__, map(itemgetter(position), changed))))
-                if chosen:
-                    for plan in plans:
-                        plan(chosen, store, emit)
+        return self._loop.run(self.store, items)
 
     def advance(self, now: int, report: bool = True) -> list[tuple[RelKey, tuple]] | None:
         """Drop every fact that expired before ``now``; returns them (``report=False``: nothing,
@@ -383,7 +321,7 @@ class Materialiser:
             for rel, fact, expiry in frontier:
                 by_rel[rel][fact] = expiry
             pending: list[FactItem] = []
-            self._run_round(by_rel, pending.append)
+            self._loop.one_round(store, by_rel, pending.append)
             frontier = []
             for rel, fact, _ in pending:
                 if (rel, fact) not in overdeleted and store.expiry(rel, fact) is not None:
@@ -458,15 +396,3 @@ class Materialiser:
                     break
                 self._local_facts.extend(added)
         return list(self._local_facts)
-
-
-def _merged(parts: list[tuple[object, dict]], rel: RelKey, skip: object = None) -> dict:
-    """The delta of ``rel`` over the parts of a round (applied in this order, so a later value is
-    larger), leaving out the part that ``skip`` made."""
-    found = [d[rel] for owner, d in parts if (owner is None or owner is not skip) and d.get(rel)]
-    if len(found) == 1:
-        return found[0]
-    merged = {}
-    for changed in found:
-        merged.update(changed)
-    return merged

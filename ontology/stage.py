@@ -34,7 +34,7 @@ from rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 
 from .background import load_triples
 from .convert import intern_fact
-from .events import CompiledEvent, compile_event
+from rules.engine.sparql.algebra import CompiledEvent, compile_event
 from .materialise import Materialiser
 from .turtle import TokenTriple, intern_tokens
 from rules.engine.store import INF

@@ -1,7 +1,7 @@
 """The EP-SPARQL engine: interval-annotated solutions combined incrementally, ETALIS style.
 
 Each group ``{ ... }`` of a query is a SPARQL SELECT that the ontological stage evaluates on the
-enriched knowledge of one time point t (``ontology.events.compile_select``); its solutions enter
+enriched knowledge of one time point t (``rules.engine.sparql.algebra.compile_select``); its solutions enter
 here with the interval [t, t]. The operators combine solutions as in the EP-SPARQL paper (4.2):
 ``seq`` needs the left interval to end before the right one starts, ``equals`` the same interval,
 ``and`` (or juxtaposition) joins any two and takes the hull, ``union``, and the optional forms
@@ -18,7 +18,7 @@ point (``step_again``), carrying their start time.
 
 >>> from rules import parse, ir
 >>> from rules.engine.store import DictStore
->>> from ontology.events import compile_select
+>>> from rules.engine.sparql.algebra import compile_select
 >>> prog = parse('''@prefix : <http://ex.org/> .
 ... query Up := select ?c ?p1 ?p2 where { ?c :price ?p1 } seq { ?c :price ?p2 }
 ...    filter(?p2 > ?p1 && getDURATION() <= 5) .''')
@@ -49,7 +49,7 @@ from rules.lang.queries.epsparql import (DEFAULT_HORIZON, DURATION, END, START, 
                             is_epsparql, parse_epsparql)
 from rules.lang.errors import RuleError
 from rules.lang.queries.sparql import parse_select, rdf_term
-from rules.engine.sparql_expr import IriValue, Undefined, compile_expr, holds
+from rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
 from rules.engine.terms import TermDictionary, format_term
 
 Mapping = dict  # variable name -> term id

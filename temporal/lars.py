@@ -39,10 +39,10 @@ import networkx as nx
 from rules import Diagnostic, RuleError, TimeOrderError, ir
 from rules.lang.analysis import stratify
 from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
-from rules.engine.store import INF, DictStore, RelKey
+from rules.engine.fixpoint import SemiNaive
+from rules.engine.store import INF, DictStore, FactItem, RelKey
 from rules.engine.terms import TermDictionary, format_fact
 
-FactItem = tuple  # (relation, fact tuple, expiry)
 
 
 @dataclass
@@ -172,7 +172,7 @@ class LarsEngine:
         strata, recursive, ratchets = self._stratify(graph)
         self._strata = strata
         self.stratum_count = max(strata.values(), default=-1) + 1
-        self._seeds: dict[RelKey, list] = defaultdict(list)
+        self._loop = SemiNaive()  # the semi-naive rules' plans by seed (rules.engine.fixpoint)
         #: stratum -> rules evaluated in full at each time point, their conclusions holding then only:
         #: rules with negation, and rules in a recursion through a diamond window (whose horizons
         #: would otherwise rise by the window's length at each round, for ever)
@@ -184,7 +184,7 @@ class LarsEngine:
                 self._full[stratum].append(c)  # (naive mode: all rules in full)
             else:
                 for rel, plan in zip(c.body_relations, c.seeded):
-                    self._seeds[rel].append(plan)
+                    self._loop.add(rel, plan)
         self._aux_stratum = {aux.rel: strata.get(aux.base, 0) for aux in self._pertime}
         #: stratum -> box and @ auxiliaries in a recursion of that stratum: recomputed as their
         #: base grows at t, to the least model
@@ -441,21 +441,7 @@ class LarsEngine:
         return [(rel, fact, e if e < t else t) for rel, fact, e in evaluate_full(c, self.store)]  # holds now only
 
     def _propagate(self, items: list[FactItem]) -> int:
-        delta = self._apply(items)
-        count = 0
-        while delta:
-            count += sum(len(v) for v in delta.values())
-            pending: list[FactItem] = []
-            emit = pending.append
-            store = self.store
-            for rel, changed in delta.items():
-                plans = self._seeds.get(rel)
-                if plans:
-                    batch = list(changed.items())
-                    for plan in plans:
-                        plan(batch, store, emit)
-            delta = self._apply(pending)
-        return count
+        return self._loop.run(self.store, items, self._apply)
 
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
         """Store items (placing ``@`` heads, deriving diamond auxiliaries); returns the delta."""

@@ -24,6 +24,7 @@ from typing import Callable, Container, Iterable, Iterator, Mapping, Protocol, r
 INF = 1 << 62  # expiry of facts that never expire
 
 RelKey = tuple  # (predicate term id, arity)
+FactItem = tuple  # (relation, fact tuple, expiry)
 
 
 #: an index is dropped when its relation has had more insertions and deletions since the index

@@ -13,7 +13,7 @@ from pipeline.embedded import Reasoner
 from rules import load
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-PARSERS = ["ontology.events.parse_select", "ontology.csparql.parse_csparql", "temporal.epsparql.parse_epsparql",
+PARSERS = ["rules.engine.sparql.algebra.parse_select", "ontology.csparql.parse_csparql", "temporal.epsparql.parse_epsparql",
            "temporal.patterns.parse_template"]
 
 

@@ -21,7 +21,7 @@ A SELECT solution is reported at its end time b.
 from __future__ import annotations
 
 from rules.lang.queries.epsparql import DURATION, END, START, Bind, Combine, EpQuery, Filter, Group
-from rules.engine.sparql_expr import IriValue, Undefined, compile_expr, holds
+from rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
 from rules.engine.terms import TermDictionary
 
 from temporal.epsparql import _algebra, _find

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ontology.events import compile_select
+from rules.engine.sparql.algebra import compile_select
 from ontology.stage import OntologicalStage
 from rules import check_text, ir
 from temporal.epsparql import EpSparqlEngine

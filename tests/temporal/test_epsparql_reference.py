@@ -7,7 +7,7 @@ import pickle
 
 from hypothesis import given, settings, strategies as st
 
-from ontology.events import compile_select
+from rules.engine.sparql.algebra import compile_select
 from rules import ir, parse
 from rules.lang.queries.epsparql import parse_epsparql
 from rules.engine.store import DictStore

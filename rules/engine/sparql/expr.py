@@ -3,7 +3,7 @@
 A solution maps variable names to term ids; the compiled function gives the expression's value
 (numbers, strings, booleans, :class:`IriValue` for terms without a Python value) or raises
 :class:`Undefined` (SPARQL's expression error: an unbound variable, a type error).
-Used by the event queries (``ontology.events``) and the EP-SPARQL engine (``temporal.epsparql``).
+Used by the event queries (``rules.engine.sparql.algebra``) and the EP-SPARQL engine (``temporal.epsparql``).
 
 >>> from rdflib.plugins.sparql.parser import parseQuery
 >>> from rdflib.plugins.sparql.algebra import translateQuery
@@ -24,10 +24,10 @@ from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
 from rdflib.plugins.sparql.parserutils import CompValue
 
 from rules.lang import ir
-from .builtins import arith, compare
+from rules.engine.builtins import arith, compare
 from rules.lang.errors import Diagnostic, RuleError
 from rules.lang.queries.sparql import rdf_term
-from .terms import TermDictionary
+from rules.engine.terms import TermDictionary
 
 Solution = dict  # variable name -> term id
 

@@ -6,20 +6,17 @@ filters pushed in, started at run time from its most selective triple pattern; O
 BIND, VALUES, FILTER, DISTINCT, GROUP BY with aggregates and joins work on solutions (dicts
 variable -> id). rdflib's own evaluator is never used.
 
->>> from rules import parse
+>>> from rules import ir, parse
+>>> from rules.engine.store import DictStore
 >>> from rules.engine.terms import TermDictionary
->>> from ontology.materialise import Materialiser
->>> from ontology.convert import triple_fact
->>> from rdflib import URIRef, Literal
 >>> program = parse('''@prefix : <http://ex.org/> .
 ... event Hot(?s, ?v) := select ?s ?v where { ?s :value ?v filter(?v > 60) } .''')
->>> d = TermDictionary(); m = Materialiser((), d)
+>>> d, store = TermDictionary(), DictStore()
 >>> q = compile_event(program.events[0], program.prefixes, d)
->>> ex = "http://ex.org/"
->>> m.add([(*triple_fact(URIRef(ex + "a"), URIRef(ex + "value"), Literal(70), d), 5),
-...        (*triple_fact(URIRef(ex + "b"), URIRef(ex + "value"), Literal(50), d), 5)])
-2
->>> [tuple(d.term(i) for i in row) for row in q.run(m.store)]
+>>> value = (d.intern(ir.Iri("http://ex.org/value")), 2)
+>>> for sensor, reading in (("a", 70), ("b", 50)):
+...     _ = store.add(value, (d.intern(ir.Iri("http://ex.org/" + sensor)), d.intern(ir.Num(reading))), 5)
+>>> [tuple(d.term(i) for i in row) for row in q.run(store)]
 [(Iri(value='http://ex.org/a'), Num(value=70))]
 """
 
@@ -36,12 +33,11 @@ from rules.lang.errors import RuleError
 from rules.engine.plan import compile_rule
 from rules.lang.queries import ParsedQueries
 from rules.lang.queries.sparql import parse_select
-from rules.engine.sparql_expr import (IriValue, Solution, Undefined, UnsupportedQuery, compile_expr as _compile_expr,
-                               holds as _holds, unsupported as _unsupported)
+from rules.lang.queries.sparql import rdf_term as from_rdflib
+from rules.engine.sparql.expr import (IriValue, Solution, Undefined, UnsupportedQuery, compile_expr as _compile_expr,
+                                      holds as _holds, unsupported as _unsupported)
 from rules.engine.store import Store
 from rules.engine.terms import TermDictionary
-
-from .convert import from_rdflib
 
 __all__ = ["CompiledEvent", "UnsupportedQuery", "compile_event", "compile_pattern", "compile_select"]
 
