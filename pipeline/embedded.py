@@ -31,7 +31,7 @@ from rules.lang.loader import CheckResult
 from rules.lang.parser import KEYWORDS, parse
 from rules.engine.store import INF
 from ontology.csparql import CSparqlEngine
-from ontology.events import compile_select
+from rules.engine.sparql.algebra import compile_select
 from ontology.turtle import TokenTriple, intern_tokens
 from rules.lang.queries.csparql import is_csparql
 from rules.lang.queries.epsparql import is_epsparql
@@ -39,6 +39,8 @@ from temporal.epsparql import EpSparqlEngine
 from temporal.keys import EventPartition, partition_keys
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
+
+from pipeline import conclude
 
 
 
@@ -276,7 +278,7 @@ class Reasoner:
         self.csparql = CSparqlEngine(checked, self.ontology.background_facts(), d) if registered else None
         # graphs of patterns re-enter the ontological stage when that can change its events (the
         # profiles' rules read every triple; the program's own rules never read pattern outputs)
-        self._feedback = bool(self.program.profiles) or checked.analysis.graphs_reach_events
+        feedback = bool(self.program.profiles) or checked.analysis.graphs_reach_events
         self.include_background = include_background
         self.max_rounds = max_rounds
         self.ticks = self.program.timeunit == "ticks"
@@ -285,12 +287,26 @@ class Reasoner:
         self._type = d.intern(ir.Iri(ir.RDF_TYPE))
         self._last_t: int | None = None
         self._ontology_t: int | None = None  # the time point the ontological stage last processed
-        self._ontology_expiries: list[int] = []  # when the ontological facts of _last_t expire
-        self.last_matches: list = []
         self._base_terms = len(d)  # the terms every reasoner built from the same files shares
         self._group: tuple[EventPartition, int] | None = None
         self._background_derived: set[tuple] | None = None
-        self._ahead: dict[int, set] = {}  # time -> atoms placed there by @T heads, reported in ``at``
+        # the steps of conclude, one per stage the program has (pipeline.conclude)
+        self._ontology_step = conclude.Ontology(self.ontology, self._background_conclusions if include_background
+                                                else None)
+        self._lars_step = conclude.Lars(self.lars, self._printed) if self.lars is not None else None
+        self._steps: list[conclude.Step] = []
+        if self.patterns is not None:
+            self._steps.append(conclude.Patterns(self.patterns, self._ontology_at, max_rounds,
+                                                 self.lars is not None or feedback, feedback, _ntriples))
+        if self.queries is not None:
+            self._steps.append(conclude.EpSparql(self.queries, self._groups, self._ontology_at, max_rounds, _ntriples))
+        if self.csparql is not None:
+            self._steps.append(conclude.CSparql(self.csparql, _ntriples))
+        self._steps.append(self._ontology_step)
+        if self._lars_step is not None:
+            self._steps.append(self._lars_step)
+        self._reads_stream = self.lars is not None or feedback or self.queries is not None or self.csparql is not None
+        self.last_matches: list = []
         self.on_notice: Callable[[str], None] | None = None  # told once when a long gap is evaluated tick by tick
         self._noticed = False
         self._texts: dict[tuple, str] = {}  # (rel, fact) -> printed text ("": not printed), of the last time point
@@ -335,20 +351,22 @@ class Reasoner:
     def _engines_state(self) -> dict:
         state = {name: engine.snapshot() if (engine := getattr(self, name)) is not None else None
                  for name in self._ENGINES}
-        return {**state, "last_t": self._last_t, "ontology_expiries": self._ontology_expiries, "ahead": self._ahead}
+        return {**state, "last_t": self._last_t, "ontology_expiries": self._ontology_step.expiries,
+                "ahead": self._lars_step.ahead if self._lars_step is not None else {}}
 
     def _restore_engines(self, state: dict) -> None:
         for name in self._ENGINES:
             if (engine := getattr(self, name)) is not None:
                 engine.restore(state[name])
-        self._last_t, self._ontology_expiries = state["last_t"], state.get("ontology_expiries", [])
-        self._ahead = {when: set(atoms) for when, atoms in state.get("ahead", {}).items()}
+        self._last_t, self._ontology_step.expiries = state["last_t"], state.get("ontology_expiries", [])
+        if self._lars_step is not None:
+            self._lars_step.ahead = {when: set(atoms) for when, atoms in state.get("ahead", {}).items()}
 
     @property
     def conclude_needs_stream(self) -> bool:
         """Whether :meth:`conclude` reads the stream facts of an ``Enriched`` (for LARS, and to
         feed graphs back), or only its conclusions, events and solutions."""
-        return self.lars is not None or self._feedback or self.queries is not None or self.csparql is not None
+        return self._reads_stream
 
     def keep_group(self, partition: EventPartition, group: int) -> None:
         """From now on conclude only ``group``'s part of each time point (:func:`split_point`):
@@ -426,7 +444,7 @@ class Reasoner:
         """The first time point after the last evaluated one at which something stops holding
         (or an ``@T`` head placed something), or None."""
         last = self._last_t
-        candidates = [when + 1 for when in self._ontology_expiries if when >= last]
+        candidates = [when + 1 for when in self._ontology_step.expiries if when >= last]
         for name in self._ENGINES:
             if (engine := getattr(self, name)) is not None:
                 candidates.append(engine.next_change(last))
@@ -460,110 +478,23 @@ class Reasoner:
         return self.ontology
 
     def conclude(self, point: Enriched) -> Result:
-        """Patterns (their graphs fed back through the ontological stage) and LARS at ``point.t``
-        (the second half of :meth:`step`)."""
+        """Patterns (their graphs fed back through the ontological stage), queries and LARS at
+        ``point.t`` (the second half of :meth:`step`): one step per stage, in order
+        (``pipeline.conclude``)."""
         t = point.t
         self._last_t = t
         if self._group is not None and point.group != self._group[1]:
             partition, group = self._group
             point = split_point(point, partition)[group]
-        d = self.dictionary
-        result = Result(t)
-        graph_facts: list[tuple] = []
-        graphs = False  # whether patterns built graphs (graph_facts holds their facts if LARS or feedback reads them)
-        events = point.events
-        emitted: list[str] = []
-        graph_matches = []
-        seen: dict[str, set] = {}  # the events of t given to the patterns: each enters once
-        for _ in range(self.max_rounds):
-            if self.patterns is None:
-                break
-            out = self.patterns.step_again(t, events) if emitted or graph_facts else self.patterns.step(t, events)
-            new_triples = []
-            for match in out.matches:
-                if match.graph:
-                    graph_matches.append((_ntriples(match.graph), match))
-                    new_triples.extend(match.graph)
-                if match.emitted is not None:
-                    emitted.append(self.patterns.describe(match))
-            if not out.matches and (emitted or graph_facts):
-                break
-            if not new_triples:
-                break
-            graphs = True
-            if self.lars is None and not self._feedback:  # nothing reads the graphs' facts: no need to
-                break  # intern them (their fresh IRIs would grow the dictionary at every match)
-            intern = d.intern
-            triples = [((intern(p), 2), (intern(s), intern(o))) for s, p, o in new_triples]
-            graph_facts.extend(triples)
-            if not self._feedback:  # no event reads what the graphs hold: nothing new can follow
-                break
-            for name, rows in events.items():
-                seen.setdefault(name, set()).update(rows)
-            again = self._ontology_at(t, point).process(t, triples, interned=True)
-            events = {k: [row for row in v if row not in seen.get(k, ())] for k, v in again.events.items()}
-            if not any(events.values()):
-                break
-        fed_back = bool(graph_facts) and self._feedback
-        if self.queries is not None:
-            fed_back |= self._queries(t, point, result, graph_facts, graph_matches)
-        if self.csparql is not None:
-            out = self.csparql.step(t, point.streams)
-            result.answers.update(out.answers)  # an evaluation over a non-empty window with no solution: []
-            graph_matches.extend((_ntriples(g), name) for name, g in out.constructed.items() if g)
-        conclusions = point.conclusions
-        self._ontology_expiries = point.expiries
-        if fed_back:
-            conclusions = self.ontology.conclusions(t)
-            self._ontology_expiries = self.ontology.store.expiry_times(t)
-        elif graphs:  # the graphs hold at t only
-            self._ontology_expiries = sorted({*point.expiries, t})
-        stream = point.stream
-        inputs = set(stream)
-        derived = set(conclusions)
-        if self.include_background:
-            derived.update(self._background_conclusions())
-        if self.lars is not None:
-            extra = list(conclusions) + graph_facts
-            out = self.lars.step(t, stream, derived=extra)
-            background = self.lars.background
-            ahead = self._ahead.pop(t, ())  # reported in ``at`` at an earlier time point: not again
-            derived.update(item for item in out.facts if item not in background and item not in ahead)
-            for when, rel, fact in out.at:
-                if when > t:
-                    self._ahead.setdefault(when, set()).add((rel, fact))
-                if self._printed(rel, fact):
-                    result.at.setdefault(when, []).append(format_fact(d, rel, fact))
-        result.facts = self._texts_of(derived - inputs)
-        graph_matches.sort(key=lambda gm: gm[0])
-        result.graphs = [doc for doc, _ in graph_matches]
-        self.last_matches = [m for _, m in graph_matches]  # the traces of result.graphs (a query's name)
-        result.events = emitted
-        for v in result.at.values():
-            v.sort()
+        now = conclude.Moment(point, Result(t))
+        for step in self._steps:
+            step.conclude(now)
+        result = now.result
+        result.facts = self._texts_of(now.derived - set(point.stream))
+        now.graph_matches.sort(key=lambda gm: gm[0])
+        result.graphs = [doc for doc, _ in now.graph_matches]
+        self.last_matches = [m for _, m in now.graph_matches]  # the traces of result.graphs (a query's name)
         return result
-
-    def _queries(self, t: int, point: Enriched, result: Result, graph_facts: list, graph_matches: list) -> bool:
-        """The EP-SPARQL queries at ``t``: answers into ``result``, graphs into ``graph_matches``;
-        CONSTRUCT triples re-enter the ontological stage at t, round after round (at most
-        ``max_rounds``), and join ``graph_facts``. True if anything was fed back."""
-        out = self.queries.step(t, point.solutions)
-        fed = False
-        for round_ in range(self.max_rounds + 1):
-            for name, rows in out.answers.items():
-                if rows:
-                    result.answers.setdefault(name, []).extend(rows)
-            graph_matches.extend((_ntriples(g), name) for g, name in zip(out.graphs, out.graph_queries))
-            if not out.feedback or round_ == self.max_rounds:
-                break
-            graph_facts.extend(out.feedback)
-            store = self._ontology_at(t, point).store
-            self.ontology.process(t, out.feedback, interned=True)
-            fed = True
-            out = self.queries.step_again(t, [g.run(store) for g in self._groups])
-        for rows in result.answers.values():
-            rows.sort(key=lambda row: sorted(row.items()))
-        return fed
 
     def _background_conclusions(self) -> set[tuple]:
         """What the rules and profiles derive from the background alone (printed at every time

@@ -1,0 +1,187 @@
+"""The second half of a time point, stage by stage: :meth:`pipeline.embedded.Reasoner.conclude`
+is a loop over these steps, in this order, each reading and adding to the time point's
+:class:`Moment`:
+
+1. ``Patterns``: the patterns match the events; the graphs they construct re-enter the ontological
+   stage at the same time point while that can give new events (at most ``max_rounds`` rounds).
+2. ``EpSparql``: the EP-SPARQL queries over the groups' solutions; CONSTRUCT triples re-enter the
+   ontological stage the same way.
+3. ``CSparql``: the C-SPARQL queries over their windows.
+4. ``Ontology``: what the ontological stage concluded at t (again, if something was fed back),
+   and when it changes next.
+5. ``Lars``: the temporal rules over the stream facts and everything concluded above.
+
+A step holds its engine and what it needs of the others; the reasoner builds the steps of the
+engines its program has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Protocol
+
+from ontology import OntologicalStage
+from rules.engine.terms import format_fact
+from ontology.csparql import CSparqlEngine
+from temporal.epsparql import EpSparqlEngine
+from temporal.lars import LarsEngine
+from temporal.patterns import PatternEngine
+
+if TYPE_CHECKING:
+    from pipeline.embedded import Enriched, Result
+
+
+@dataclass
+class Moment:
+    """What the steps of one time point share."""
+
+    point: "Enriched"
+    result: "Result"
+    graph_facts: list[tuple] = field(default_factory=list)  # interned facts of the graphs built at t
+    graph_matches: list[tuple[str, object]] = field(default_factory=list)  # (N-Triples, match or query name)
+    graphs: bool = False  # whether graphs were built (graph_facts holds their facts if something reads them)
+    fed_back: bool = False  # whether anything re-entered the ontological stage at t
+    conclusions: list[tuple] = field(default_factory=list)  # the ontological stage's, at t
+    derived: set[tuple] = field(default_factory=set)  # what is printed (before removing the inputs)
+
+    @property
+    def t(self) -> int:
+        return self.point.t
+
+
+class Step(Protocol):
+    """One stage's part of concluding a time point."""
+
+    def conclude(self, now: Moment) -> None: ...
+
+
+OntologyAt = Callable[[int, "Enriched"], OntologicalStage]  # the stage holding a point's input
+
+
+class Patterns:
+    """The pattern engine, its graphs fed back through the ontological stage."""
+
+    def __init__(self, engine: PatternEngine, ontology_at: OntologyAt, max_rounds: int,
+                 intern_graphs: bool, feedback: bool, ntriples: Callable[[list], str]):
+        self.engine, self.ontology_at, self.max_rounds = engine, ontology_at, max_rounds
+        self.intern_graphs = intern_graphs  # whether something (LARS, the event queries) reads the graphs
+        self.feedback = feedback  # whether the graphs can change the ontological stage's events
+        self.ntriples = ntriples
+
+    def conclude(self, now: Moment) -> None:
+        t, engine, point = now.t, self.engine, now.point
+        intern = engine.dictionary.intern
+        events = point.events
+        emitted = now.result.events
+        seen: dict[str, set] = {}  # the events of t given to the patterns: each enters once
+        for _ in range(self.max_rounds):
+            out = engine.step_again(t, events) if emitted or now.graph_facts else engine.step(t, events)
+            new_triples = []
+            for match in out.matches:
+                if match.graph:
+                    now.graph_matches.append((self.ntriples(match.graph), match))
+                    new_triples.extend(match.graph)
+                if match.emitted is not None:
+                    emitted.append(engine.describe(match))
+            if not out.matches and (emitted or now.graph_facts) or not new_triples:
+                break
+            now.graphs = True
+            if not self.intern_graphs:  # nothing reads the graphs' facts: no need to intern them
+                break  # (their fresh IRIs would grow the dictionary at every match)
+            triples = [((intern(p), 2), (intern(s), intern(o))) for s, p, o in new_triples]
+            now.graph_facts.extend(triples)
+            if not self.feedback:  # no event reads what the graphs hold: nothing new can follow
+                break
+            for name, rows in events.items():
+                seen.setdefault(name, set()).update(rows)
+            again = self.ontology_at(t, point).process(t, triples, interned=True)
+            events = {k: [row for row in v if row not in seen.get(k, ())] for k, v in again.events.items()}
+            if not any(events.values()):
+                break
+        now.fed_back |= bool(now.graph_facts) and self.feedback
+
+
+class EpSparql:
+    """The EP-SPARQL queries; their CONSTRUCT triples re-enter the ontological stage, round after
+    round (at most ``max_rounds``), and join the graphs' facts."""
+
+    def __init__(self, engine: EpSparqlEngine, groups: list, ontology_at: OntologyAt, max_rounds: int,
+                 ntriples: Callable[[list], str]):
+        self.engine, self.groups, self.ontology_at = engine, groups, ontology_at
+        self.max_rounds, self.ntriples = max_rounds, ntriples
+
+    def conclude(self, now: Moment) -> None:
+        t, result = now.t, now.result
+        out = self.engine.step(t, now.point.solutions)
+        for round_ in range(self.max_rounds + 1):
+            for name, rows in out.answers.items():
+                if rows:
+                    result.answers.setdefault(name, []).extend(rows)
+            now.graph_matches.extend((self.ntriples(g), name) for g, name in zip(out.graphs, out.graph_queries))
+            if not out.feedback or round_ == self.max_rounds:
+                break
+            now.graph_facts.extend(out.feedback)
+            ontology = self.ontology_at(t, now.point)
+            ontology.process(t, out.feedback, interned=True)
+            now.fed_back = True
+            out = self.engine.step_again(t, [g.run(ontology.store) for g in self.groups])
+        for rows in result.answers.values():
+            rows.sort(key=lambda row: sorted(row.items()))
+
+
+class CSparql:
+    """The C-SPARQL queries over their windows of the named streams."""
+
+    def __init__(self, engine: CSparqlEngine, ntriples: Callable[[list], str]):
+        self.engine, self.ntriples = engine, ntriples
+
+    def conclude(self, now: Moment) -> None:
+        out = self.engine.step(now.t, now.point.streams)
+        now.result.answers.update(out.answers)  # an evaluation over a non-empty window with no solution: []
+        now.graph_matches.extend((self.ntriples(g), name) for name, g in out.constructed.items() if g)
+
+
+class Ontology:
+    """What the ontological stage concluded at t, and when its conclusions change next
+    (``expiries``, read by the reasoner's ``next_change``)."""
+
+    def __init__(self, stage: OntologicalStage, background: Callable[[], set] | None):
+        self.stage = stage
+        self.background = background  # the background's own conclusions, printed at every time point
+        self.expiries: list[int] = []  # when the conclusions of the last time point expire
+
+    def conclude(self, now: Moment) -> None:
+        point = now.point
+        now.conclusions, self.expiries = point.conclusions, point.expiries
+        if now.fed_back:
+            now.conclusions = self.stage.conclusions(now.t)
+            self.expiries = self.stage.store.expiry_times(now.t)
+        elif now.graphs:  # the graphs hold at t only
+            self.expiries = sorted({*point.expiries, now.t})
+        now.derived = set(now.conclusions)
+        if self.background is not None:
+            now.derived.update(self.background())
+
+
+class Lars:
+    """The temporal rules over the stream facts and everything concluded at t; atoms an ``@T``
+    head places at another time are reported in ``at`` (once: not again when T comes)."""
+
+    def __init__(self, engine: LarsEngine, printed: Callable[[tuple, tuple], bool]):
+        self.engine, self.printed = engine, printed
+        self.ahead: dict[int, set] = {}  # time -> atoms placed there by @T heads, reported in ``at``
+
+    def conclude(self, now: Moment) -> None:
+        t, engine, result = now.t, self.engine, now.result
+        out = engine.step(t, now.point.stream, derived=list(now.conclusions) + now.graph_facts)
+        background = engine.background
+        ahead = self.ahead.pop(t, ())
+        now.derived.update(item for item in out.facts if item not in background and item not in ahead)
+        d = engine.dictionary
+        for when, rel, fact in out.at:
+            if when > t:
+                self.ahead.setdefault(when, set()).add((rel, fact))
+            if self.printed(rel, fact):
+                result.at.setdefault(when, []).append(format_fact(d, rel, fact))
+        for v in result.at.values():
+            v.sort()
