@@ -27,14 +27,20 @@ def _summary(path: str, result: CheckResult) -> str:
     )
 
 
+def _print_warnings(result: CheckResult) -> None:
+    """A valid program's warnings, on standard error (an invalid one's errors are raised later)."""
+    if result.ok:
+        for diag in result.diagnostics:
+            source = result.sources.get(diag.span.path) if diag.span else None
+            print(format_diagnostic(diag, source), file=sys.stderr)
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     status = 0
     for path in args.files:
         result = check(path)
         if result.ok:
-            for diag in result.diagnostics:  # warnings
-                source = result.sources.get(diag.span.path) if diag.span else None
-                print(format_diagnostic(diag, source), file=sys.stderr)
+            _print_warnings(result)
             if not args.quiet:
                 print(_summary(path, result))
             continue
@@ -59,10 +65,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"dotr: {', '.join(unsupported) or '--input -'} cannot be used with --engine spark and this "
                   "trigger (a Spark query continues from its --checkpoint)", file=sys.stderr)
             return 2
+    checked = check(args.rules)
+    _print_warnings(checked)
     if args.format != "jsonl":
         from .io import not_triples
 
-        checked = check(args.rules)
         others = not_triples(checked) if checked.ok else []
         if others:
             print(f"dotr: --format {args.format} writes RDF triples, and these predicates are not triples: "
@@ -71,15 +78,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             return 2
     if args.engine == "spark":
         return _run_spark(args, started)
-    return _run_embedded(args, started)
+    return _run_embedded(args, started, checked)
 
 
-def _run_embedded(args: argparse.Namespace, started: float) -> int:
+def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
     """``dotr run`` in this process: live output, ``--checkpoint`` commits (pipeline/runner.py)."""
     import pickle
     import time
 
     from rules import DotrError, RuleError
+
+    from ontology.background import load_triples
 
     from .embedded import InputError, Reasoner
     from .runner import EXIT_BAD_RECORD, EmbeddedRun, Options
@@ -96,11 +105,12 @@ def _run_embedded(args: argparse.Namespace, started: float) -> int:
 
     def build(saved: dict | None) -> Reasoner:
         if saved is not None:
-            return Reasoner.restore(check(args.rules), saved, include_background=args.include_background)
+            return Reasoner.restore(checked, saved, include_background=args.include_background)
         if args.resume:
             with open(args.resume, "rb") as f:
-                return Reasoner.restore(check(args.rules), pickle.load(f), include_background=args.include_background)
-        return Reasoner.from_files(args.rules, args.ontology, include_background=args.include_background)
+                return Reasoner.restore(checked, pickle.load(f), include_background=args.include_background)
+        background = [t for path in args.ontology for t in load_triples(path)]
+        return Reasoner(checked, background, include_background=args.include_background)
 
     options = Options(input=args.input, output=args.output, format=args.format, input_format=input_format(args),
                       on_error=args.on_error, rejects=args.rejects, reorder_within=args.reorder_within,

@@ -46,6 +46,10 @@ CODES: dict[str, str] = {
     "E405": "aggregate or consuming clause names an event the pattern does not bind",
     "E410": "malformed EP-SPARQL query",
     "E411": "unreadable xsd:duration literal",
+    "W301": "a body predicate that nothing derives looks like one that is derived",
+    "W302": "a variable predicate bound nowhere else",
+    "W303": "_ as an argument (a constant)",
+    "W304": "true or false as a body atom",
     "W410": "EP-SPARQL query without a duration bound",
 }
 
@@ -106,8 +110,8 @@ class RuleSyntaxError(RuleError):
 
 def format_diagnostic(d: Diagnostic, source: str | None = None) -> str:
     """``path:line:col: error[CODE]: message``, then the source line with a caret and the hint."""
-    where = str(d.span) if d.span else "<unknown>"
-    lines = [f"{where}: {d.severity}[{d.code}]: {d.message}"]
+    where = f"{d.span}: " if d.span else "dotr: "  # (no position: the file itself, e.g. one that cannot be read)
+    lines = [f"{where}{d.severity}[{d.code}]: {d.message}"]
     if d.span and source is not None:
         text = source.splitlines()
         if 0 < d.span.line <= len(text):

@@ -56,7 +56,7 @@ def _read(path: Path, diagnostics: list[Diagnostic], sources: dict[str, str],
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         diagnostics.append(Diagnostic("E002", f"cannot read {path}: {err.strerror or err}", span,
-                                      "@import paths are relative to the importing file"))
+                                      "@import paths are relative to the importing file" if span else None))
         return []
     done.add(resolved)
     sources[str(path)] = text

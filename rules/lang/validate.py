@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Iterator
 
 from rdflib import URIRef, Variable as RdfVariable
@@ -81,6 +81,9 @@ class _Validator:
     def error(self, code: str, message: str, span: ir.Span | None, hint: str | None = None) -> None:
         self.diags.append(Diagnostic(code, message, span, hint))
 
+    def warning(self, code: str, message: str, span: ir.Span | None, hint: str | None = None) -> None:
+        self.diags.append(Diagnostic(code, message, span, hint, severity="warning"))
+
     # ------------------------------------------------------------------------------ rules
     def body_safety(self, body, head_vars, head_what: str) -> None:
         bound = bound_variables(body)
@@ -109,8 +112,11 @@ class _Validator:
 
     def atom_shape(self, atom: ir.Atom) -> None:
         if isinstance(atom.pred, ir.Var) and len(atom.args) != 2:
-            self.error("E307", f"variable predicate {atom.pred.name} has {len(atom.args)} arguments", atom.span,
-                       "a variable predicate stands for a triple: 2 arguments")
+            name = atom.pred.name
+            self.error("E307", f"{name} is a variable predicate (upper-case names are variables) with "
+                       f"{len(atom.args)} arguments", atom.span,
+                       f"write {_lowered(name)}(...) for a predicate; a variable predicate stands for a triple: "
+                       "2 arguments")
         if isinstance(atom.pred, ir.Iri) and len(atom.args) != 2:
             self.error("E307", f"IRI predicate <{atom.pred.value}> has {len(atom.args)} arguments", atom.span,
                        "an IRI predicate is a property (2 arguments) or a class (1 argument)")
@@ -138,7 +144,14 @@ class _Validator:
             if isinstance(rule.at, ir.Var) and rule.at.name not in bound_variables(rule.body):
                 self.error("E104", f"the time {rule.at.name} of an @ head is not bound by the body",
                            rule.at.span, f"bind {rule.at.name} with a body atom @{rule.at.name} p(...)")
-        self.body_safety(rule.body, list(_atom_vars(rule.head)), "head")
+        head_vars = list(_atom_vars(rule.head))
+        if isinstance(rule.head.pred, ir.Var) and rule.head.pred.name not in bound_variables(rule.body):
+            head_vars = head_vars[1:]  # (reported as a predicate, not as an unbound variable)
+            pred = rule.head.pred.name
+            if len(rule.head.args) == 2:  # (else E307 says it)
+                self.error("E101", f"the head's predicate {pred} is a variable (upper-case names are variables) "
+                           "that the body does not bind", rule.head.span, f"write {_lowered(pred)}(...) for a predicate")
+        self.body_safety(rule.body, head_vars, "head")
         for lit in rule.body:
             if isinstance(lit, ir.TemporalLiteral) and isinstance(lit.atom.pred, ir.Var):
                 self.error("E308", f"a variable predicate ({lit.atom.pred.name}) cannot be used inside a window or @",
@@ -323,6 +336,7 @@ class _Validator:
         self.stratification(analysis)
         self.tuple_windows(analysis)
         self.outputs(analysis)
+        self.traps(pattern_preds)
         return analysis
 
     def arities(self) -> None:
@@ -345,6 +359,48 @@ class _Validator:
                                    f"{first_span}", atom.span,
                                    "a predicate has one arity; rename one of them")
                     by_arity[arity] = atom.span
+
+    def traps(self, pattern_preds: set) -> None:
+        """Warnings for what is valid but rarely meant: a body predicate nothing derives that
+        looks like one something derives (W301), a variable predicate bound nowhere else (W302),
+        ``_`` as an argument (W303), ``true``/``false`` as a body atom (W304)."""
+        produced = {key[0].value for key in pattern_preds if isinstance(key[0], ir.Name)}
+        bodies = []
+        for stmt in self.program.statements:
+            if isinstance(stmt, ir.Rule):
+                if isinstance(stmt.head.pred, ir.Name):
+                    produced.add(stmt.head.pred.value)
+                bodies.append((stmt.body, stmt.head))
+            elif isinstance(stmt, ir.EventDecl) and stmt.body:
+                bodies.append((stmt.body, None))
+        warned: set[str] = set()
+        for body, head in bodies:
+            atoms = [a for a, _, _ in body_atoms(body)]
+            windowed = {id(lit.atom) for lit in body if isinstance(lit, ir.TemporalLiteral)}  # (E308 there)
+            occurrences = Counter(v.name for atom in [*atoms, *([head] if head else [])] for v in _atom_vars(atom))
+            occurrences.update(v.name for lit in body if isinstance(lit, ir.Comparison) for v in _literal_vars(lit))
+            for atom in atoms:
+                pred = atom.pred
+                if (isinstance(pred, ir.Var) and not pred.name.startswith("?") and occurrences[pred.name] == 1
+                        and len(atom.args) == 2 and id(atom) not in windowed):
+                    self.warning("W302", f"{pred.name} is a variable (upper-case names are variables): "
+                                 f"{pred.name}(...) matches every triple", atom.span,
+                                 f"write {_lowered(pred.name)}(...) for a predicate, or ?p(...) "
+                                 "for any triple")
+                for arg in atom.args:
+                    if isinstance(arg, ir.Name) and arg.value == "_":
+                        self.warning("W303", "_ is a constant here, not 'any value'", arg.span or atom.span,
+                                     "write a variable that occurs once (Y) for any value")
+                if not isinstance(pred, ir.Name) or pred.value in produced:
+                    continue
+                name = pred.value
+                if name in ("true", "false") and not atom.args:
+                    self.warning("W304", f"{name} is a propositional predicate here, which no rule derives",
+                                 atom.span, "comparisons (X > 3) are written without true/false")
+                elif name not in warned and (close := _lookalike(name, produced)) is not None:
+                    warned.add(name)
+                    self.warning("W301", f"no rule or fact derives {name}, only the stream can give it; "
+                                 f"did you mean {close}?", atom.span)
 
     def stratification(self, analysis: Analysis) -> None:
         rules_by_head: dict = defaultdict(list)
@@ -382,6 +438,33 @@ class _Validator:
                     elif pred not in derived and not (entailed and isinstance(pred, ir.Iri)):
                         self.error("E306", f"@output names {_pred_text((pred, None))}, which no rule or pattern derives",
                                    pred.span, "output lists derived predicates")
+
+
+def _lowered(name: str) -> str:
+    """A variable's name as a predicate's: ``Temp`` -> ``temp``, ``?p`` -> ``p``."""
+    name = name.lstrip("?")
+    return name[:1].lower() + name[1:]
+
+
+def _lookalike(name: str, names: set[str]) -> str | None:
+    """A name of ``names`` one edit (insertion, deletion, substitution, swap of neighbours) away
+    from ``name`` (names of three or more characters only), or None."""
+    if len(name) < 3:
+        return None
+    for other in sorted(names):
+        if len(other) >= 3 and abs(len(other) - len(name)) <= 1 and other != name and _one_edit(name, other):
+            return other
+    return None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = next((i for i in range(len(short)) if short[i] != long_[i]), len(short))
+    return short[i:] == long_[i + 1:]
 
 
 def _pred_text(key) -> str:

@@ -1,8 +1,12 @@
 """Invalid inputs: every error with its exact position and stable code, all at once."""
 
+import os
+from pathlib import Path
+
 import pytest
 
 from rules import RuleSyntaxError, check_text, parse
+from rules.lang.errors import CODES
 from pipeline.cli import main
 
 CASES = [
@@ -29,6 +33,10 @@ CASES = [
     ("@output nope .\nh(X) :- p(X).", [("E306", 1, 9)]),
     ("@prefix : <http://e/> .\nh(X) :- :p(X, X, X).", [("E307", 2, 9)]),
     ("h(X) :- [3] <> P(X, Y).", [("E308", 1, 9)]),
+    ("smoke(X) :- sensor(X).\nalarm(X) :- smokee(X).", [("W301", 2, 13)]),
+    ("hot(X) :- Temp(X, V), V > 30.", [("W302", 1, 11)]),
+    ("warm(X) :- temp(X, _).", [("W303", 1, 20)]),
+    ("warm(X) :- temp(X), true.", [("W304", 1, 21)]),
     ("a(X) :- b(X), not [3] <> a(X).", [("E201", 1, 15)]),
     ("@timeunit hours .", [("E308", 1, 11)]),
     ("@profile owl3 .", [("E308", 1, 10)]),
@@ -41,6 +49,7 @@ CASES = [
     ("event A(?x) := a(?x) .\npattern P from A construct { <x:a> <x:b> ?w } with ?v = A.x .", [("E404", 2, 28)]),
     ("event A(?x) := a(?x) .\npattern P from A construct { <x:a> <x:b> ?v } with ?v = A.x consuming A .",
      [("E405", 2, 9)]),
+    ("event A(?x) := select ?x where { ?x <http://e/p> ?v filter(?v >> 6) } .", [("E401", 1, 63)]),
 ]
 
 
@@ -99,3 +108,26 @@ def test_imports_resolve_relative_and_report_cycles(tmp_path):
     (tmp_path / "sub/b.dotr").write_text('@import "missing.dotr" .\nb(X) :- c(X).')
     result = check(tmp_path / "main.dotr")
     assert [(d.code, d.span.line, d.span.column) for d in result.diagnostics] == [("E002", 1, 9)]
+
+
+INVALID = Path(__file__).parent / "corpus" / "invalid"
+
+
+@pytest.mark.parametrize("path", sorted(INVALID.glob("*.dotr")), ids=lambda p: p.stem)
+def test_invalid_corpus_prints_its_golden_check_output(path, monkeypatch, capsys):
+    """One file per diagnostic code (the file's name), with what ``dotr check`` prints for it
+    beside it (``.out``: standard output, then standard error). DOTR_UPDATE_GOLDEN=1 rewrites
+    the golden files."""
+    monkeypatch.chdir(INVALID)
+    status = main(["check", path.name])
+    out = capsys.readouterr()
+    printed = f"exit {status}\n--- stdout\n{out.out}--- stderr\n{out.err}"
+    assert f"[{path.stem}]" in out.err
+    golden = path.with_suffix(".out")
+    if os.environ.get("DOTR_UPDATE_GOLDEN"):
+        golden.write_text(printed, encoding="utf-8")
+    assert printed == golden.read_text(encoding="utf-8")
+
+
+def test_invalid_corpus_has_a_file_per_code():
+    assert {p.stem for p in INVALID.glob("*.dotr")} == set(CODES)

@@ -47,13 +47,56 @@ def _map(text: SparqlText, line: int, col: int, col_shift: int = 0) -> Span | No
     return Span(text.span.path, text.span.line + line - 1, col)
 
 
+#: the clauses tried where a query fails to parse, to find how far the failing one got (pyparsing
+#: reports the start of the clause that did not parse, not the token that broke it)
+_CLAUSES = ("GraphPatternNotTriples", "TriplesBlock", "SelectClause", "WhereClause", "GroupGraphPattern",
+            "SolutionModifier", "ConstructTemplate")
+
+
+def _furthest(source: str, loc: int) -> int:
+    """How far into ``source`` the clauses starting at ``loc`` parse before they fail (again from
+    there, while that gets further: the clause that failed may be nested in the one tried). Only
+    a clause led by a keyword or a brace is entered: where a triple cannot continue, its start is
+    the error."""
+    for _ in range(10):
+        if not (source[loc:loc + 1].isalpha() or source[loc:loc + 1] == "{"):
+            break
+        further = _one_clause_further(source, loc)
+        if further == loc:
+            break
+        loc = further
+    return loc
+
+
+def _one_clause_further(source: str, loc: int) -> int:
+    from rdflib.plugins.sparql import parser as grammar
+    furthest = loc
+    for name in _CLAUSES:
+        clause = getattr(grammar, name, None)
+        if clause is None:
+            continue
+        try:
+            clause.parse_string(source[loc:])
+        except ParseException as err:
+            furthest = max(furthest, loc + err.loc)
+        except Exception:  # noqa: BLE001 - a clause's parse action may fail on a fragment
+            pass
+    return furthest
+
+
 def _translate(source: str, text: SparqlText, prefixes: dict[str, str], col_shift: int = 0):
     try:
         parsed = parseQuery(source)
     except ParseException as err:
-        message = str(err.msg) if getattr(err, "msg", None) else str(err)
-        return None, [Diagnostic("E401", f"SPARQL syntax error: {message}",
-                                 _map(text, err.lineno, err.col, col_shift) or text.span)]
+        loc = _furthest(source, err.loc)  # a clause started at err.loc may have failed further on
+        rest = source[loc:]
+        token = rest.split(None, 1)[0][:20] if rest.strip() else "the end of the query"
+        line = source.count("\n", 0, loc) + 1
+        col = loc - source.rfind("\n", 0, loc)
+        expected = str(getattr(err, "msg", "") or "")
+        hint = expected if loc == err.loc and expected and not expected.endswith("Query") else None
+        return None, [Diagnostic("E401", f"SPARQL syntax error at '{token}'",
+                                 _map(text, line, col, col_shift) or text.span, hint)]
     try:
         query = translateQuery(parsed, initNs=prefixes)
     except Exception as err:  # rdflib raises bare Exception for unknown prefixes and the like
