@@ -14,6 +14,8 @@ from typing import Sequence
 from rules import check, format_diagnostic
 from rules.lang.loader import CheckResult
 
+from .io import MAX_RECORD_SIZE
+
 
 def _summary(path: str, result: CheckResult) -> str:
     a, p = result.analysis, result.program
@@ -116,7 +118,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       on_error=args.on_error, rejects=args.rejects, reorder_within=args.reorder_within,
                       changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                       checkpoint=args.checkpoint, commit_every=args.commit_every,
-                      commit_seconds=args.commit_seconds)
+                      commit_seconds=args.commit_seconds, max_record_size=args.max_record_size)
     run = EmbeddedRun(options, build, notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
     progress = _Progress(run.state.counts) if sys.stderr.isatty() and not args.quiet else None
     run.on_time_point = progress.update if progress is not None else None
@@ -328,6 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--on-error", default="stop", choices=["stop", "skip"],
                        help="stop (exit 3, nothing written) or skip bad records into a rejects file")
     p_run.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
+    p_run.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="CHARS",
+                       help="a longer record (line) is a bad record (default 16 Mi characters; 0: no bound)")
     p_run.add_argument("--reorder-within", type=int, default=0, metavar="N",
                        help="sort records arriving up to N time units late (later ones are rejected)")
     p_run.add_argument("--changes", action="store_true",

@@ -27,6 +27,7 @@ from ontology import OntologicalStage
 from ontology.background import load_triples
 from rules.engine.terms import format_fact
 from rules import DotrError, InputError, TimeOrderError, check, ir
+from rules.lang.analysis import body_atoms
 from rules.lang.loader import CheckResult
 from rules.lang.parser import KEYWORDS, parse
 from rules.engine.store import INF
@@ -309,6 +310,8 @@ class Reasoner:
         self.last_matches: list = []
         self.on_notice: Callable[[str], None] | None = None  # told once when a long gap is evaluated tick by tick
         self._noticed = False
+        self._stream_rels: set[tuple] = set()  # the stream relations seen (for the arity notice)
+        self._arities: dict[int, set[int]] | None = None  # plain predicate id -> the arities the program uses
         self._texts: dict[tuple, str] = {}  # (rel, fact) -> printed text ("": not printed), of the last time point
 
     @property
@@ -463,11 +466,36 @@ class Reasoner:
         by_stream = facts if isinstance(facts, dict) else {None: facts}
         streams = {name: [intern_input(ontology, f) for f in items] for name, items in by_stream.items()}
         facts = [f for items in streams.values() for f in items]
+        if self.on_notice is not None:
+            self._notice_arities(facts)
         point = ontology.process(t, facts, interned=True)
         self._ontology_t = t
         return Enriched(t, facts, ontology.conclusions(t), point.events, ontology.store.expiry_times(t),
                         [g.run(ontology.store) for g in self._groups],
                         streams if self.csparql is not None else {})
+
+    def _notice_arities(self, facts: list[tuple]) -> None:
+        """Tell ``on_notice`` once per relation when the stream gives a predicate with a number of
+        arguments the program never uses it with (nothing reads such facts)."""
+        new = {f[0] for f in facts} - self._stream_rels
+        if not new:
+            return
+        self._stream_rels |= new
+        if self._arities is None:
+            self._arities = {}
+            lookup = self.dictionary.lookup
+            for stmt in self.program.statements:
+                atoms = [stmt.head] if isinstance(stmt, ir.Rule) else []
+                atoms += [atom for atom, _, _ in body_atoms(getattr(stmt, "body", None) or ())]
+                for atom in atoms:
+                    if isinstance(atom.pred, ir.Name) and (pred := lookup(atom.pred)) is not None:
+                        self._arities.setdefault(pred, set()).add(len(atom.args))
+        for pred, arity in sorted(new):
+            used = self._arities.get(pred)
+            if used and arity not in used:
+                name = self.dictionary.term(pred).value
+                self.on_notice(f"the stream gives {name} with {arity} argument{'s' * (arity != 1)}, the rules use "
+                               f"{name} with {' or '.join(map(str, sorted(used)))}: nothing reads those facts")
 
     def _ontology_at(self, t: int, point: Enriched) -> OntologicalStage:
         """This reasoner's ontological stage holding ``point``'s input (on Spark the enrich step

@@ -19,7 +19,7 @@ from rules import ir
 
 from ontology import turtle
 
-from .embedded import InputError, Result, checked_fact
+from .embedded import InputError, Result, checked_fact, parse_fact
 
 
 @dataclass
@@ -31,6 +31,22 @@ class Record:
     stream: str | None = None  # the stream the record belongs to (for C-SPARQL windows)
 
 
+#: the default bound on a record's length in characters (``dotr run --max-record-size``): a record
+#: is held in memory whole, at about 80 bytes per character once parsed and interned
+MAX_RECORD_SIZE = 16 * 2**20
+
+
+class TooLong(str):
+    """A line longer than the bound, cut to its first characters (what the rejects file shows):
+    the readers turn it into an :class:`InputError` naming its line."""
+
+    limit: int = MAX_RECORD_SIZE
+
+    def error(self, number: int) -> InputError:
+        return _with_raw(InputError(f"the record has more than {self.limit:,} characters (--max-record-size)",
+                                    number), str(self))
+
+
 def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
                prefixes: dict[str, str] | None = None) -> Iterator[Record | InputError]:
     """Records of a JSON Lines stream: ``{"t": 12, "facts": [...]}`` or ``{"t": 12, "turtle":
@@ -38,6 +54,9 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
     numbered from ``first_line``). Fact strings are checked (:func:`~pipeline.embedded.checked_fact`);
     with ``parse=False`` they stay strings, unchecked."""
     for number, raw in enumerate(lines, start=first_line):
+        if type(raw) is TooLong:
+            yield raw.error(number)
+            continue
         text = raw.strip()
         if not text:
             continue
@@ -101,6 +120,9 @@ def read_laserpp(lines: Iterable[str], first_line: int = 1,
     [(1, 2), (3, 0)]
     """
     for number, raw in enumerate(lines, start=first_line):
+        if type(raw) is TooLong:
+            yield raw.error(number)
+            continue
         text = raw.strip()
         if not text:
             continue
@@ -228,7 +250,9 @@ def write_result(out: TextIO, result: Result, fmt: str) -> None:
             pred, rest = fact[1:].split(">(", 1)
             try:
                 s, o = _split_args(rest[:-1])
-                graph.add((_node(s), rdflib.URIRef(pred), _node(o)))
+                subject = _node(s)
+                if not isinstance(subject, rdflib.Literal):  # (RDF has no literal subjects: JSON Lines only)
+                    graph.add((subject, rdflib.URIRef(pred), _node(o)))
             except ValueError:
                 continue
     for doc in result.graphs:
@@ -248,7 +272,15 @@ def _split_args(text: str) -> tuple[str, str]:
 
 
 def _node(text: str):
+    """The RDF term of a printed term (numerals typed as Turtle types them; a plain constant as a
+    plain literal)."""
     if text.startswith("<"):
         return rdflib.URIRef(text[1:-1])
-    graph = rdflib.Graph().parse(data=f"<urn:s> <urn:p> {text} .", format="turtle")
-    return next(iter(graph))[2]
+    term = parse_fact(f"x({text})").args[0]
+    if isinstance(term, ir.Literal):
+        return rdflib.Literal(term.lexical, lang=term.lang, datatype=rdflib.URIRef(term.datatype) if term.datatype
+                              else None, normalize=False)
+    if isinstance(term, ir.Num):
+        kind = "integer" if isinstance(term.value, int) else "double" if "e" in text.lower() else "decimal"
+        return rdflib.Literal(text, datatype=rdflib.URIRef(ir.XSD + kind), normalize=False)
+    return rdflib.Literal(str(term.value))

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterator, TextIO
 
 from .embedded import InputError, Reasoner, Result
-from .io import Record, in_order, read_jsonl, read_laserpp, read_trig, write_result
+from .io import MAX_RECORD_SIZE, Record, TooLong, in_order, read_jsonl, read_laserpp, read_trig, write_result
 
 #: exit codes (docs/cli.md)
 EXIT_OK, EXIT_USAGE, EXIT_BAD_RECORD, EXIT_SIGINT, EXIT_SIGTERM = 0, 2, 3, 130, 143
@@ -60,6 +60,7 @@ class Options:
     checkpoint: str | None = None
     commit_every: int = 1000  # time points
     commit_seconds: float = 10.0
+    max_record_size: int = MAX_RECORD_SIZE  # characters per line (0: unbounded)
 
 
 @dataclass
@@ -278,8 +279,13 @@ class EmbeddedRun:
     def _lines(self, source: TextIO, skip: int) -> Iterator[str]:
         """The lines after the first ``skip``; with ``--follow``, waiting at the end for more."""
         number, partial = 0, ""
+        limit = self.o.max_record_size
         while True:
-            line = source.readline()
+            line = source.readline(limit + 1 if limit > 0 else -1)
+            too_long = 0 < limit < len(partial) + len(line) and not line.endswith("\n")
+            if too_long:  # read past the rest of it, keeping its start for the rejects file
+                while (rest := source.readline(1 << 20)) and not rest.endswith("\n"):
+                    pass
             if not line:
                 if not self.o.follow:
                     if partial:
@@ -287,10 +293,13 @@ class EmbeddedRun:
                     return
                 time.sleep(0.1)
                 continue
-            if self.o.follow and not line.endswith("\n"):  # a line still being written
+            if self.o.follow and not line.endswith("\n") and not too_long:  # a line still being written
                 partial += line
                 continue
             line, partial = partial + line, ""
+            if too_long:
+                line = TooLong(line[:200])
+                line.limit = limit
             number += 1
             if number > skip:
                 yield line

@@ -139,3 +139,66 @@ def test_found_by_the_fuzz_test():
     assert {d.code for d in result.diagnostics} == {"E308", "E202"}
     reasoner = Reasoner(check_text("h(X) :- p(X), X < 1E400 .\nk(T) :- p(T), T = 1E400 * 2 ."))
     assert reasoner.step(0, ["p(1)"]).facts == ["h(1)"]  # (1E400 * 2 has no number value: no k)
+
+
+def test_stream_facts_of_an_arity_the_rules_never_use_are_noticed_once(tmp_path, capsys):
+    (tmp_path / "r.dotr").write_text("hot(X) :- temp(X, V), V > 30.\n")
+    (tmp_path / "s.txt").write_text("1 : temp(a, 3, 4)\n2 : temp(a, 40)\n3 : temp(b, 3, 5)\n")
+    out = tmp_path / "o.jsonl"
+    assert main(["run", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.txt"),
+                 "--output", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("the stream gives temp with 3 arguments, the rules use temp with 2") == 1
+    assert out.read_text() == '{"t": 2, "facts": ["hot(a)"]}\n'
+
+
+def test_run_prints_the_warnings_of_its_rules(tmp_path, capsys):
+    (tmp_path / "r.dotr").write_text("smoke(X) :- sensor(X).\nalarm(X) :- smokee(X).\n")
+    (tmp_path / "s.txt").write_text("1 : sensor(a)\n")
+    assert main(["run", "-q", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.txt"),
+                 "--output", str(tmp_path / "o.jsonl")]) == 0
+    assert "warning[W301]: no rule or fact derives smokee" in capsys.readouterr().err
+
+
+def test_infinite_numbers_and_literal_subjects_in_every_output_format(tmp_path):
+    """1E400 is infinity: it prints as an xsd:double literal ("INF"), which N-Quads can read
+    back, not as Python's inf; RDF formats leave out triples with a literal subject (RDFS's
+    rdfs_full derives some), which JSON Lines keeps."""
+    import rdflib
+
+    (tmp_path / "r.dotr").write_text("@prefix : <http://ex.org/> .\n@profile rdfs_full .\n:r(:x, X) :- p(X).\n"
+                                     ":q(X, Y) :- :p(X, Y).\n")
+    (tmp_path / "s.jsonl").write_text(json.dumps({"t": 1, "facts": [
+        'p("1E400"^^xsd:float)', "p(-1e999)", ':p(:a, "NaN"^^xsd:double)', ':p(:b, "x")']}) + "\n")
+    printed = {}
+    for fmt in ("jsonl", "nquads", "trig"):
+        out = tmp_path / f"o.{fmt}"
+        assert main(["run", "-q", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"),
+                     "--output", str(out), "--format", fmt]) == 0
+        printed[fmt] = out.read_text()
+    facts = json.loads(printed["jsonl"])["facts"]
+    double = "^^<http://www.w3.org/2001/XMLSchema#double>"
+    assert f'<http://ex.org/r>(<http://ex.org/x>,"INF"{double})' in facts
+    assert f'<http://ex.org/r>(<http://ex.org/x>,"-INF"{double})' in facts
+    assert any(f.startswith('<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>("x",') for f in facts)
+    for fmt, parser in (("nquads", "nquads"), ("trig", "trig")):
+        dataset = rdflib.Dataset()
+        dataset.parse(data=printed[fmt], format=parser)
+        triples = list(dataset.quads())
+        assert triples and not any(isinstance(s, rdflib.Literal) for s, *_ in triples)
+        objects = {o for s, p, o, _ in triples if p == rdflib.URIRef("http://ex.org/r")}
+        assert {o.toPython() for o in objects} >= {float("inf"), float("-inf")}
+    assert f'"INF"{double}' in printed["nquads"]
+
+
+def test_a_record_longer_than_the_bound_is_a_bad_record_and_is_never_held_whole(tmp_path):
+    big = json.dumps({"t": 2, "facts": [f"p(x{i})" for i in range(20_000)]})
+    data = f'{{"t": 1, "facts": ["p(a)"]}}\n{big}\n{{"t": 3, "facts": ["p(c)"]}}\n'.encode()
+    assert _run(tmp_path, data, "--max-record-size", "1000")[0] == 3
+    code, out, rejects = _run(tmp_path, data, "--max-record-size", "1000", "--on-error", "skip")
+    assert code == 0 and out == '{"t": 1, "facts": ["h(a)"]}\n{"t": 3, "facts": ["h(c)"]}\n'
+    assert [(r["line"], r["reason"]) for r in rejects] == [(2, "the record has more than 1,000 characters "
+                                                               "(--max-record-size)")]
+    assert rejects[0]["record"] == big[:200]
+    code, out, _ = _run(tmp_path, data, "--max-record-size", "0")  # no bound
+    assert code == 0 and out.count("\n") == 3

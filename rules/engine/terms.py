@@ -19,8 +19,10 @@ from __future__ import annotations
 from typing import Iterable
 
 from rules.lang.ir import XSD, Const, Iri, Literal, Name, Num, canonical
+from rules.lang.printer import number
 
 _BOOLEAN = XSD + "boolean"
+_DOUBLE = f"<{XSD}double>"
 
 
 def _value(term: Const) -> object:
@@ -181,7 +183,7 @@ def format_term(term: Const) -> str:
     if isinstance(term, Name):
         return term.value
     if isinstance(term, Num):
-        return str(term.value)
+        return number(term.value, _DOUBLE) if isinstance(term.value, float) else str(term.value)
     from rdflib import Literal as RdfLiteral, URIRef
 
     return RdfLiteral(term.lexical, lang=term.lang, datatype=URIRef(term.datatype) if term.datatype else None).n3()

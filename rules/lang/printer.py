@@ -11,6 +11,8 @@ True
 
 from __future__ import annotations
 
+import math
+
 import re
 
 from . import ir
@@ -165,7 +167,15 @@ class Printer:
         raise TypeError(f"not a statement: {s!r}")
 
 
-def number(value: int | float) -> str:
+def number(value: int | float, double: str = "xsd:double") -> str:
+    """A number as written in the rule language; infinity and NaN, which have no numeral, as
+    xsd:double literals (``double`` is how the datatype is written).
+
+    >>> number(3), number(2.5), number(float("-inf")), number(float("nan"), "<d>")
+    ('3', '2.5', '"-INF"^^xsd:double', '"NaN"^^<d>')
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return f'"{"NaN" if value != value else "INF" if value > 0 else "-INF"}"^^{double}'
     return str(value) if isinstance(value, int) else repr(float(value))
 
 
