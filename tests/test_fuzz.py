@@ -97,10 +97,7 @@ RECORDS = [json.dumps(r) for r in [{"t": 0, "facts": ["temp(50)", "temp(120)"]},
                                    {"t": 3, "facts": ["temp(1)"], "stream": "<http://ex.org/s>"}]]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.sampled_from(RECORDS).flatmap(mutated), min_size=1, max_size=5))
-def test_mutated_stream_records_are_rejected_with_their_line_or_read(tmp_path_factory, records):
-    tmp = tmp_path_factory.mktemp("fuzz")
+def _run_records(tmp: Path, records: list[str]) -> None:
     stream = tmp / "s.jsonl"
     stream.write_text("\n".join(r.replace("\n", " ") for r in records) + "\n", encoding="utf-8", errors="surrogateescape")
     out = tmp / "o.jsonl"
@@ -110,3 +107,23 @@ def test_mutated_stream_records_are_rejected_with_their_line_or_read(tmp_path_fa
     rejects = Path(str(out) + ".rejects.jsonl")
     if rejects.exists():
         assert all(isinstance(json.loads(line)["line"], int) for line in rejects.read_text().splitlines())
+        rejects.unlink()
+
+
+streams = st.lists(st.sampled_from(RECORDS).flatmap(mutated), min_size=1, max_size=5)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(streams)
+def test_mutated_stream_records_are_rejected_with_their_line_or_read(tmp_path_factory, records):
+    _run_records(tmp_path_factory.mktemp("fuzz"), records)
+
+
+@pytest.mark.slow
+def test_many_more_mutated_stream_records(tmp_path):
+    @settings(max_examples=int(os.environ.get("DOTR_FUZZ", 1000)), deadline=None,
+              suppress_health_check=list(HealthCheck), database=None)
+    @given(streams)
+    def run(records):
+        _run_records(tmp_path, records)
+    run()
