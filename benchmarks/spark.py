@@ -72,7 +72,7 @@ def run_embedded(folder: Path) -> tuple[float, float, int]:
     """The embedded pipeline on the stream files, writing its records to a file as ``dotr run``
     does (the Spark job's figures include its file sink)."""
     from pipeline.embedded import Reasoner
-    from pipeline.io import read_jsonl, write_result
+    from pipeline.io import ResultWriter, read_jsonl
 
     started = time.perf_counter()
     reasoner = Reasoner.from_files(folder / "rules.dotr", [folder / "background.nt"])
@@ -87,9 +87,10 @@ def run_embedded(folder: Path) -> tuple[float, float, int]:
 
     outputs = 0
     with open(folder / "out-embedded.jsonl", "w", encoding="utf-8") as out:
+        writer = ResultWriter(out, "jsonl", full_iris=True)
         for result in reasoner.run(elements()):
             if not result.is_empty():
-                write_result(out, result, "jsonl")
+                writer.write(result)
                 outputs += 1
     return time.perf_counter() - started, load, outputs
 

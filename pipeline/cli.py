@@ -118,7 +118,8 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       on_error=args.on_error, rejects=args.rejects, reorder_within=args.reorder_within,
                       changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                       checkpoint=args.checkpoint, commit_every=args.commit_every,
-                      commit_seconds=args.commit_seconds, max_record_size=args.max_record_size)
+                      commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
+                      full_iris=args.full_iris)
     run = EmbeddedRun(options, build, notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
     progress = _Progress(run.state.counts) if sys.stderr.isatty() and not args.quiet else None
     run.on_time_point = progress.update if progress is not None else None
@@ -163,7 +164,7 @@ def _run_spark(args: argparse.Namespace, started: float) -> int:
     from rules import DotrError, RuleError
 
     from .embedded import InputError
-    from .io import write_result
+    from .io import ResultWriter
     from .spark.run import spark_results
 
     rejects: list[dict] = []
@@ -183,6 +184,7 @@ def _run_spark(args: argparse.Namespace, started: float) -> int:
         out = open(args.output, "w", encoding="utf-8") if args.output != "-" else sys.stdout
     else:
         out = tempfile.NamedTemporaryFile("w", delete=False, encoding="utf-8", dir=target_dir, suffix=".part")
+    writer = ResultWriter(out, args.format, check(args.rules).program.prefixes, args.full_iris)
     try:
         previous: set[str] = set()
         for result in results:
@@ -197,7 +199,7 @@ def _run_spark(args: argparse.Namespace, started: float) -> int:
             elif result.is_empty() and not args.all_time_points:
                 continue
             counts["outputs"] += 1
-            write_result(out, result, args.format)
+            writer.write(result)
             if live:
                 out.flush()
     except KeyboardInterrupt:
@@ -325,6 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--input", default="-", help="JSON Lines stream (default: standard input)")
     p_run.add_argument("--output", default="-", help="where to write (default: standard output)")
     p_run.add_argument("--format", default="jsonl", choices=["jsonl", "trig", "nquads"], help="output format")
+    p_run.add_argument("--full-iris", action="store_true",
+                       help="JSON Lines in the canonical form for scripts: full IRIs, rdf:type triples, graphs as "
+                            "N-Triples strings (default: the rule file's prefixes, :C(:x), graphs as [s, p, o] lists)")
     p_run.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp"],
                        help="input format (auto: by extension, .trig, .txt for Laser++, else JSON Lines)")
     p_run.add_argument("--on-error", default="stop", choices=["stop", "skip"],

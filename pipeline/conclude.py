@@ -82,7 +82,7 @@ class Patterns:
                     now.graph_matches.append((self.ntriples(match.graph), match))
                     new_triples.extend(match.graph)
                 if match.emitted is not None:
-                    emitted.append(engine.describe(match))
+                    emitted.append(engine.emitted(match))
             if not out.matches and (emitted or now.graph_facts) or not new_triples:
                 break
             now.graphs = True

@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -59,12 +60,12 @@ class Result:
     facts: list[str] = field(default_factory=list)
     at: dict[int, list[str]] = field(default_factory=dict)
     graphs: list[str] = field(default_factory=list)
-    events: list[str] = field(default_factory=list)  # composite events emitted by patterns
+    events: list[dict] = field(default_factory=list)  # composite events emitted by patterns (PatternEngine.emitted)
     removed: list[str] | None = None  # with --changes: facts that held at the previous time point
     answers: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # SELECT queries' solutions
 
     def is_empty(self) -> bool:
-        return not (self.facts or self.at or self.graphs or self.answers)
+        return not (self.facts or self.at or self.graphs or self.answers or self.events)
 
     def to_json(self) -> dict:
         record: dict = {"t": self.t, "facts": self.facts}
@@ -76,6 +77,8 @@ class Result:
             record["graphs"] = self.graphs
         if self.answers:
             record["answers"] = dict(sorted(self.answers.items()))
+        if self.events:
+            record["events"] = self.events
         return record
 
 
@@ -93,6 +96,9 @@ def merge_records(records: list[dict]) -> dict:
     graphs = sorted(g for r in records for g in r.get("graphs", ()))
     if graphs:
         merged["graphs"] = graphs
+    events = sorted((e for r in records for e in r.get("events", ())), key=json.dumps)
+    if events:
+        merged["events"] = events
     return merged
 
 
@@ -522,6 +528,7 @@ class Reasoner:
         now.graph_matches.sort(key=lambda gm: gm[0])
         result.graphs = [doc for doc, _ in now.graph_matches]
         self.last_matches = [m for _, m in now.graph_matches]  # the traces of result.graphs (a query's name)
+        result.events.sort(key=json.dumps)  # (as merge_records orders the groups' events)
         return result
 
     def _background_conclusions(self) -> set[tuple]:

@@ -20,6 +20,7 @@ from rules import ir
 from ontology import turtle
 
 from .embedded import InputError, Result, checked_fact, parse_fact
+from .printing import PREDECLARED, Readable
 
 
 @dataclass
@@ -239,26 +240,56 @@ def not_triples(checked) -> list[str]:
                   if isinstance(pred, ir.Name) and not pred.value.startswith("_") and (not outputs or pred in outputs))
 
 
-def write_result(out: TextIO, result: Result, fmt: str) -> None:
-    if fmt == "jsonl":
-        out.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
-        return
-    dataset = rdflib.Dataset()
-    graph = dataset.graph(rdflib.URIRef(f"urn:dotr:t:{result.t}"))
-    for fact in result.facts:  # triples print as <p>(<s>,<o>); other facts have no RDF form
-        if fact.startswith("<") and fact.count(">(") == 1:
-            pred, rest = fact[1:].split(">(", 1)
-            try:
-                s, o = _split_args(rest[:-1])
-                subject = _node(s)
-                if not isinstance(subject, rdflib.Literal):  # (RDF has no literal subjects: JSON Lines only)
-                    graph.add((subject, rdflib.URIRef(pred), _node(o)))
-            except ValueError:
-                continue
-    for doc in result.graphs:
-        graph.parse(data=doc, format="nt")
-    text = dataset.serialize(format="trig" if fmt == "trig" else "nquads")
-    out.write(text.strip() + "\n")
+#: the vocabulary of composite events in TriG and N-Quads (docs/cli.md)
+_EVENT_PREFIXES = {"event": "urn:dotr:event:", "type": "urn:dotr:type:", "attr": "urn:dotr:attribute:",
+                   "dotr": "urn:dotr:"}
+
+
+class ResultWriter:
+    """Writes each time point's :class:`Result` in ``fmt``: ``jsonl`` readable with ``prefixes``
+    (``pipeline.printing``) unless ``full_iris``; ``trig``/``nquads`` one named graph per time
+    point, the composite events in a second one (docs/cli.md, "Output")."""
+
+    def __init__(self, out: TextIO, fmt: str, prefixes: dict[str, str] | None = None, full_iris: bool = False):
+        self.out, self.fmt = out, fmt
+        self.readable = None if full_iris or fmt != "jsonl" else Readable(prefixes or {})
+        self.prefixes = {} if full_iris else {**PREDECLARED, **(prefixes or {})}
+
+    def write(self, result: Result) -> None:
+        if self.fmt == "jsonl":
+            record = result.to_json()
+            if self.readable is not None:
+                record = self.readable.record(record)
+            self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            return
+        dataset = rdflib.Dataset()
+        for name, ns in self.prefixes.items():
+            dataset.bind(name, ns)
+        graph = dataset.graph(rdflib.URIRef(f"urn:dotr:t:{result.t}"))
+        for fact in result.facts:  # triples print as <p>(<s>,<o>); other facts have no RDF form
+            if fact.startswith("<") and fact.count(">(") == 1:
+                pred, rest = fact[1:].split(">(", 1)
+                try:
+                    s, o = _split_args(rest[:-1])
+                    subject = _node(s)
+                    if not isinstance(subject, rdflib.Literal):  # (RDF has no literal subjects: JSON Lines only)
+                        graph.add((subject, rdflib.URIRef(pred), _node(o)))
+                except ValueError:
+                    continue
+        for doc in result.graphs:
+            graph.parse(data=doc, format="nt")
+        if result.events:
+            for name, ns in _EVENT_PREFIXES.items():
+                dataset.bind(name, ns)
+            events = dataset.graph(rdflib.URIRef(f"urn:dotr:t:{result.t}:events"))
+            for i, event in enumerate(result.events):
+                node = rdflib.URIRef(f"urn:dotr:event:{result.t}:{i}")
+                events.add((node, rdflib.RDF.type, rdflib.URIRef(f"urn:dotr:type:{event['type']}")))
+                events.add((node, rdflib.URIRef("urn:dotr:pattern"), rdflib.Literal(event["pattern"])))
+                for attr, value in event["attributes"].items():
+                    events.add((node, rdflib.URIRef(f"urn:dotr:attribute:{attr}"), _node(value)))
+        text = dataset.serialize(format="trig" if self.fmt == "trig" else "nquads")
+        self.out.write(text.strip() + "\n")
 
 
 def _split_args(text: str) -> tuple[str, str]:

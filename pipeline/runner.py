@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterator, TextIO
 
 from .embedded import InputError, Reasoner, Result
-from .io import MAX_RECORD_SIZE, Record, TooLong, in_order, read_jsonl, read_laserpp, read_trig, write_result
+from .io import MAX_RECORD_SIZE, Record, TooLong, ResultWriter, in_order, read_jsonl, read_laserpp, read_trig
 
 #: exit codes (docs/cli.md)
 EXIT_OK, EXIT_USAGE, EXIT_BAD_RECORD, EXIT_SIGINT, EXIT_SIGTERM = 0, 2, 3, 130, 143
@@ -61,6 +61,7 @@ class Options:
     commit_every: int = 1000  # time points
     commit_seconds: float = 10.0
     max_record_size: int = MAX_RECORD_SIZE  # characters per line (0: unbounded)
+    full_iris: bool = False  # the canonical JSON Lines form (full IRIs, rdf:type triples, N-Triples graphs)
 
 
 @dataclass
@@ -85,6 +86,7 @@ class EmbeddedRun:
         self.state = RunState()
         self.reasoner: Reasoner | None = None
         self.out: TextIO | None = None
+        self._writer: ResultWriter | None = None
         self.on_time_point = None  # called with each time point evaluated (a progress line)
         self._busy = False  # in a time point or a commit: a signal waits for its end
         self._stop: int | None = None  # an exit code, when a signal asked to stop
@@ -240,7 +242,9 @@ class EmbeddedRun:
         elif result.is_empty() and not self.o.all_time_points:
             return
         state.counts["outputs"] += 1
-        write_result(self.out, result, self.o.format)
+        if self._writer is None or self._writer.out is not self.out:
+            self._writer = ResultWriter(self.out, self.o.format, self.reasoner.program.prefixes, self.o.full_iris)
+        self._writer.write(result)
 
     # ------------------------------------------------------------------------ input
     def _records(self) -> Iterator[Record]:

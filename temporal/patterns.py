@@ -24,8 +24,8 @@ consume nothing) are matched once per terminator; each builds its own output fro
 >>> a1, a2 = d.intern(ir.Name("area_1")), d.intern(ir.Name("area_2"))
 >>> n = lambda v: d.intern(ir.Num(v))
 >>> _ = engine.step(1, {"Temp": [(a1, n(25))]}); _ = engine.step(2, {"Temp": [(a1, n(52)), (a2, n(50))]})
->>> [engine.describe(m) for m in engine.step(4, {"Smoke": [(a1,)]}).matches]
-['Fire(area=area_1, temp=52) @4']
+>>> [engine.emitted(m) for m in engine.step(4, {"Smoke": [(a1,)]}).matches]
+[{'type': 'Fire', 'pattern': 'Fire', 'attributes': {'area': 'area_1', 'temp': '52'}}]
 """
 
 from __future__ import annotations
@@ -689,19 +689,13 @@ class PatternEngine:
             parts.append(f"{label}={text}")
         return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
-    def describe(self, match: Match) -> str:
-        """``Type(attr=value, ...) @t`` for an emitted event, else ``Pattern @t``."""
-        d = self.dictionary
+    def emitted(self, match: Match) -> dict | None:
+        """The composite event ``match`` emitted, as plain data: ``{"type": ..., "pattern": ...,
+        "attributes": {name: term}}`` (terms in canonical form, ``rules.engine.terms.format_term``),
+        or None."""
         if match.emitted is None:
-            return f"{match.pattern} @{match.time}"
+            return None
+        term = self.dictionary.term
         names = self.attrs[match.emitted.type]
-        args = ", ".join(f"{a}={_show(d.term(v))}" for a, v in zip(names, match.emitted.values))
-        return f"{match.emitted.type}({args}) @{match.time}"
-
-
-def _show(term) -> str:
-    if isinstance(term, ir.Iri):
-        return f"<{term.value}>"
-    if isinstance(term, ir.Literal):
-        return f'"{term.lexical}"'
-    return str(term.value)
+        return {"type": match.emitted.type, "pattern": match.pattern,
+                "attributes": {a: format_term(term(v)) for a, v in zip(names, match.emitted.values)}}

@@ -98,7 +98,7 @@ def test_stream_facts_use_the_rule_files_prefixes(tmp_path, capsys):
     stream.write_text(json.dumps({"t": 12, "facts": ["temp(r1,25)", ":Sensor(:s1)", ":at(:s1, :locA)"]}) + "\n")
     out = tmp_path / "o.jsonl"
     assert main(["run", "-q", "--rules", str(rules), "--input", str(stream), "--output", str(out)]) == 0
-    assert json.loads(out.read_text())["facts"] == ["placed(<http://ex.org/s1>,<http://ex.org/locA>)"]
+    assert json.loads(out.read_text())["facts"] == ["placed(:s1,:locA)"]
     stream.write_text(json.dumps({"t": 1, "facts": ["nope:x(1)"]}) + "\n")
     assert main(["run", "-q", "--rules", str(rules), "--input", str(stream), "--output", str(out)]) == 3
     assert "not a fact: 'nope:x(1)'" in capsys.readouterr().err
@@ -174,7 +174,7 @@ def test_infinite_numbers_and_literal_subjects_in_every_output_format(tmp_path):
     for fmt in ("jsonl", "nquads", "trig"):
         out = tmp_path / f"o.{fmt}"
         assert main(["run", "-q", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"),
-                     "--output", str(out), "--format", fmt]) == 0
+                     "--output", str(out), "--format", fmt, "--full-iris"]) == 0
         printed[fmt] = out.read_text()
     facts = json.loads(printed["jsonl"])["facts"]
     double = "^^<http://www.w3.org/2001/XMLSchema#double>"

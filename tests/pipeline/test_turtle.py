@@ -76,4 +76,4 @@ def test_turtle_records_through_dotr_run(tmp_path):
     for stream in (turtle_stream, fact_stream):
         assert main(["run", "--rules", str(rules), "--input", str(stream), "--output", str(stream) + ".out", "-q"]) == 0
     out = (tmp_path / "t.jsonl.out").read_text()
-    assert out == (tmp_path / "f.jsonl.out").read_text() and "hot(<http://ex.org/s0>)" in out
+    assert out == (tmp_path / "f.jsonl.out").read_text() and "hot(:s0)" in out

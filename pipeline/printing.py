@@ -1,0 +1,112 @@
+"""Output for people: a JSON Lines record of canonical texts (full IRIs, class memberships as
+``rdf:type`` triples, graphs as N-Triples documents) in the readable form that ``dotr run``
+writes by default: IRIs with the rule file's prefixes, ``:C(:x)`` for a class membership, each
+graph a list of ``[s, p, o]`` terms, numbers as numerals. Every readable fact reads back, with the
+rule file's prefixes, as the fact it stands for (``docs/cli.md``, "Output").
+
+>>> r = Readable({"": "http://ex.org/"})
+>>> r.fact("<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>(<http://ex.org/x8>,<http://ex.org/Alarm>)")
+':Alarm(:x8)'
+>>> r.fact('<http://ex.org/at>(<http://ex.org/s1>,"5"^^<http://www.w3.org/2001/XMLSchema#gYear>)')
+':at(:s1,"5"^^xsd:gYear)'
+>>> r.fact("alarm(<http://other.org/a>,25)")
+'alarm(<http://other.org/a>,25)'
+>>> r.graph('<http://ex.org/f> <http://ex.org/temp> "52"^^<http://www.w3.org/2001/XMLSchema#integer> .\\n')
+[[':f', ':temp', '52']]
+"""
+
+from __future__ import annotations
+
+import re
+
+from rules.lang.ir import RDF_TYPE, XSD
+
+#: the prefixes every rule file has
+PREDECLARED = {"rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+               "xsd": XSD, "owl": "http://www.w3.org/2002/07/owl#"}
+
+_LOCAL = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?)?")  # as the rule grammar reads it
+_TERM = re.compile(r'<[^>]*>|_:[^\s,()]+|"(?:[^"\\]|\\.)*"(?:@[A-Za-z0-9\-]+|\^\^<[^>]*>)?|[^\s,()]+')
+_FACT = re.compile(r"([^(]+?)(?:\((.*)\))?")
+_TYPE = f"<{RDF_TYPE}>"
+_NUMERALS = {f"<{XSD}integer>": re.compile(r"[+-]?\d+"), f"<{XSD}decimal>": re.compile(r"[+-]?\d*\.\d+")}
+
+
+class Readable:
+    """Turns canonical texts into readable ones with ``prefixes`` (the rule file's; rdf, rdfs,
+    xsd and owl are always there). The texts of one record are remembered for the next, so a
+    fact that holds on is converted once."""
+
+    def __init__(self, prefixes: dict[str, str]):
+        namespaces = {**PREDECLARED, **prefixes}
+        self._namespaces = sorted(((ns, name) for name, ns in namespaces.items() if ns),
+                                  key=lambda item: -len(item[0]))
+        self._iris: dict[str, str] = {}
+        self._facts: dict[str, str] = {}
+        self._last: dict[str, str] = {}
+
+    def record(self, record: dict) -> dict:
+        """A record of :meth:`pipeline.embedded.Result.to_json`, readable."""
+        self._last, self._facts = self._facts, {}
+        out = dict(record)
+        for key in ("facts", "removed"):
+            if key in record:
+                out[key] = [self.fact(f) for f in record[key]]
+        if "at" in record:
+            out["at"] = {when: [self.fact(f) for f in facts] for when, facts in record["at"].items()}
+        if "graphs" in record:
+            out["graphs"] = [self.graph(doc) for doc in record["graphs"]]
+        if "answers" in record:
+            out["answers"] = {name: [{var: self.term(value) for var, value in row.items()} for row in rows]
+                              for name, rows in record["answers"].items()}
+        if "events" in record:
+            out["events"] = [{**event, "attributes": {a: self.term(v) for a, v in event["attributes"].items()}}
+                             for event in record["events"]]
+        return out
+
+    def fact(self, text: str) -> str:
+        readable = self._facts.get(text)
+        if readable is None:
+            readable = self._last.get(text)
+            if readable is None:
+                readable = self._fact(text)
+            self._facts[text] = readable
+        return readable
+
+    def _fact(self, text: str) -> str:
+        pred, args = _FACT.fullmatch(text).groups()
+        if args is None:
+            return self.term(pred)
+        terms = [self.term(a) for a in _TERM.findall(args)]
+        if pred == _TYPE and len(terms) == 2 and not terms[1].startswith(('"', "_:")):
+            return f"{terms[1]}({terms[0]})"  # a class membership, as written
+        return f"{self.term(pred)}({','.join(terms)})"
+
+    def term(self, text: str) -> str:
+        """A canonical or N-Triples term, readable."""
+        if text.startswith("<"):
+            return self.iri(text[1:-1])
+        if text.startswith('"') and text.endswith(">") and '"^^<' in text:
+            lexical, datatype = text.rsplit("^^", 1)
+            numeral = _NUMERALS.get(datatype)
+            if numeral is not None and numeral.fullmatch(lexical[1:-1]):
+                return lexical[1:-1]
+            return f"{lexical}^^{self.iri(datatype[1:-1])}"
+        return text
+
+    def iri(self, iri: str) -> str:
+        shown = self._iris.get(iri)
+        if shown is None:
+            shown = f"<{iri}>"
+            for ns, name in self._namespaces:
+                if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
+                    shown = f"{name}:{iri[len(ns):]}"
+                    break
+            if len(self._iris) > 100_000:  # (terms of a long stream: keep the memory bounded)
+                self._iris.clear()
+            self._iris[iri] = shown
+        return shown
+
+    def graph(self, ntriples: str) -> list[list[str]]:
+        """An N-Triples document as its triples, each ``[s, p, o]`` readable."""
+        return [[self.term(t) for t in _TERM.findall(line)[:3]] for line in ntriples.splitlines() if line.strip()]
