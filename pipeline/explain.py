@@ -14,6 +14,8 @@ from rules.engine.plan import compile_rule
 from rules.engine.planning import Unsupported
 from rules.engine.store import INF, Store
 from rules.engine.terms import format_fact, format_term
+
+from .printing import Readable
 from rules.lang.printer import format_rule
 
 from .embedded import Reasoner, intern_input, parse_fact
@@ -73,11 +75,12 @@ class Explainer:
         self.r = reasoner
         self.d = reasoner.dictionary
         self.prefixes = reasoner.program.prefixes
+        self.readable = Readable(self.prefixes)  # facts and terms as dotr run prints them
 
     def fact(self, t: int, inputs: set, rel, fact, depth: int = 0, seen=None) -> list[str]:
         seen = set() if seen is None else seen
         pad = "  " * depth
-        text = format_fact(self.d, rel, fact)
+        text = self.readable.fact(format_fact(self.d, rel, fact))
         if (rel, fact) in inputs:
             return [f"{pad}{text}: input at {t}"]
         explicit = self.r.ontology.materialiser.explicit.get(rel, {}).get(fact)
@@ -102,12 +105,13 @@ class Explainer:
                             if isinstance(name, ir.Name) and name.value.startswith("_lars:"):
                                 kind, size = name.value.split(":")[1:3]
                                 base = self.d.term(int(name.value.split(":")[3]))
-                                args = [format_term(self.d.term(i)) for i in pfact]
+                                args = [self.readable.term(format_term(self.d.term(i))) for i in pfact]
                                 op = {"dia": "<>", "box": "[]", "at": "@" + (args[-1] if args else "")}[kind.lstrip("t")]
                                 if kind.endswith("at"):
                                     args = args[:-1]
                                 window = "" if int(size) >= INF else f"[{size}{' #' if kind.startswith('t') else ''}] "
-                                shown = f"{getattr(base, 'value', base)}({', '.join(args)})" if args else str(base.value)
+                                pred = self.readable.term(format_term(base))
+                                shown = f"{pred}({', '.join(args)})" if args else pred
                                 lines.append(f"{pad}  {window}{op} {shown}: held in the window")
                             else:
                                 lines += self.fact(t, inputs, prel, pfact, depth + 1, seen)
@@ -141,7 +145,9 @@ def explain(reasoner: Reasoner, elements, t: int, target: str) -> list[str]:
         lines = [f"graph {index} at {t}: pattern {m.pattern} fired on these events:"]
         for label, e in sorted(m.bindings.items(), key=lambda kv: kv[1].time):
             names = reasoner.patterns.attrs[e.type]
-            attrs = ", ".join(f"{a}={format_term(reasoner.dictionary.term(v))}" for a, v in zip(names, e.values))
+            readable = Readable(reasoner.program.prefixes)
+            attrs = ", ".join(f"{a}={readable.term(format_term(reasoner.dictionary.term(v)))}"
+                              for a, v in zip(names, e.values))
             lines.append(f"  {label}: {e.type}({attrs}) at {e.time}")
         return lines
     atom = parse_fact(target, reasoner.program.prefixes)
