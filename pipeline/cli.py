@@ -85,14 +85,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
     """``dotr run`` in this process: live output, ``--checkpoint`` commits (pipeline/runner.py)."""
+    import json
     import pickle
-    import time
 
     from rules import DotrError, RuleError
 
     from ontology.background import load_triples
 
     from .embedded import InputError, Reasoner
+    from .printing import Readable
     from .runner import EXIT_BAD_RECORD, EmbeddedRun, Options
 
     if args.checkpoint and (args.input == "-" or args.output == "-" or args.reorder_within or args.resume
@@ -121,7 +122,12 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
                       full_iris=args.full_iris)
     run = EmbeddedRun(options, build, notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
-    progress = _Progress(run.state.counts) if sys.stderr.isatty() and not args.quiet else None
+    if args.watch:
+        from .watch import Watch
+
+        progress = Watch(run.stats, run.state.counts, Readable(checked.program.prefixes))
+    else:
+        progress = _Progress(run.state.counts) if sys.stderr.isatty() and not args.quiet else None
     run.on_time_point = progress.update if progress is not None else None
     try:
         if not run.start():
@@ -129,6 +135,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
             return 0
         if progress is not None:
             progress.counts = run.state.counts  # (restored from the checkpoint)
+        run.stats.start(started)  # (the figures count from here; start-up apart)
         code = run.run()
     except RuleError as err:
         print(err.render(), file=sys.stderr)
@@ -148,10 +155,13 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         with open(args.snapshot + ".part", "wb") as f:
             pickle.dump(run.reasoner.snapshot(), f)
         os.replace(args.snapshot + ".part", args.snapshot)
+    counts, readable = run.state.counts, Readable(checked.program.prefixes)
+    figures = (counts["records"], counts["outputs"], len(run.state.rejects))
     if not args.quiet:
-        counts = run.state.counts
-        print(f"dotr: {counts['records']} records, {counts['time points']} time points, {counts['outputs']} outputs "
-              f"in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+        print("\n".join(run.stats.lines(*figures, readable=readable)), file=sys.stderr)
+    if args.stats:
+        with open(args.stats, "w", encoding="utf-8") as f:
+            json.dump(run.stats.to_json(*figures, readable=readable), f, indent=1)
     return code
 
 
@@ -278,7 +288,9 @@ class _Progress:
         from rich.live import Live
 
         self.counts, self.started, self.last = counts, time.perf_counter(), 0.0
-        self.live = Live("", refresh_per_second=4, transient=True, console=None)
+        from rich.console import Console
+
+        self.live = Live("", refresh_per_second=4, transient=True, console=Console(stderr=True))
         self.live.start()
 
     def update(self, t: int) -> None:
@@ -342,6 +354,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--changes", action="store_true",
                        help="print only the facts added (facts) and removed (removed) since the previous time point")
     p_run.add_argument("--all-time-points", action="store_true", help="print time points with nothing derived too")
+    p_run.add_argument("--watch", action="store_true",
+                       help="a live view on the terminal (standard error): rates, conclusions per pattern, event, "
+                            "query and predicate, the latest conclusions")
+    p_run.add_argument("--stats", metavar="FILE", help="write the run's summary (counts, throughput, slowest time "
+                                                        "point) to FILE as JSON")
     p_run.add_argument("--include-background", action="store_true",
                        help="print conclusions that follow from the background alone too")
     p_run.add_argument("--snapshot", metavar="FILE", help="at the end, save the state to continue from")

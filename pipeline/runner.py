@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterator, TextIO
 
 from .embedded import InputError, Reasoner, Result
+from .summary import RunStats
 from .io import MAX_RECORD_SIZE, Record, TooLong, ResultWriter, in_order, read_jsonl, read_laserpp, read_trig
 
 #: exit codes (docs/cli.md)
@@ -87,6 +88,7 @@ class EmbeddedRun:
         self.reasoner: Reasoner | None = None
         self.out: TextIO | None = None
         self._writer: ResultWriter | None = None
+        self.stats = RunStats()  # this process's figures (not saved with a checkpoint)
         self.on_time_point = None  # called with each time point evaluated (a progress line)
         self._busy = False  # in a time point or a commit: a signal waits for its end
         self._stop: int | None = None  # an exit code, when a signal asked to stop
@@ -220,16 +222,26 @@ class EmbeddedRun:
         """Evaluate ``t`` (and the time points before it where the output can change) and write."""
         self._busy = True
         try:
-            for result in [*self.reasoner.between(t), self.reasoner.step(t, facts)]:
-                self._write(result)
+            clock = time.perf_counter
+            start = clock()
+            for result in self._results(t, facts):
+                now = clock()
+                self._write(result, now - start)
+                start = clock()
             self.state.counts["records"] += records
             self.out.flush()
         finally:
             self._busy = False
 
-    def _write(self, result: Result) -> None:
+    def _results(self, t: int, facts: dict) -> Iterator[Result]:
+        yield from self.reasoner.between(t)
+        yield self.reasoner.step(t, facts)
+
+    def _write(self, result: Result, seconds: float = 0.0) -> None:
         state = self.state
         state.counts["time points"] += 1
+        self.stats.observe(result, seconds, [m if isinstance(m, str) else m.pattern for m in self.reasoner.last_matches]
+                           if result.graphs else None)
         if self.on_time_point is not None:
             self.on_time_point(result.t)
         if self.o.changes:  # only what was added or removed since the previous time point

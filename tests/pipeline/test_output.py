@@ -62,3 +62,53 @@ def test_a_class_membership_prints_as_written_and_composite_events_appear_in_eve
         node = rdflib.URIRef("urn:dotr:event:4000:0")
         assert (node, rdflib.RDF.type, rdflib.URIRef("urn:dotr:type:Fire")) in events
         assert (node, rdflib.URIRef("urn:dotr:attribute:temperature"), rdflib.Literal(52)) in events
+
+
+def test_the_summary_on_standard_error_and_in_a_stats_file(tmp_path, capsys):
+    ex = ROOT / "examples/trex"
+    stats = tmp_path / "stats.json"
+    assert main(["run", "--rules", str(ex / "rules.dotr"), "--ontology", str(ex / "ontology.ttl"), "--input",
+                 str(ex / "stream.jsonl"), "--output", str(tmp_path / "o.jsonl"), "--stats", str(stats)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("dotr: 3 records, 5 time points, 1 outputs, 0 rejected in ") and "start-up" in err[0]
+    assert err[1:4] == ["  facts: :Alarm 1", "  events: Fire 1", "  graphs: Fire 1"]
+    figures = json.loads(stats.read_text())
+    assert figures["conclusions"] == {"facts": {":Alarm": 1}, "events": {"Fire": 1}, "graphs": {"Fire": 1},
+                                      "answers": {}}
+    assert (figures["records"], figures["time_points"], figures["outputs"], figures["rejects"]) == (3, 5, 1, 0)
+    assert figures["slowest"]["t"] in (1000, 2000, 3000, 4000, 4001) and figures["startup_seconds"] > 0
+
+
+def test_watch_shows_a_live_view_on_a_terminal(tmp_path):
+    """Run under a pseudo-terminal, as a person would see it: the view on standard error, the
+    output file unchanged."""
+    import os
+    import pty
+    import re
+    import subprocess
+    import sys
+
+    ex = ROOT / "examples/fire"
+    primary, secondary = pty.openpty()
+    out = tmp_path / "o.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "run", "--watch", "--rules", str(ex / "rules.dotr"),
+                             "--ontology", str(ex / "ontology.ttl"), "--input", str(ex / "stream.jsonl"),
+                             "--output", str(out)], cwd=ROOT, stdin=secondary, stdout=secondary, stderr=secondary,
+                            env={**os.environ, "COLUMNS": "120", "TERM": "xterm"})
+    os.close(secondary)
+    screen = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # the terminal closed: the process has ended
+            break
+        if not chunk:
+            break
+        screen += chunk
+    assert proc.wait(timeout=60) == 0
+    os.close(primary)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.decode("utf-8", "replace"))
+    assert "records 3" in text and "time points 3" in text
+    assert re.search(r"patterns\s+Fire\s+1", text) and re.search(r"facts\s+:is_in_room\s+3", text)
+    assert "latest (t=12): :is_in_room(:s2,:roomA)" in text
+    assert out.read_text() == (ROOT / "tests/pipeline/golden/fire.jsonl").read_text()

@@ -1,0 +1,100 @@
+"""What a run did, for a person: time points, records, rejects, conclusions per predicate,
+pattern and query, throughput, the slowest time point. ``dotr run`` prints it on standard error
+at the end (``--stats FILE`` writes it as JSON) and ``--watch`` shows it live.
+
+>>> from pipeline.embedded import Result
+>>> stats = RunStats()
+>>> stats.observe(Result(1, facts=["hot(a)", "hot(b)"], events=[{"type": "Fire", "pattern": "F", "attributes": {}}]), 0.002)
+>>> stats.observe(Result(2, facts=["hot(a)"], answers={"Q": [{"x": "1"}]}), 0.001)
+>>> stats.to_json()["conclusions"]
+{'facts': {'hot': 3}, 'events': {'Fire': 1}, 'graphs': {}, 'answers': {'Q': 1}}
+>>> stats.to_json()["slowest"]
+{'t': 1, 'ms': 2.0}
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+from .embedded import Result
+from .printing import Readable
+
+_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>("
+
+
+class RunStats:
+    """Counts gathered from each time point's result as it is written."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.startup: float | None = None  # seconds from the process's start to the first record
+        self.time_points = 0
+        self.facts: Counter = Counter()  # predicate (canonical; a class for a membership) -> facts printed
+        self.events: Counter = Counter()  # composite event type -> events
+        self.graphs: Counter = Counter()  # pattern or query -> graphs built
+        self.answers: Counter = Counter()  # query -> solutions
+        self.slowest: tuple[float, int] | None = None  # (seconds, t)
+        self.last: Result | None = None  # the last result with something in it
+
+    def start(self, process_started: float) -> None:
+        """The stream starts now; the process started at ``process_started`` (perf_counter)."""
+        self.started = time.perf_counter()
+        self.startup = self.started - process_started
+
+    def observe(self, result: Result, seconds: float, graph_sources: list[str] | None = None) -> None:
+        """Count ``result``, which took ``seconds`` to evaluate; ``graph_sources`` names the
+        pattern or query of each of its graphs."""
+        self.time_points += 1
+        if self.slowest is None or seconds > self.slowest[0]:
+            self.slowest = (seconds, result.t)
+        if result.is_empty():
+            return
+        self.last = result
+        facts = self.facts
+        for fact in result.facts:
+            if fact.startswith(_TYPE):  # a class membership: counted under its class
+                facts[fact[fact.rindex(",") + 1:-1]] += 1
+            else:
+                paren = fact.find("(")
+                facts[fact if paren < 0 else fact[:paren]] += 1
+        for event in result.events:
+            self.events[event["type"]] += 1
+        if graph_sources:
+            self.graphs.update(graph_sources)
+        for name, rows in result.answers.items():
+            self.answers[name] += len(rows)
+
+    def to_json(self, records: int = 0, outputs: int = 0, rejects: int = 0, readable: Readable | None = None) -> dict:
+        """The figures as plain data (predicates readable with ``readable``), with the run's
+        counts of records read, records written and records rejected."""
+        elapsed = time.perf_counter() - self.started
+        name = readable.term if readable is not None else (lambda text: text)
+        out: dict = {"records": records, "time_points": self.time_points, "outputs": outputs, "rejects": rejects,
+                     "seconds": round(elapsed, 3), "startup_seconds": None if self.startup is None
+                     else round(self.startup, 3),
+                     "records_per_second": round(records / elapsed, 1) if elapsed > 0 else None}
+        out["conclusions"] = {"facts": {name(p): n for p, n in self.facts.most_common()},
+                              "events": dict(self.events.most_common()),
+                              "graphs": dict(self.graphs.most_common()),
+                              "answers": dict(self.answers.most_common())}
+        if self.slowest is not None:
+            out["slowest"] = {"t": self.slowest[1], "ms": round(self.slowest[0] * 1000, 3)}
+        return out
+
+    def lines(self, records: int = 0, outputs: int = 0, rejects: int = 0, readable: Readable | None = None,
+              top: int = 8) -> list[str]:
+        """The summary for a person, a few lines."""
+        data = self.to_json(records, outputs, rejects, readable)
+        rate = data["records_per_second"]
+        lines = [f"dotr: {records:,} records, {self.time_points:,} time points, {outputs:,} outputs, "
+                 f"{rejects:,} rejected in {data['seconds']:.2f} s" + (f" ({rate:,.0f} records/s)" if rate else "")
+                 + (f", start-up {self.startup:.2f} s" if self.startup is not None else "")]
+        for kind, counts in data["conclusions"].items():
+            if counts:
+                shown = ", ".join(f"{k} {v:,}" for k, v in list(counts.items())[:top])
+                more = f", ... ({len(counts) - top} more)" if len(counts) > top else ""
+                lines.append(f"  {kind}: {shown}{more}")
+        if "slowest" in data and self.time_points > 1:
+            lines.append(f"  slowest time point: t={data['slowest']['t']} ({data['slowest']['ms']:.1f} ms)")
+        return lines
