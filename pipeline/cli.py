@@ -26,7 +26,22 @@ def _summary(path: str, result: CheckResult) -> str:
         f"  facts: {len(p.facts)}, events: {len(p.events)}, patterns: {len(p.patterns)}, "
         f"queries: {len(p.queries)}, time unit: {p.timeunit}"
         + (f", profiles: {', '.join(p.profiles)}" if p.profiles else "")
+        + f"\n  split by key: {_split_line(result)}"
     )
+
+
+def _split_line(result: CheckResult) -> str:
+    """How the temporal stage splits into key groups on Spark (argument positions from 1), or
+    why it does not."""
+    from .embedded import split_keys, split_reason
+    from temporal.keys import FactKeys
+
+    keys = split_keys(result)
+    if keys is None:
+        return f"no ({split_reason(result)})"
+    if isinstance(keys, FactKeys):
+        return ", ".join(f"{pred}/{arity} at {pos + 1}" for (pred, arity), pos in keys.items() if pos is not None)
+    return "events " + ", ".join(f"{event} at {pos + 1}" for event, pos in keys.items())
 
 
 def _print_warnings(result: CheckResult) -> None:

@@ -170,18 +170,21 @@ class Lars:
     def __init__(self, engine: LarsEngine, printed: Callable[[tuple, tuple], bool]):
         self.engine, self.printed = engine, printed
         self.ahead: dict[int, set] = {}  # time -> atoms placed there by @T heads, reported in ``at``
+        self.owns: Callable[[tuple, tuple], bool] | None = None  # split by key: the facts this group reports
 
     def conclude(self, now: Moment) -> None:
         t, engine, result = now.t, self.engine, now.result
         out = engine.step(t, now.point.stream, derived=list(now.conclusions) + now.graph_facts)
         background = engine.background
         ahead = self.ahead.pop(t, ())
-        now.derived.update(item for item in out.facts if item not in background and item not in ahead)
+        owns = self.owns
+        now.derived.update(item for item in out.facts if item not in background and item not in ahead
+                           and (owns is None or owns(*item)))
         d = engine.dictionary
         for when, rel, fact in out.at:
             if when > t:
                 self.ahead.setdefault(when, set()).add((rel, fact))
-            if self.printed(rel, fact):
+            if self.printed(rel, fact) and (owns is None or owns(rel, fact)):
                 result.at.setdefault(when, []).append(format_fact(d, rel, fact))
         for v in result.at.values():
             v.sort()

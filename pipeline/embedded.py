@@ -38,7 +38,7 @@ from ontology.turtle import TokenTriple, intern_tokens
 from rules.lang.queries.csparql import is_csparql
 from rules.lang.queries.epsparql import is_epsparql
 from temporal.epsparql import EpSparqlEngine
-from temporal.keys import EventPartition, partition_keys
+from temporal.keys import EventPartition, FactKeys, FactPartition, fact_keys, partition_keys
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
@@ -85,7 +85,7 @@ class Result:
 def merge_records(records: list[dict]) -> dict:
     """One time point's output records (:meth:`Result.to_json`) from the groups of a split
     temporal stage as one record: facts and graphs united and sorted, as one reasoner gives them
-    (a split stage has no LARS atoms placed elsewhere and no query answers).
+    (a split stage has no query answers).
 
     >>> merge_records([{"t": 3, "facts": ["b"], "graphs": ["g2"]}, {"t": 3, "facts": [], "graphs": ["g1"]}])
     {'t': 3, 'facts': ['b'], 'graphs': ['g1', 'g2']}
@@ -93,6 +93,12 @@ def merge_records(records: list[dict]) -> dict:
     merged: dict = {"t": records[0]["t"], "facts": sorted({f for r in records for f in r["facts"]})}
     if any("removed" in r for r in records):
         merged["removed"] = sorted({f for r in records for f in r.get("removed", ())})
+    at: dict[str, set] = {}
+    for r in records:
+        for when, facts in r.get("at", {}).items():
+            at.setdefault(when, set()).update(facts)
+    if at:
+        merged["at"] = {when: sorted(facts) for when, facts in sorted(at.items(), key=lambda item: int(item[0]))}
     graphs = sorted(g for r in records for g in r.get("graphs", ()))
     if graphs:
         merged["graphs"] = graphs
@@ -117,22 +123,51 @@ class Enriched:
     group: int | None = None  # the key group whose part this is (split_point), None: all of it
 
 
-def split_point(point: Enriched, partition: EventPartition) -> list[Enriched]:
-    """``point`` per group of a split temporal stage (:meth:`Reasoner.keep_group`): each group's
-    events; the ontological conclusions, printed once, in group 0 only."""
+def split_point(point: Enriched, partition: EventPartition | FactPartition) -> list[Enriched]:
+    """``point`` per group of a split temporal stage (:meth:`Reasoner.keep_group`). Patterns:
+    each group's events, the ontological conclusions (printed once) in group 0 only. LARS
+    rules: each group's stream facts and conclusions (by the key of their predicate; those of
+    unsplit predicates in every group)."""
+    if isinstance(partition, FactPartition):
+        return [replace(point, stream=stream, conclusions=conclusions, group=group) for group, (stream, conclusions)
+                in enumerate(zip(partition.split(point.stream), partition.split(point.conclusions)))]
     return [replace(point, events=events, conclusions=point.conclusions if group == 0 else [], group=group)
             for group, events in enumerate(partition.split(point.events))]
 
 
-def split_keys(checked: CheckResult) -> dict[str, int] | None:
-    """How the temporal stage of these rules can be split by key (event type -> key attribute
-    position, :func:`temporal.keys.partition_keys`), or None: only patterns alone (no LARS rules,
-    no queries) whose graphs never re-enter the ontological stage (no profile, no event reading
-    them) can be split."""
-    program = checked.program
-    if checked.analysis.temporal or program.queries or program.profiles or checked.analysis.graphs_reach_events:
-        return None
-    return partition_keys(program)
+def split_keys(checked: CheckResult) -> dict[str, int] | FactKeys | None:
+    """How the temporal stage of these rules can be split by key, or None (:func:`split_reason`
+    says why). Patterns alone (no LARS rules, no queries) whose graphs never re-enter the
+    ontological stage (no profile, no event reading them): event type -> key attribute position
+    (:func:`temporal.keys.partition_keys`). LARS rules alone, in tick mode: predicate -> key
+    argument (:func:`temporal.keys.fact_keys`)."""
+    return _split(checked)[0]
+
+
+def split_reason(checked: CheckResult) -> str:
+    """Why :func:`split_keys` found no key ("" when it found one)."""
+    return _split(checked)[1]
+
+
+def _split(checked: CheckResult) -> tuple[dict | None, str]:
+    program, analysis = checked.program, checked.analysis
+    if analysis.temporal:
+        if program.patterns or program.queries:
+            return None, "LARS rules with patterns or queries"
+        if program.timeunit != "ticks":
+            return None, "@timeunit ms (a key group's output would not be evaluated at the other groups' changes)"
+        return fact_keys(analysis.temporal)
+    if program.queries:
+        return None, "queries"
+    if program.profiles or analysis.graphs_reach_events:
+        return None, "pattern graphs re-enter the ontological stage (a profile, or an event reads them)"
+    keys = partition_keys(program)
+    return (keys, "") if keys is not None else (None, "no pattern keys" if program.patterns else "nothing temporal")
+
+
+def make_partition(keys: dict, n: int, dictionary) -> EventPartition | FactPartition:
+    """The partition of :func:`split_keys`'s keys into ``n`` groups."""
+    return FactPartition(keys, n, dictionary) if isinstance(keys, FactKeys) else EventPartition(keys, n, dictionary)
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -377,13 +412,15 @@ class Reasoner:
         feed graphs back), or only its conclusions, events and solutions."""
         return self._reads_stream
 
-    def keep_group(self, partition: EventPartition, group: int) -> None:
+    def keep_group(self, partition: EventPartition | FactPartition, group: int) -> None:
         """From now on conclude only ``group``'s part of each time point (:func:`split_point`):
         the reasoners of all groups, each given every time point, together output what one
         reasoner outputs (group 0 the facts, each group the graphs of its matches). The
         partition's keys must be :func:`split_keys`'s."""
         if split_keys(self.checked) is None:
             raise ValueError("this program's temporal stage cannot be split by key")
+        if isinstance(partition, FactPartition) and self._lars_step is not None:
+            self._lars_step.owns = lambda rel, args: partition.owns(group, rel, args)
         self._group = (partition, group)
 
     def temporal_snapshot(self) -> dict:

@@ -121,6 +121,142 @@ def _consistent(chosen: dict[str, str], options: list[list[dict[str, str]]]) -> 
     return None
 
 
+class FactKeys(dict):
+    """The keys of :func:`fact_keys`: (predicate text, arity) -> key position or None."""
+
+
+def fact_keys(rules) -> tuple[FactKeys | None, str]:
+    """A key for the LARS rules ``rules`` (the temporal rules), or why there is none.
+
+    Each predicate the rules mention gets an argument position, its *key*, or None (not split:
+    every group sees all its facts). The assignment is valid when in every rule the atoms of
+    split predicates (windowed, negated or not) all have one variable X at their key, which is
+    the head's key too (a rule reading only unsplit predicates derives an unsplit one). Then
+    every grounding of a rule that touches split data has one key value and the data with that
+    value derive it: the engine run on each key value's part, with every unsplit fact and the
+    whole background, derives what the engine over everything derives for that value.
+    Predicates under a tuple window (which counts every atom) are never split, nor are
+    propositional ones; a variable predicate means no key. Returns ``(keys, "")``, keys
+    ``(predicate text, arity) -> position or None``, when some predicate is split, else
+    ``(None, reason)``.
+
+    >>> from rules import parse
+    >>> fact_keys(parse('''hot(S) :- [3] <> temp(S, V), V > 30 .
+    ... alarm(S, R) :- hot(S), not ok(S), located(S, R) .''').rules)[0]
+    {('alarm', 2): 0, ('hot', 1): 0, ('located', 2): 0, ('ok', 1): 0, ('temp', 2): 0}
+    >>> fact_keys(parse('near(A, B) :- [3] <> at(A, L), [3] <> at(B, L) .').rules)[1]
+    'near(A, B) :- ...: no variable is at one argument of every atom and of the head'
+    """
+    rules = list(rules)
+    fixed: dict[tuple[str, int], int | None] = {}
+    options = []
+    for rule in rules:
+        atoms = [rule.head, *(lit.atom for lit in rule.body if isinstance(lit, (ir.AtomLiteral, ir.TemporalLiteral)))]
+        if any(isinstance(a.pred, ir.Var) for a in atoms):
+            return None, f"{_rule_text(rule)}: a variable predicate"
+        for lit in rule.body:
+            if isinstance(lit, ir.TemporalLiteral) and lit.window is not None and lit.window.tuple:
+                fixed[_pred(lit.atom)] = None
+        choices = []
+        for var in dict.fromkeys(v for v in rule.head.args if isinstance(v, ir.Var)):
+            choice: dict[tuple[str, int], int | None] = {}
+            for atom in atoms:
+                key, position = _pred(atom), next((i for i, a in enumerate(atom.args) if a == var), None)
+                if choice.get(key, position) != position:
+                    break
+                choice[key] = position
+            else:
+                choices.append(choice)
+        choices.append({_pred(a): None for a in atoms})  # nothing split: always consistent
+        options.append(choices)
+    found = _consistent(fixed, options)
+    read = {_pred(lit.atom) for rule in rules for lit in rule.body if isinstance(lit, (ir.AtomLiteral, ir.TemporalLiteral))}
+    if found is not None and any(v is not None for k, v in found.items() if k in read):
+        return FactKeys(sorted(found.items())), ""
+    if found is not None and any(v is not None for v in found.values()):
+        return None, "only rule heads would be split (every group would read all the data)"
+    if not rules:
+        return None, "no LARS rules"
+    for rule, choices in zip(rules, options):  # the first rule that cannot be split at all
+        if len(choices) == 1:
+            return None, f"{_rule_text(rule)}: no variable is at one argument of every atom and of the head"
+    return None, "the rules' keys disagree (a predicate would need two keys, or one is under a tuple window)"
+
+
+def _pred(atom: ir.Atom) -> tuple[str, int]:
+    return atom.pred.value, len(atom.args)
+
+
+def _rule_text(rule: ir.Rule) -> str:
+    head = rule.head
+    args = ", ".join(getattr(a, "name", None) or str(getattr(a, "value", a)) for a in head.args)
+    return f"{head.pred.value}({args}) :- ..." if head.args else f"{head.pred.value} :- ..."
+
+
+class FactPartition:
+    """Routes the facts the LARS rules read to ``n`` groups by the term at their predicate's key
+    (:func:`fact_keys`); facts of unsplit predicates go to every group, facts the rules do not
+    read to group 0.
+
+    >>> d = TermDictionary()
+    >>> part = FactPartition({("temp", 2): 0, ("ok", 1): None}, 2, d)
+    >>> temp, ok, other = (d.intern(ir.Name("temp")), 2), (d.intern(ir.Name("ok")), 1), (d.intern(ir.Name("x")), 1)
+    >>> a, b = d.intern(ir.Name("s1")), d.intern(ir.Name("s2"))
+    >>> groups = part.split([(temp, (a, 1)), (temp, (b, 2)), (ok, (a,)), (other, (a,))])
+    >>> (temp, (b, 2)) in groups[part.group_of_term(b)], all((ok, (a,)) in g for g in groups), (other, (a,)) in groups[0]
+    (True, True, True)
+    >>> sum(len(g) for g in groups)  # each temp once, ok in both groups, the other fact once
+    5
+    """
+
+    def __init__(self, keys: dict[tuple[str, int], int | None], n: int, dictionary: TermDictionary):
+        self.keys, self.n, self.dictionary = keys, n, dictionary
+        self._routes: dict[tuple, int | None | str] = {}  # relation -> key position, None (all) or "0" (group 0)
+        self._groups: dict[int, int] = {}  # term id -> group
+
+    def _route(self, rel: tuple):
+        route = self._routes.get(rel, "?")
+        if route == "?":
+            term = self.dictionary.term(rel[0])
+            key = (getattr(term, "value", None), rel[1])
+            route = self._routes[rel] = self.keys[key] if key in self.keys else "0"
+        return route
+
+    def group_of_term(self, term: int) -> int:
+        group = self._groups.get(term)
+        if group is None:
+            text = format_term(self.dictionary.term(term)).encode()
+            group = self._groups[term] = zlib.crc32(text) % self.n
+        return group
+
+    def split(self, facts: list[tuple]) -> list[list[tuple]]:
+        """``facts`` ((relation, args), or longer tuples starting so) per group."""
+        out: list[list[tuple]] = [[] for _ in range(self.n)]
+        for fact in facts:
+            route = self._route(fact[0])
+            if route == "0":
+                out[0].append(fact)
+            elif route is None:
+                for part in out:
+                    part.append(fact)
+            else:
+                out[self.group_of_term(fact[1][route])].append(fact)
+        return out
+
+    def owns(self, group: int, rel: tuple, args: tuple) -> bool:
+        """Whether ``group`` reports the fact: its key's value is the group's (an unsplit
+        predicate's facts are everyone's). A group derives facts of other groups' values too
+        (from the whole background, under a negation of data it does not have): those are not
+        its to report."""
+        route = self._route(rel)
+        return not isinstance(route, int) or self.group_of_term(args[route]) == group
+
+    def forget_terms(self, first: int) -> None:
+        """Drop the cached groups of term ids from ``first`` on (the dictionary was truncated)."""
+        self._groups = {t: g for t, g in self._groups.items() if t < first}
+        self._routes = {rel: r for rel, r in self._routes.items() if rel[0] < first}
+
+
 class EventPartition:
     """Routes events to ``n`` groups by the term of their key attribute (a digest of its text, the
     same in every process whatever the term ids).

@@ -52,9 +52,10 @@ from ontology.background import load_triples
 from rules import DotrError, check
 from rules.lang.loader import CheckResult
 
-from temporal.keys import EventPartition
+from temporal.keys import EventPartition, FactPartition
 
-from ..embedded import InputError, Reasoner, Result, intern_input, merge_records, split_keys, split_point
+from ..embedded import (InputError, Reasoner, Result, intern_input, make_partition, merge_records, split_keys,
+                        split_point)
 from ..io import read_jsonl, read_laserpp, read_trig
 from ..wire import decode_point, encode_point
 
@@ -78,7 +79,7 @@ class _Worker:
         self.checked, self.background, self.reasoner_options, self.options = pickle.loads(bundle)
         self.keys, self.labels = self.options["keys"], self.options["groups"]
         self._enricher: Reasoner | None = None
-        self.partition: EventPartition | None = None  # the enrich step's
+        self.partition: EventPartition | FactPartition | None = None  # the enrich step's
         self._stages: dict[int, tuple[OntologicalStage, int]] = {}  # per group: the temporal engine's
         self.engines: dict[int, tuple[int, Reasoner]] = {}  # per group: (state version, the live reasoner)
 
@@ -88,7 +89,7 @@ class _Worker:
             self._enricher = Reasoner(self.checked, ontology=OntologicalStage.restore(self.checked, self.background),
                                       **self.reasoner_options)
             if self.keys is not None:
-                self.partition = EventPartition(self.keys, len(self.labels), self._enricher.dictionary)
+                self.partition = make_partition(self.keys, len(self.labels), self._enricher.dictionary)
         return self._enricher
 
     def _stage(self, group: int) -> tuple[OntologicalStage, int]:
@@ -114,7 +115,7 @@ class _Worker:
         stage.reset(terms)
         reasoner = Reasoner(self.checked, ontology=stage, **self.reasoner_options)
         if self.keys is not None:
-            reasoner.keep_group(EventPartition(self.keys, len(self.labels), stage.dictionary), group)
+            reasoner.keep_group(make_partition(self.keys, len(self.labels), stage.dictionary), group)
         return reasoner
 
 

@@ -6,7 +6,10 @@ import random
 import pytest
 
 from benchmarks.patterns import EX, background, program
-from pipeline.embedded import Reasoner, merge_records, split_keys
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from pipeline.embedded import Reasoner, make_partition, merge_records, split_keys, split_reason
+from pipeline.cli import main
 from rules import check_text
 from temporal.keys import EventPartition
 
@@ -16,7 +19,7 @@ def _outputs(make, elements, groups: int) -> list[dict]:
         return [r.to_json() for r in make().run(elements) if not r.is_empty()]
     reasoners = [make() for _ in range(groups)]
     for g, r in enumerate(reasoners):
-        r.keep_group(EventPartition(split_keys(r.checked), groups, r.dictionary), g)
+        r.keep_group(make_partition(split_keys(r.checked), groups, r.dictionary), g)
     by_t: dict[int, list[dict]] = {}
     for r in reasoners:
         for result in r.run(elements):
@@ -53,7 +56,66 @@ def test_the_dotr_workload_split_by_room_gives_one_reasoners_output(groups):
 
 
 def test_a_program_that_cannot_be_split_is_refused():
-    r = Reasoner.from_files("examples/cooling/rules.dotr", ["examples/cooling/ontology.ttl"])
+    r = Reasoner.from_files("examples/traffic/rules.dotr", ["examples/traffic/ontology.ttl"])
     assert split_keys(r.checked) is None
     with pytest.raises(ValueError, match="cannot be split"):
         r.keep_group(EventPartition({}, 2, r.dictionary), 0)
+
+
+# ------------------------------------------------------------------ LARS rules split by key
+BACKGROUND = """located(s1, r1) . located(s2, r1) . located(s3, r2) . located(s4, r3) .
+risky(r1) . risky(r3) . sensor(s1) . sensor(s2) . sensor(s3) . sensor(s4) . sensor(s5) .
+"""
+
+#: rules over sensors (S), keyed by S, with windows, negation, @, background joins, recursion,
+#: and predicates that are not split (level, the propositional any_hot)
+RULES = [
+    "hot(S) :- [{w}] <> temp(S, V), V > {c} .",
+    "steady(S) :- [{w}] [] smoke(S) .",
+    "alarm(S) :- hot(S), not ok(S) .",
+    "alarm(S) :- [{w}] <> smoke(S), located(S, R), risky(R) .",
+    "@T seen(S) :- [{w}] @T smoke(S) .",
+    "quiet(S) :- sensor(S), not [{w}] <> smoke(S) .",
+    "warm(S) :- hot(S), [{w}] <> level(V), V > 2 .",
+    "chain(S) :- hot(S) .\nchain(S) :- chain(S), [{w}] <> smoke(S) .",
+    "any_hot :- hot(S) .",
+    "@U later(S) :- [{w}] @T smoke(S), U = T + 2 .",
+    "room_alarm(S, R) :- alarm(S), located(S, R), not [{w}] <> ok(S) .",
+]
+
+
+@st.composite
+def lars_programs(draw):
+    chosen = draw(st.lists(st.sampled_from(RULES), min_size=1, max_size=5, unique=True))
+    text = BACKGROUND + "\n".join(r.format(w=draw(st.integers(0, 4)), c=draw(st.integers(10, 40))) for r in chosen)
+    sensors = ["s1", "s2", "s3", "s5"]
+    fact = st.one_of(st.builds(lambda s, v: f"temp({s},{v})", st.sampled_from(sensors), st.integers(0, 60)),
+                     st.builds(lambda s: f"smoke({s})", st.sampled_from(sensors)),
+                     st.builds(lambda s: f"ok({s})", st.sampled_from(sensors)),
+                     st.builds(lambda v: f"level({v})", st.integers(0, 5)))
+    times = sorted(draw(st.sets(st.integers(0, 14), min_size=1, max_size=8)))
+    return text + "\n", [(t, draw(st.lists(fact, max_size=4))) for t in times]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(lars_programs(), st.sampled_from([2, 3]))
+def test_generated_lars_programs_split_by_key_give_one_reasoners_output(case, groups):
+    text, elements = case
+    checked = check_text(text)
+    assert checked.ok, text
+    keys = split_keys(checked)
+    if keys is None:  # (any_hot alone, or a rule that ties no sensor)
+        assert split_reason(checked)
+        return
+    make = lambda: Reasoner(checked)  # noqa: E731
+    assert _outputs(make, elements, groups) == _outputs(make, elements, 1), text
+
+
+def test_check_says_how_the_temporal_stage_splits(tmp_path, capsys):
+    (tmp_path / "a.dotr").write_text(BACKGROUND + RULES[0].format(w=3, c=30) + "\n" + RULES[2] + "\n")
+    (tmp_path / "b.dotr").write_text("near(A, B) :- [3] <> at(A, L), [3] <> at(B, L) .\n")
+    assert main(["check", str(tmp_path / "a.dotr"), str(tmp_path / "b.dotr")]) == 0
+    out = capsys.readouterr().out
+    assert "  split by key: alarm/1 at 1, hot/1 at 1, ok/1 at 1, temp/2 at 1" in out
+    assert ("  split by key: no (near(A, B) :- ...: no variable is at one argument of every atom and of "
+            "the head)") in out

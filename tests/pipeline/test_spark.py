@@ -352,3 +352,32 @@ def test_the_command_line_takes_spark_settings_and_shows_the_ui(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--engine", "spark", "--conf", "nokey",
                           "--rules", rules], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr
+
+
+def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark, tmp_path):
+    """LARS rules keyed by sensor (windows, negation, background joins, @): the conclude step
+    runs in two key groups over several micro-batches, ticks between inputs included."""
+    from tests.pipeline.test_keyed import BACKGROUND, RULES
+    from temporal.keys import FactKeys
+
+    rules = tmp_path / "rules.dotr"
+    rules.write_text(BACKGROUND + "\n".join(r.format(w=3, c=30) for r in RULES if "any_hot" not in r) + "\n")
+    rnd = random.Random(7)
+    sensors = ["s1", "s2", "s3", "s5"]
+    lines = [json.dumps({"t": t, "facts": [rnd.choice([f"temp({s},{rnd.randrange(60)})", f"smoke({s})", f"ok({s})",
+                                                       f"level({rnd.randrange(5)})"]) for s in rnd.sample(sensors, 2)]})
+             for t in sorted(rnd.sample(range(40), 18))]
+    for i in range(3):
+        publish(tmp_path / "in", f"{i}.jsonl", lines[i * 6:(i + 1) * 6])
+    (tmp_path / "bg.ttl").write_text("")
+    job = SparkPipeline(spark, rules, [tmp_path / "bg.ttl"])
+    assert isinstance(job.keys, FactKeys) and len(job.groups) == 2
+    out: list[dict] = []
+    query = job.foreach(job.results(job.read_files(tmp_path / "in", max_files_per_trigger=1)),
+                        lambda _, batch: out.extend(batch), tmp_path / "checkpoint")
+    query.awaitTermination()
+    results = [json.dumps(r, ensure_ascii=False) for r in out if r.pop("kind") == "result"]
+    reasoner = Reasoner.from_files(rules, [tmp_path / "bg.ttl"])
+    expected = [json.dumps(r.to_json(), ensure_ascii=False)
+                for r in reasoner.run((r.t, r.facts) for r in read_jsonl(lines)) if not r.is_empty()]
+    assert len(expected) > 10 and results == expected
