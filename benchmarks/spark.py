@@ -16,7 +16,10 @@ Reported per size, micro-batch size and master: input triples/s end to end, micr
 latency (median, max), and the embedded pipeline (``dotr run``'s Reasoner, parsing included, its
 records written to a file as ``dotr run`` writes them) on the same files; then local[2] / local[1].
 
-    python benchmarks/spark.py [--sizes 100000 1000000] [--batches 20000 100000] [--json FILE]
+    python benchmarks/spark.py [--workload dotr|lars] [--sizes 100000 1000000] [--batches 20000 100000] [--json FILE]
+
+``--workload lars`` runs per-sensor LARS rules instead (``LARS_RULES``: windows, negation and a
+join with 500 sensors' rooms in the background), which split by sensor.
 """
 
 from __future__ import annotations
@@ -39,10 +42,31 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 from benchmarks.patterns import EX, background, program  # noqa: E402
 
 
-def write_workload(folder: Path, size: int, batch: int, per_point: int, terminators: float, rules: int) -> None:
+#: the per-sensor LARS workload (``--workload lars``): windows, negation and a background join,
+#: all on the sensor, so that the temporal stage splits by sensor
+LARS_RULES = f"""@prefix : <{EX}> .
+hot(S) :- [10] <> temp(S, V), V > 80 .
+steady(S) :- [5] [] temp(S, V), V < 40 .
+alarm(S, R) :- hot(S), not [20] <> maintenance(S), :located(S, R), :risky(R, Y) .
+cooled(S) :- [30] <> hot(S), not hot(S) .
+"""
+
+
+def lars_background(sensors: int = 500) -> str:
+    return "".join(f"<{EX}sensor{i}> <{EX}located> <{EX}room{i % 50}> .\n" for i in range(sensors)) + \
+        "".join(f"<{EX}room{r}> <{EX}risky> <{EX}yes> .\n" for r in range(0, 50, 3))
+
+
+def write_workload(folder: Path, size: int, batch: int, per_point: int, terminators: float, rules: int,
+                   workload: str = "dotr") -> None:
     """rules.dotr, background.nt and the stream files (``batch`` triples each) in ``folder``."""
-    (folder / "rules.dotr").write_text(program(rules=rules))
-    (folder / "background.nt").write_text("".join(f"{s.n3()} {p.n3()} {o.n3()} .\n" for s, p, o in background(10_000)))
+    if workload == "lars":
+        (folder / "rules.dotr").write_text(LARS_RULES)
+        (folder / "background.nt").write_text(lars_background())
+    else:
+        (folder / "rules.dotr").write_text(program(rules=rules))
+        (folder / "background.nt").write_text("".join(f"{s.n3()} {p.n3()} {o.n3()} .\n"
+                                                      for s, p, o in background(10_000)))
     rnd = random.Random(7)
     stream = folder / "in"
     stream.mkdir()
@@ -53,6 +77,10 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
     while written < size:
         facts = []
         for _ in range(min(per_point, size - written)):
+            if workload == "lars":
+                sensor = f"sensor{rnd.randrange(500)}"
+                facts.append(f"maintenance({sensor})" if rnd.random() < 0.01 else f"temp({sensor},{rnd.randrange(100)})")
+                continue
             pred = "read_valA" if rnd.random() < terminators else "read_valB"
             facts.append(f"<{EX}{pred}>(<{EX}sensor{rnd.randrange(500)}>,{rnd.randrange(100)})")
         written += len(facts)
@@ -169,6 +197,9 @@ def main(argv=None) -> int:
     parser.add_argument("--per-point", type=int, default=1000, help="triples per time point")
     parser.add_argument("--terminators", type=float, default=0.002)
     parser.add_argument("--rules", type=int, default=50, help="pattern rules")
+    parser.add_argument("--workload", choices=["dotr", "lars"], default="dotr",
+                        help="dotr: the DOTR pattern scenario; lars: per-sensor LARS rules (windows, negation, "
+                             "a background join)")
     parser.add_argument("--one-key", action="store_true",
                         help="also run local[2] with the temporal stage on one key (not split by key)")
     parser.add_argument("--json", help="write the figures here")
@@ -185,7 +216,7 @@ def main(argv=None) -> int:
         for batch in args.batches:
             folder = Path(tempfile.mkdtemp(prefix="dotr-bench-spark-"))
             try:
-                write_workload(folder, size, batch, args.per_point, args.terminators, args.rules)
+                write_workload(folder, size, batch, args.per_point, args.terminators, args.rules, args.workload)
                 embedded_s, load_s, embedded_outputs = run_embedded(folder)
                 row = {"triples": size, "batch": batch, "embedded_s": embedded_s,
                        "embedded_per_s": size / embedded_s, "outputs": embedded_outputs}

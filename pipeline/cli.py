@@ -40,7 +40,8 @@ def _split_line(result: CheckResult) -> str:
     if keys is None:
         return f"no ({split_reason(result)})"
     if isinstance(keys, FactKeys):
-        return ", ".join(f"{pred}/{arity} at {pos + 1}" for (pred, arity), pos in keys.items() if pos is not None)
+        return ", ".join(f"{f'<{pred}>' if ':' in pred else pred}/{arity} at {pos + 1}"
+                         for (pred, arity), pos in keys.items() if pos is not None)
     return "events " + ", ".join(f"{event} at {pos + 1}" for event, pos in keys.items())
 
 

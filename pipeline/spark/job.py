@@ -66,7 +66,8 @@ GROUP_RESULTS = "t long, kind string, json string, graphs array<string>"  # a ke
 STATE = "version long, engine binary"
 BINARY_FILES = "path string, modificationTime timestamp, length long, content binary"  # Spark's binaryFile
 RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<string, array<string>>, "
-                  "graphs array<string>, answers map<string, array<map<string, string>>>")
+                  "graphs array<string>, answers map<string, array<map<string, string>>>, "
+                  "events array<struct<type: string, pattern: string, attributes: map<string, string>>>")
 
 
 # ------------------------------------------------------------------------- per worker
@@ -422,13 +423,13 @@ class SparkPipeline:
             "path", F.lit(None).cast("binary").alias("content") if local else F.col("content"))
         fmt = self.input_format
 
-        def split(frames):
+        def dotr_split(frames):
             for frame in frames:
                 rows = [row for source, content in zip(frame["path"], frame["content"])
                         for row in split_file(source, fmt, content)]
                 yield pd.DataFrame(rows, columns=["source", "line", "t", "format", "payload"]).astype({"t": "Int64"})
 
-        return files.mapInPandas(split, ELEMENTS)
+        return files.mapInPandas(dotr_split, ELEMENTS)
 
     def read_feed(self, generator: str, count: int, per_batch: int = 1000, partitions: int = 2):
         """The elements a generator makes (``"module:function"``, ``function(i)`` is the i-th
@@ -446,12 +447,12 @@ class SparkPipeline:
 
         job, bundle, labels = self.job, self._bundle, self.groups
 
-        def enrich(frames):
+        def dotr_enrich(frames):
             rows = _rows(frames, ["source", "line", "t", "format", "payload"])
             yield pd.DataFrame(enrich_rows(_worker(job, bundle), rows), columns=["t", "grp", "kind", "payload"]
                                ).astype({"t": "Int64"})
 
-        def conclude(key, frames, state):
+        def dotr_conclude(key, frames, state):
             rows = _rows(frames, ["t", "kind", "payload"])
             out, new_state = conclude_rows(_worker(job, bundle), rows, state.get if state.exists else None,
                                            labels.index(int(key[0])))
@@ -460,16 +461,16 @@ class SparkPipeline:
             yield frame if len(labels) > 1 else frame.drop(columns="graphs")
 
         partitions = self.spark.sparkContext.defaultParallelism
-        points = elements.repartition(partitions, "t").mapInPandas(enrich, POINTS)
+        points = elements.repartition(partitions, "t").mapInPandas(dotr_enrich, POINTS)
         results = points.groupBy("grp").applyInPandasWithState(
-            conclude, RESULTS if len(labels) == 1 else GROUP_RESULTS, STATE, "append", GroupStateTimeout.NoTimeout)
+            dotr_conclude, RESULTS if len(labels) == 1 else GROUP_RESULTS, STATE, "append", GroupStateTimeout.NoTimeout)
         if len(labels) == 1:
             return results
         # the stateful operator's rows go into a shuffle only through a projection that copies
         # them: otherwise Spark 4.3 fails casting them (ColumnarBatchRow) to UnsafeRow. A
         # projection the optimizer keeps (``t + 0`` it removes):
         copied = results.select("t", F.concat("kind", F.lit("")).alias("kind"), "json", "graphs")
-        return copied.repartition(partitions, "t").mapInPandas(merge, RESULTS)
+        return copied.repartition(partitions, "t").mapInPandas(dotr_merge, RESULTS)
 
     # --------------------------------------------------------------------- sinks
     def write(self, results, path: str | Path, checkpoint: str | Path, fmt: str = "jsonl",
@@ -488,7 +489,7 @@ class SparkPipeline:
             out = results.select(F.when(~rejected, F.from_json("json", RESULT_COLUMNS)).alias("r"),
                                  F.when(rejected, F.col("json")).alias("rejected"))
             out = out.select(F.coalesce("r.t", F.lit(None)).alias("t"), "r.facts", "r.removed", "r.at", "r.graphs",
-                             "r.answers", "rejected").writeStream.format("parquet")
+                             "r.answers", "r.events", "rejected").writeStream.format("parquet")
         else:
             raise ValueError(f"unknown sink format {fmt!r} (jsonl, parquet)")
         return _start(out.option("path", str(path)), checkpoint, trigger)
@@ -504,7 +505,7 @@ class SparkPipeline:
         return _start(results.writeStream.foreachBatch(batch), checkpoint, trigger)
 
 
-def merge(frames):
+def dotr_merge(frames):
     """The *merge* step: ``GROUP_RESULTS`` rows to ``RESULTS`` rows, the records of each time
     point from the key groups, with their graphs, as one record (the graphs never parsed)."""
     rows = _rows(frames, ["t", "kind", "json", "graphs"])
@@ -555,7 +556,7 @@ def records(frame) -> list[dict]:
 def result_of(record: dict) -> Result:
     """The :class:`Result` of a result record."""
     return Result(record["t"], record.get("facts", []), {int(k): v for k, v in record.get("at", {}).items()},
-                  record.get("graphs", []), answers=record.get("answers", {}))
+                  record.get("graphs", []), events=record.get("events", []), answers=record.get("answers", {}))
 
 
 _QUERIES = itertools.count(1)
@@ -566,7 +567,20 @@ def _start(writer, checkpoint, trigger: dict | None):
     # N"); names of the active queries of a session differ
     name = f"dotr-{next(_QUERIES)}"
     writer = writer.queryName(name).option("checkpointLocation", str(checkpoint)).outputMode("append")
-    return writer.trigger(**(trigger or {"availableNow": True})).start()
+    # the stages of the query's micro-batches are named after it (Spark names a stage by the call
+    # site of the thread that started the query: "start at NativeMethodAccessorImpl.java:0")
+    from pyspark import SparkContext
+
+    sc = SparkContext.getOrCreate()
+    previous = {key: sc.getLocalProperty(key) for key in ("callSite.short", "callSite.long")}
+    sc.setLocalProperty("callSite.short", f"{name}: dotr split, enrich, conclude per key group, merge")
+    sc.setLocalProperty("callSite.long", f"dotr query {name}: the Python steps dotr_split, dotr_enrich, "
+                                         "dotr_conclude (one task per key group) and dotr_merge")
+    try:
+        return writer.trigger(**(trigger or {"availableNow": True})).start()
+    finally:
+        for key, value in previous.items():
+            sc.setLocalProperty(key, value)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -590,7 +604,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--include-background", action="store_true")
     parser.add_argument("--all-time-points", action="store_true")
     args = parser.parse_args(argv)
-    spark = spark_session(args.master)
+    spark = spark_session(args.master, defaults={"spark.ui.enabled": "true"})  # (--conf spark.ui.enabled=false: none)
     job = SparkPipeline(spark, args.rules, args.ontology, include_background=args.include_background,
                         keep_empty=args.all_time_points, input_format=args.input_format)
     trigger = {"availableNow": True} if args.trigger == "available-now" else {"processingTime": args.trigger}

@@ -35,11 +35,12 @@ DEFAULTS = {
 }
 
 
-def spark_session(master: str | None = "local[2]", app: str = "dotr", config: dict | None = None):
+def spark_session(master: str | None = "local[2]", app: str = "dotr", config: dict | None = None,
+                  defaults: dict | None = None):
     """The active session if there is one, else a new one for ``master`` (``local[N]``,
     ``spark://host:port``; None: the one spark-submit gives): ``DEFAULTS`` overridden by
     ``config``. Under ``spark-submit``, what its ``--conf`` or ``spark-defaults.conf`` set for a
-    key stays (``config`` still wins)."""
+    key stays (``config`` still wins; ``defaults`` only change ``DEFAULTS``)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -48,7 +49,8 @@ def spark_session(master: str | None = "local[2]", app: str = "dotr", config: di
     if master is not None:
         builder = builder.master(master)
     given = _submitted_settings()
-    for key, value in {**{k: v for k, v in DEFAULTS.items() if k not in given}, **(config or {})}.items():
+    chosen = {**DEFAULTS, **(defaults or {})}
+    for key, value in {**{k: v for k, v in chosen.items() if k not in given}, **(config or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

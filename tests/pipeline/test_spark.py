@@ -17,7 +17,7 @@ from ontology import OntologicalStage
 from pipeline.cli import main
 from pipeline.embedded import Reasoner, split_keys
 from pipeline.io import read_jsonl
-from pipeline.spark.job import SparkPipeline, _Worker, conclude_rows, enrich_rows, merge, split_file
+from pipeline.spark.job import SparkPipeline, _Worker, conclude_rows, dotr_merge, enrich_rows, split_file
 from rules import check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,7 +170,7 @@ def _conclude(worker: _Worker, rows: list[tuple], states: list) -> list[tuple]:
         part, states[group] = conclude_rows(worker, mine, states[group], group)
         out += part
     if len(worker.labels) > 1:
-        out = list(next(merge([pd.DataFrame(out, columns=["t", "kind", "json", "graphs"])])).itertuples(index=False, name=None))
+        out = list(next(dotr_merge([pd.DataFrame(out, columns=["t", "kind", "json", "graphs"])])).itertuples(index=False, name=None))
     else:
         assert all(graphs is None for *_, graphs in out)  # in the records
         out = [row[:3] for row in out]
