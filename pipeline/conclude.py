@@ -171,6 +171,7 @@ class Lars:
         self.engine, self.printed = engine, printed
         self.ahead: dict[int, set] = {}  # time -> atoms placed there by @T heads, reported in ``at``
         self.owns: Callable[[tuple, tuple], bool] | None = None  # split by key: the facts this group reports
+        self._mine: dict[tuple, bool] = {}  # fact -> owns(fact)
 
     def conclude(self, now: Moment) -> None:
         t, engine, result = now.t, self.engine, now.result
@@ -178,8 +179,19 @@ class Lars:
         background = engine.background
         ahead = self.ahead.pop(t, ())
         owns = self.owns
-        now.derived.update(item for item in out.facts if item not in background and item not in ahead
-                           and (owns is None or owns(*item)))
+        if owns is None:
+            now.derived.update(item for item in out.facts if item not in background and item not in ahead)
+        else:  # (a fact holds at many time points: whether it is this group's is remembered)
+            mine = self._mine
+            if len(mine) > 1_000_000:
+                mine.clear()
+            for item in out.facts:
+                if item not in background and item not in ahead:
+                    owned = mine.get(item)
+                    if owned is None:
+                        owned = mine[item] = owns(*item)
+                    if owned:
+                        now.derived.add(item)
         d = engine.dictionary
         for when, rel, fact in out.at:
             if when > t:

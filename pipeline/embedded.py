@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -420,7 +421,7 @@ class Reasoner:
         if split_keys(self.checked) is None:
             raise ValueError("this program's temporal stage cannot be split by key")
         if isinstance(partition, FactPartition) and self._lars_step is not None:
-            self._lars_step.owns = lambda rel, args: partition.owns(group, rel, args)
+            self._lars_step.owns = partial(partition.owns, group)
         self._group = (partition, group)
 
     def temporal_snapshot(self) -> dict:
