@@ -79,9 +79,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         unsupported = [flag for flag, value in (("--reorder-within", args.reorder_within), ("--follow", args.follow),
                                                 ("--snapshot", args.snapshot), ("--resume", args.resume)) if value]
-        if unsupported or args.input == "-" and args.trigger != "available-now":
-            print(f"dotr: {', '.join(unsupported) or '--input -'} cannot be used with --engine spark and this "
-                  "trigger (a Spark query continues from its --checkpoint)", file=sys.stderr)
+        if unsupported:
+            print(f"dotr: {', '.join(unsupported)} cannot be used with --engine spark (a Spark query continues "
+                  "from its --checkpoint)", file=sys.stderr)
             return 2
     checked = check(args.rules)
     _print_warnings(checked)

@@ -8,10 +8,15 @@ embedded pipeline prints them.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import queue
+import re
 import shutil
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -39,8 +44,12 @@ def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict) -
         # must find the file it was reading at the same path
         home = Path(args.checkpoint) if args.checkpoint else scratch
         source = Path(args.input) if args.input != "-" else None
+        spool = None
         if source is not None and source.is_dir():
             watched = source
+        elif source is None and args.trigger != "available-now":  # a live pipe: spooled into files as it comes
+            watched = home / "input"
+            spool = Spool(sys.stdin, watched)
         else:  # one input file: Spark's file source watches a directory
             watched = home / "input"
             name = source.name if source is not None else "stdin.jsonl"
@@ -56,6 +65,9 @@ def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict) -
         records: queue.Queue = queue.Queue()
         query = job.foreach(job.results(job.read_files(watched)), lambda _, batch: [records.put(r) for r in batch],
                             args.checkpoint or scratch / "checkpoint", _trigger(args.trigger))
+        if spool is not None:
+            spool.query = query
+            spool.start()
         try:
             while query.isActive or not records.empty():
                 try:
@@ -75,6 +87,78 @@ def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict) -
                 query.stop()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+class Spool(threading.Thread):
+    """Standard input into the watched directory as it comes: the records of the time points that
+    are complete (a record with a later ``t`` has arrived) go into a new file at most every
+    ``every`` seconds, moved in whole, so that a time point is never split between files. At the
+    end of the input the rest goes into a last file, and the query (``query``, set before
+    :meth:`start`) stops once it has processed everything."""
+
+    def __init__(self, stream, folder: Path, every: float = 0.5):
+        super().__init__(daemon=True, name="dotr-spool")
+        self.stream, self.folder, self.every = stream, folder, every
+        self.query = None
+        self._mtime = time.time() - 86_400  # (Spark's file source takes no file from the future)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.files = len(list(folder.glob("*.jsonl")))  # (a restart adds after the files spooled before)
+
+    def run(self) -> None:
+        lines: queue.Queue = queue.Queue()
+
+        def read() -> None:
+            for line in self.stream:
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=read, daemon=True, name="dotr-stdin").start()
+        done, current, current_t, last_write = [], [], None, time.monotonic()
+        while True:
+            try:
+                line = lines.get(timeout=self.every)
+            except queue.Empty:
+                line = ""
+            if line is None:  # the end of the input
+                self._write(done + current)
+                break
+            if line:
+                t = _time_of(line)
+                if t is not None and current_t is not None and t != current_t:
+                    done += current
+                    current = []
+                current.append(line if line.endswith("\n") else line + "\n")
+                current_t = t if t is not None else current_t
+            if done and time.monotonic() - last_write >= self.every:
+                self._write(done)
+                done, last_write = [], time.monotonic()
+        if self.query is not None and self.query.isActive:
+            self.query.processAllAvailable()
+            self.query.stop()
+
+    def _write(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        self.files += 1
+        name = f"{self.files:09d}.jsonl"
+        part = self.folder.parent / f".{name}.part"
+        part.write_text("".join(lines), encoding="utf-8")
+        self._mtime += 1
+        os.utime(part, (self._mtime, self._mtime))
+        os.replace(part, self.folder / name)
+
+
+def _time_of(line: str) -> int | None:
+    """The ``t`` of a JSON Lines record (or of a Laser++ line ``t : ...``), or None."""
+    text = line.strip()
+    if text.startswith("{"):
+        try:
+            t = json.loads(text).get("t")
+        except (ValueError, AttributeError):
+            return None
+        return t if isinstance(t, int) else None
+    match = re.match(r"(-?\d+)\s*:", text)
+    return int(match.group(1)) if match else None
 
 
 def _committed_results(spark, job, watched: Path, home: Path, args: argparse.Namespace,

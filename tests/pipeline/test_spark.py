@@ -381,3 +381,34 @@ def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark,
     expected = [json.dumps(r.to_json(), ensure_ascii=False)
                 for r in reasoner.run((r.t, r.facts) for r in read_jsonl(lines)) if not r.is_empty()]
     assert len(expected) > 10 and results == expected
+
+
+def test_a_live_pipe_into_spark_gives_each_time_point_as_it_comes(tmp_path):
+    """``producer | dotr run --engine spark --trigger INTERVAL``: standard input is spooled into
+    the watched directory a complete time point at a time; a time point's conclusions are
+    printed before the producer has finished, and the whole output is the embedded run's."""
+    import subprocess
+    import sys
+
+    rules, ontologies = files("cooling")
+    lines = [json.dumps({"t": t, "facts": [f"temp({v})"]}) for t, v in enumerate([50, 120, 160, 170, 90, 40, 155])]
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "run", "-q", "--engine", "spark", "--master",
+                             "local[1]", "--trigger", "0.5 seconds", "--full-iris", "--rules", rules, "--ontology",
+                             ontologies[0]],
+                            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in lines[:4]:
+        proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    import select
+
+    if not select.select([proc.stdout], [], [], 180)[0]:  # printed while the input is still open
+        proc.kill()
+        pytest.fail("no time point was printed before the end of the input")
+    first = proc.stdout.readline()
+    assert json.loads(first)["t"] <= 2, first
+    for line in lines[4:]:
+        proc.stdin.write(line + "\n")
+    proc.stdin.close()
+    rest = proc.stdout.read()
+    assert proc.wait(timeout=300) == 0, proc.stderr.read()
+    assert (first + rest).splitlines() == embedded("cooling", lines)
