@@ -497,6 +497,44 @@ class Reasoner:
                 candidates.append(engine.next_change(last))
         return min((c for c in candidates if c is not None), default=None)
 
+    def change_background(self, add: Iterable = (), remove: Iterable = ()) -> None:
+        """Change the background from the next time point evaluated on: remove facts (what only
+        they supported goes too, DRed), then add facts (fact strings, atoms or rdflib triples, as
+        for :meth:`step`). Events, patterns and the conclusions see the new background at once;
+        LARS rules see added background facts. A change that removes a fact the LARS rules read
+        (or any change, with C-SPARQL queries, whose windows keep their own background) raises
+        :class:`InputError` and is not made."""
+        if self.csparql is not None:
+            raise InputError("background changes are not supported with C-SPARQL queries (their windows keep "
+                             "their own copy of the background)")
+        ontology = self.ontology
+        m = ontology.materialiser
+        remove = [intern_input(ontology, f) for f in remove]
+        add = [(*intern_input(ontology, f), INF) for f in add]
+        removed = [f for f in remove if m.explicit.get(f[0], {}).get(f[1]) == INF]  # (only the background's)
+        new = [f[:2] for f in add if m.explicit.get(f[0], {}).get(f[1]) != INF]
+        before = self._lars_background() if self.lars is not None else set()
+        m.retract(removed)
+        m.add(add)
+        self._background_derived = None
+        if self.lars is not None:
+            after = self._lars_background()
+            lost = before - after
+            if lost:
+                m.retract(new)  # back to the background before the change
+                m.add([(*f, INF) for f in removed])
+                raise InputError(f"this background change removes {format_fact(self.dictionary, *min(lost))}, which "
+                                 "the LARS rules read: not supported (LARS rules see background facts added only)")
+            if after - before:
+                self.lars.add_background(after - before)
+
+    def _lars_background(self) -> set[tuple]:
+        """The background facts (with what the ontological stage derives from them) that the
+        LARS rules read."""
+        uses, store = self.lars.uses, self.ontology.store
+        return {(rel, fact) for rel in [r for r in store.relations if uses(r)]
+                for fact, expiry in store.relation(rel).facts.items() if expiry >= INF}
+
     def step(self, t: int, facts: Iterable | dict) -> Result:
         """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as
         ``temp(r1,25)``, or RDF triples (rdflib terms); or a dict stream name -> facts (for

@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator, TextIO
 
 import rdflib
@@ -30,6 +30,26 @@ class Record:
     facts: list
     raw: str
     stream: str | None = None  # the stream the record belongs to (for C-SPARQL windows)
+    background: "BackgroundChange | None" = None  # facts the background gains and loses from t on
+
+
+@dataclass
+class BackgroundChange:
+    """Background facts added and removed from a time point on (docs/cli.md, "Background
+    changes"): fact strings, rdflib triples or Turtle tokens, as stream facts are."""
+
+    add: list = field(default_factory=list)
+    remove: list = field(default_factory=list)
+    line: int | None = None  # the line of the (first) record that gave it
+
+    def update(self, other: "BackgroundChange") -> None:
+        """Apply ``other`` after this one (records of one time point, in order)."""
+        self.add += other.add
+        self.remove += other.remove
+        self.line = self.line if self.line is not None else other.line
+
+    def __bool__(self) -> bool:
+        return bool(self.add or self.remove)
 
 
 #: the default bound on a record's length in characters (``dotr run --max-record-size``): a record
@@ -83,19 +103,41 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
                 triples = turtle.read(record["turtle"])  # N-Triples-shaped: fast; else rdflib
                 facts.extend(turtle.in_order(triples if triples is not None else
                                              rdflib.Graph().parse(data=record["turtle"], format="turtle")))
-            if "facts" not in record and "turtle" not in record:
-                raise InputError('a record has "facts" or "turtle"', number)
+            change = _background(record.get("background"), prefixes, parse) if "background" in record else None
+            if change is not None:
+                change.line = number
+            if "facts" not in record and "turtle" not in record and change is None:
+                raise InputError('a record has "facts", "turtle" or "background"', number)
             stream = record.get("stream")
             if stream is not None and not isinstance(stream, str):
                 raise InputError(f'"stream" is an IRI string, not {stream!r}', number)
             if stream is not None and stream.startswith("<") and stream.endswith(">"):
                 stream = stream[1:-1]  # the IRI as a rule file writes it
-            yield Record(number, record["t"], facts, text, stream)
+            yield Record(number, record["t"], facts, text, stream, change)
         except InputError as err:
             message = str(err).split(": ", 1)[-1] if str(err).startswith("line ") else str(err)
             yield _with_raw(InputError(message, number), text)
         except Exception as err:  # json, rdflib: name the line, keep their message
             yield _with_raw(InputError(f"{type(err).__name__}: {err}".splitlines()[0][:300], number), text)
+
+
+def _background(value, prefixes: dict[str, str] | None, parse: bool) -> BackgroundChange:
+    """A record's ``"background"``: ``{"add": ..., "remove": ...}``, each a list of facts in the
+    rule syntax or a Turtle string."""
+    if not isinstance(value, dict) or not value or set(value) - {"add", "remove"}:
+        raise InputError('"background" is an object with "add" and/or "remove"')
+    change = BackgroundChange()
+    for key in ("add", "remove"):
+        given = value.get(key, [])
+        if isinstance(given, str):
+            triples = turtle.read(given)
+            facts = turtle.in_order(triples if triples is not None else rdflib.Graph().parse(data=given, format="turtle"))
+        elif isinstance(given, list) and all(isinstance(f, str) for f in given):
+            facts = [checked_fact(f, prefixes) if parse else f for f in given]
+        else:
+            raise InputError(f'"background" "{key}" is a list of facts or a Turtle string, not {given!r}')
+        getattr(change, key).extend(facts)
+    return change
 
 
 def _no_duplicates(pairs: list[tuple]) -> dict:
@@ -167,7 +209,9 @@ def _split_facts(text: str) -> list[str]:
 
 def read_trig(text: str) -> Iterator[Record | InputError]:
     """A TriG document with one named graph per time point; the default graph says each graph's
-    time: ``<g> <http://dotr.invalid/time> 12 .`` (or the graph's name ends in ``:t:12``)."""
+    time: ``<g> <http://dotr.invalid/time> 12 .`` (or the graph's name ends in ``:t:12``). Graphs
+    named ``urn:dotr:background:add...`` or ``urn:dotr:background:remove...`` change the background
+    at their time."""
     dataset = rdflib.Dataset()
     try:
         dataset.parse(data=text, format="trig")
@@ -189,11 +233,21 @@ def read_trig(text: str) -> Iterator[Record | InputError]:
         if t is None:
             yield InputError(f"graph {name} has no time (say <{name}> <{TIME}> T in the default graph)", None)
             continue
+        if str(name).startswith(BACKGROUND_GRAPH):  # urn:dotr:background:add:t:T, ...:remove:t:T
+            kind = str(name)[len(BACKGROUND_GRAPH):].split(":", 1)[0]
+            if kind not in ("add", "remove"):
+                yield InputError(f"graph {name}: a background graph is {BACKGROUND_GRAPH}add or ...remove", None)
+                continue
+            change = BackgroundChange(**{kind: list(graph)})
+            records.append(Record(0, t, [], str(name), None, change))
+            continue
         records.append(Record(0, t, list(graph), str(name), streams.get(name)))
     yield from sorted(records, key=lambda r: r.t)
 
 
 TIME = rdflib.URIRef("http://dotr.invalid/time")
+#: the names of TriG graphs that change the background (``...add:t:T``, ``...remove:t:T``)
+BACKGROUND_GRAPH = "urn:dotr:background:"
 STREAM = rdflib.URIRef("http://dotr.invalid/stream")
 
 

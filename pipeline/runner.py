@@ -28,7 +28,7 @@ from typing import Iterator, TextIO
 
 from .embedded import InputError, Reasoner, Result
 from .summary import RunStats
-from .io import MAX_RECORD_SIZE, Record, TooLong, ResultWriter, in_order, read_jsonl, read_laserpp, read_trig
+from .io import MAX_RECORD_SIZE, BackgroundChange, Record, TooLong, ResultWriter, in_order, read_jsonl, read_laserpp, read_trig
 
 #: exit codes (docs/cli.md)
 EXIT_OK, EXIT_USAGE, EXIT_BAD_RECORD, EXIT_SIGINT, EXIT_SIGTERM = 0, 2, 3, 130, 143
@@ -197,11 +197,11 @@ class EmbeddedRun:
 
     def _evaluate(self, records: Iterator[Record]) -> None:
         state = self.state
-        pending_t, pending, count = None, {}, 0
+        pending_t, pending, count, change = None, {}, 0, BackgroundChange()
         for record in records:
             if pending_t is not None and record.t != pending_t:
-                self._time_point(pending_t, pending, count)
-                pending, count = {}, 0
+                self._time_point(pending_t, pending, count, change)
+                pending, count, change = {}, 0, BackgroundChange()
                 if record.line:
                     state.lines = record.line - 1  # the lines before this record are evaluated
                 if self._stop is not None:
@@ -214,17 +214,19 @@ class EmbeddedRun:
                         raise Interrupted(self._stop)
             pending_t = record.t
             pending.setdefault(record.stream, []).extend(record.facts)
+            if record.background:
+                change.update(record.background)
             count += 1
         if pending_t is not None:
-            self._time_point(pending_t, pending, count)
+            self._time_point(pending_t, pending, count, change)
 
-    def _time_point(self, t: int, facts: dict, records: int) -> None:
+    def _time_point(self, t: int, facts: dict, records: int, change: BackgroundChange | None = None) -> None:
         """Evaluate ``t`` (and the time points before it where the output can change) and write."""
         self._busy = True
         try:
             clock = time.perf_counter
             start = clock()
-            for result in self._results(t, facts):
+            for result in self._results(t, facts, change):
                 now = clock()
                 self._write(result, now - start)
                 start = clock()
@@ -233,8 +235,15 @@ class EmbeddedRun:
         finally:
             self._busy = False
 
-    def _results(self, t: int, facts: dict) -> Iterator[Result]:
+    def _results(self, t: int, facts: dict, change: BackgroundChange | None) -> Iterator[Result]:
         yield from self.reasoner.between(t)
+        if change:
+            try:
+                self.reasoner.change_background(change.add, change.remove)
+            except InputError as err:  # (the change is not made: the reasoner rolled it back)
+                if self.o.on_error == "stop":
+                    raise InputError(str(err), change.line) from None
+                self.state.rejects.append({"line": change.line, "reason": str(err), "record": None})
         yield self.reasoner.step(t, facts)
 
     def _write(self, result: Result, seconds: float = 0.0) -> None:

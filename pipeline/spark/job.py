@@ -65,6 +65,10 @@ RESULTS = "t long, kind string, json string"
 GROUP_RESULTS = "t long, kind string, json string, graphs array<string>"  # a key group's, before the merge
 STATE = "version long, engine binary"
 BINARY_FILES = "path string, modificationTime timestamp, length long, content binary"  # Spark's binaryFile
+#: why a record that changes the background is rejected on Spark
+NO_CHANGES = ("background changes are not supported on Spark yet: the enrich step runs the time points of a "
+              "micro-batch apart, each over the background broadcast at the start (use the embedded engine)")
+
 RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<string, array<string>>, "
                   "graphs array<string>, answers map<string, array<map<string, string>>>, "
                   "events array<struct<type: string, pattern: string, attributes: map<string, string>>>")
@@ -174,6 +178,8 @@ def _parse_text(text: str, source: str, fmt: str) -> Iterator[tuple]:
     for item in reader:
         if isinstance(item, InputError):
             yield source, item.line or 0, None, "error", _reject(source, item.line, item, None)
+        elif item.background:
+            yield source, item.line or 0, None, "error", _reject(source, item.line, InputError(NO_CHANGES), None)
         else:
             yield source, item.line, item.t, "pickle", pickle.dumps((item.stream, item.facts))
 
@@ -273,6 +279,8 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
                     raise record
                 if record.t != t:  # "t" given twice: the split read the first
                     raise InputError('a record has one "t"', line)
+                if record.background:
+                    raise InputError(NO_CHANGES, line)
                 interned = [intern_input(stage, f) for f in record.facts]
                 facts.setdefault(record.stream, []).extend(interned)
                 good += 1

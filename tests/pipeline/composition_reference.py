@@ -127,6 +127,13 @@ class CompositionReference:
         self.lars: LarsReference | None = None
         self.ahead: dict[int, set] = defaultdict(set)
 
+    def change_background(self, add: list[Atom], remove: list[Atom]) -> None:
+        """From the next time point on, the background lacks ``remove`` and has ``add`` (the
+        closure recomputed from scratch). Only without temporal rules."""
+        assert not self.temporal, "the reference changes the background of programs without LARS rules"
+        self.given = (self.given - set(remove)) | set(add)
+        self.background = closure(_static(self.rules), self.given)
+
     # ------------------------------------------------------------------------ events
     def _events(self, knowledge: set[Atom]) -> dict[str, list[tuple]]:
         graph = rdflib.Graph()

@@ -59,8 +59,8 @@ OTHER_BASES = ["sensor(X)", ":Device(X)", "warm(X)", "calm(X)", ":flag(X, :on)",
 
 
 @st.composite
-def programs(draw):
-    """(rule text, ontology Turtle, features used)"""
+def programs(draw, lars: bool = True):
+    """(rule text, ontology Turtle, features used); ``lars=False``: no temporal rules"""
     features = Counter()
     lines = [PREFIXES]
     if draw(st.booleans()):
@@ -75,7 +75,7 @@ def programs(draw):
     for text, feature in draw(st.lists(st.sampled_from(DATALOG), max_size=4, unique=True)):
         lines.append(text)
         features[feature] += 1
-    heads = draw(st.integers(0, 3))
+    heads = draw(st.integers(0, 3)) if lars else 0
     for i in range(heads):
         for _ in range(draw(st.integers(1, 2))):
             lines.append(draw(lars_rule(i, features)))
@@ -172,7 +172,12 @@ def reference_output(rules: Path, turtle: str, records, include_background: bool
     background = [triple_atom(*tr) for tr in rdflib.Graph().parse(data=turtle, format="turtle")]
     reference = CompositionReference(checked, background, include_background)
     by_time: dict[int, list] = {}
-    for t, facts, payload in records:
+    changes: dict[int, tuple[list, list]] = {}
+    for t, facts, payload, *change in records:
+        if change and change[0]:
+            add, remove = changes.setdefault(t, ([], []))
+            add += [atom_of(parse_fact(f, reference.prefixes)) for f in change[0].get("add", [])]
+            remove += [atom_of(parse_fact(f, reference.prefixes)) for f in change[0].get("remove", [])]
         atoms = by_time.setdefault(t, [])
         atoms += [atom_of(parse_fact(f)) for f in facts]
         if payload:
@@ -181,17 +186,25 @@ def reference_output(rules: Path, turtle: str, records, include_background: bool
     times = sorted(by_time)
     if checked.analysis.temporal:
         times = list(range(times[0], times[-1] + 1))
-    return [record for t in times if (record := reference.step(t, by_time.get(t, []))) is not None]
+    out = []
+    for t in times:
+        if t in changes:  # (from t on: removals, then additions)
+            reference.change_background(*changes[t])
+        if (record := reference.step(t, by_time.get(t, []))) is not None:
+            out.append(record)
+    return out
 
 
 def dotr_run(tmp: Path, rules: str, turtle: str, records, *options: str) -> tuple[int, list[dict]]:
     (tmp / "rules.dotr").write_text(rules)
     (tmp / "bg.ttl").write_text(turtle)
     with open(tmp / "stream.jsonl", "w") as f:
-        for t, facts, payload in records:
+        for t, facts, payload, *change in records:
             record = {"t": t, "facts": facts}
             if payload:
                 record["turtle"] = payload
+            if change and change[0]:
+                record["background"] = change[0]
             f.write(json.dumps(record) + "\n")
     out = tmp / "out.jsonl"
     code = main(["run", "-q", "--rules", str(tmp / "rules.dotr"), "--ontology", str(tmp / "bg.ttl"),
@@ -213,6 +226,36 @@ def _agree(tmp: Path, program, records, include_background: bool) -> None:
     expected = reference_output(tmp / "rules.dotr", turtle, records, include_background)
     assert actual == expected, (rules, turtle, records)
     COVERAGE.update(features)
+
+
+#: background facts a stream may add or remove (in the rule file, in Turtle, or new)
+CHANGEABLE = [f"sensor(:{p})" for p in PEOPLE] + [f":Device(:{p})" for p in PEOPLE] + \
+    [f":part(:{p}, :{q})" for p in PEOPLE for q in PEOPLE[:2]] + [":subClassOf(:Device, :Thing)".replace(
+        ":subClassOf", "rdfs:subClassOf")]
+
+
+@st.composite
+def streams_with_changes(draw):
+    """Records that may also change the background: (t, facts, Turtle or None, change or None)."""
+    records = draw(streams())
+    out = []
+    for t, facts, payload in records:
+        change = None
+        if draw(st.integers(0, 2)) == 0:
+            change = {key: draw(st.lists(st.sampled_from(CHANGEABLE), min_size=1, max_size=2, unique=True))
+                      for key in draw(st.sampled_from([["add"], ["remove"], ["add", "remove"]]))}
+        out.append((t, facts, payload, change))
+    return out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(lars=False), streams_with_changes(), st.booleans())
+def test_background_changes_in_the_stream_agree_with_recomputing_from_scratch(tmp_path_factory, program, records,
+                                                                            include_background):
+    """Each change takes effect at its record's time point: dotr run (DRed on the
+    materialisation, events and patterns over it) against the reference recomputing the
+    background's closure from scratch."""
+    _agree(tmp_path_factory.mktemp("case"), program, records, include_background)
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))

@@ -1,0 +1,84 @@
+"""The background changes with the stream (docs/cli.md, "Background changes"): through dotr run
+with each input format, with LARS rules, and across a snapshot and a checkpoint."""
+
+import json
+from pathlib import Path
+
+from pipeline.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+MOVES = ROOT / "examples/moves"
+GOLDEN = (ROOT / "tests/pipeline/golden/moves.jsonl").read_text()
+
+
+def _run(tmp_path: Path, *args: str) -> tuple[int, str]:
+    out = tmp_path / "out.jsonl"
+    out.unlink(missing_ok=True)
+    code = main(["run", "-q", "--rules", str(MOVES / "rules.dotr"), "--output", str(out), *args])
+    return code, out.read_text() if out.exists() else ""
+
+
+def test_a_moved_sensor_is_in_its_new_room_from_the_change_on():
+    records = [json.loads(line) for line in GOLDEN.splitlines()]
+    rooms = {r["t"]: [o for g in r["graphs"] for _, p, o in g if p == ":at_room"] for r in records}
+    assert rooms == {12: [":roomA"], 21: [":roomB"], 32: [":roomB"]}
+
+
+def test_snapshot_resume_and_checkpoint_keep_the_changed_background(tmp_path):
+    lines = (MOVES / "stream.jsonl").read_text().splitlines()
+    (tmp_path / "a.jsonl").write_text("\n".join(lines[:5]) + "\n")  # up to the first change and after it
+    (tmp_path / "b.jsonl").write_text("\n".join(lines[5:]) + "\n")
+    state = str(tmp_path / "state.pickle")
+    code, head = _run(tmp_path, "--ontology", str(MOVES / "ontology.ttl"), "--input", str(tmp_path / "a.jsonl"),
+                      "--snapshot", state)
+    assert code == 0
+    code, tail = _run(tmp_path, "--resume", state, "--input", str(tmp_path / "b.jsonl"))
+    assert code == 0 and head + tail == GOLDEN
+    code, out = _run(tmp_path, "--ontology", str(MOVES / "ontology.ttl"), "--input", str(MOVES / "stream.jsonl"),
+                     "--checkpoint", str(tmp_path / "ck"), "--commit-every", "1")
+    assert code == 0 and out == GOLDEN
+
+
+def test_trig_graphs_change_the_background(tmp_path):
+    trig = tmp_path / "s.trig"
+    trig.write_text("""@prefix : <http://example.org/building#> .
+<urn:g:t:10> { :r1 a :TempReading ; :sensor :s1 ; :value 65 . }
+<urn:dotr:background:remove:t:20> { :s2 :is_at_location :locB . }
+<urn:dotr:background:add:t:20> { :s2 :is_at_location :locA . }
+<urn:g:t:21> { :r4 a :SmokeReading ; :sensor :s2 . }
+""")
+    code, out = _run(tmp_path, "--ontology", str(MOVES / "ontology.ttl"), "--input", str(trig))
+    assert code == 0
+    [record] = [json.loads(line) for line in out.splitlines()]
+    assert record["t"] == 21 and [o for _, p, o in record["graphs"][0] if p == ":at_room"] == [":roomA"]
+
+
+def test_lars_rules_see_background_added_and_refuse_a_removal_they_read(tmp_path, capsys):
+    rules = tmp_path / "r.dotr"
+    rules.write_text("alarm(S) :- [2] <> smoke(S), watched(S) .\nwatched(s1) .\n")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text("\n".join(json.dumps(r) for r in [
+        {"t": 0, "facts": ["smoke(s1)", "smoke(s2)"]},
+        {"t": 1, "background": {"add": ["watched(s2)"]}},
+        {"t": 2, "background": {"remove": ["watched(s1)"]}},
+        {"t": 3, "facts": ["smoke(s1)"]}]) + "\n")
+    out = tmp_path / "o.jsonl"
+    args = ["run", "-q", "--rules", str(rules), "--input", str(stream), "--output", str(out)]
+    assert main(args) == 3
+    assert "line 3: this background change removes watched(s1), which the LARS rules read" in capsys.readouterr().err
+    assert main([*args, "--on-error", "skip"]) == 0
+    facts = {r["t"]: r["facts"] for r in map(json.loads, out.read_text().splitlines())}
+    assert facts == {0: ["alarm(s1)"], 1: ["alarm(s1)", "alarm(s2)"], 2: ["alarm(s1)", "alarm(s2)"],
+                     3: ["alarm(s1)"]}
+    rejects = [json.loads(line) for line in (tmp_path / "o.jsonl.rejects.jsonl").read_text().splitlines()]
+    assert [r["line"] for r in rejects] == [3]
+
+
+def test_a_malformed_change_is_a_bad_record(tmp_path):
+    stream = tmp_path / "s.jsonl"
+    stream.write_text('{"t": 1, "background": {"move": []}}\n{"t": 2, "background": {"add": [3]}}\n')
+    code, _ = _run(tmp_path, "--input", str(stream), "--on-error", "skip")
+    assert code == 0
+    rejects = [json.loads(line) for line in (tmp_path / "out.jsonl.rejects.jsonl").read_text().splitlines()]
+    assert [(r["line"], r["reason"][:30]) for r in rejects] == [(1, '"background" is an object with'),
+                                                                (2, '"background" "add" is a list o')]
