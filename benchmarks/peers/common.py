@@ -193,7 +193,8 @@ def dotr_command() -> list[str]:
 
 def dotr_run(rules: Path, stream: Path, output: Path, *extra: str) -> float:
     """``dotr run`` on STREAM, writing OUTPUT; returns its CPU seconds."""
-    cmd = dotr_command() + ["run", "--rules", str(rules), "--input", str(stream), "--output", str(output), "-q", *extra]
+    cmd = dotr_command() + ["run", "--rules", str(rules), "--input", str(stream), "--output", str(output), "-q",
+                            "--full-iris", *extra]  # (the canonical form, which the comparisons read)
     cpu, _, _ = run_cpu(cmd, cwd=REPO)
     return cpu
 
