@@ -328,7 +328,7 @@ def test_killed_with_minus_9_on_spark_the_same_command_gives_the_whole_output(tm
     out = tmp_path / "out.jsonl"
     command = [sys.executable, "-m", "pipeline.cli", "run", "-q", "--engine", "spark", "--master", "local[1]",
                "--rules", rules, "--ontology", ontologies[0], "--input", str(folder), "--output", str(out),
-               "--checkpoint", str(tmp_path / "ck")]
+               "--checkpoint", str(tmp_path / "ck"), "--full-iris"]
     proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE)
     time.sleep(random.Random(seed).uniform(8, 25))
     proc.kill()
