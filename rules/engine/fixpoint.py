@@ -89,6 +89,13 @@ class SemiNaive:
         """Store ``items`` (through ``apply``, by default ``store.apply``) and run the rounds until
         nothing changes; returns how many facts were added or raised."""
         apply = apply or store.apply
+        if not self.steps:  # (the plain loop: no part of a round is kept apart)
+            delta, count = apply(items), 0
+            while delta:
+                pending: list[FactItem] = []
+                count += self._plain_round(store, delta, pending.append)
+                delta = apply(pending)
+            return count
         parts = [(None, apply(items))]  # (the step plan whose conclusions made it, or None; delta)
         count = 0
         while True:
@@ -105,6 +112,32 @@ class SemiNaive:
             self._round(store, delta, pending.append, own, parts)
             parts = [(plan, apply(mine)) for plan, mine in own.items() if mine]
             parts.append((None, apply(pending)))
+
+    def _plain_round(self, store: Store, delta: Delta, emit) -> int:
+        """:meth:`_round` without transitive steps; returns how many changes it was fed."""
+        fed = 0
+        calls_of, filtered = self._calls, self._filtered
+        for rel, changed in delta.items():
+            if not changed:
+                continue
+            fed += len(changed)
+            calls = calls_of.get(rel)
+            if calls is None:
+                calls = calls_of[rel] = ([(plan, None) for plan in self._seeds.get(rel, ())] +
+                                         [(plan, rel[0]) for plan in self._triple_seeds if store.is_triple(rel)], [])
+            groups = filtered.get(rel)
+            if not calls[0] and not groups:
+                continue
+            items = list(changed.items())
+            for plan, pred in calls[0]:
+                plan(items, store, emit, pred)
+            if groups:
+                for position, constants, plans in groups:
+                    chosen = list(compress(items, map(constants.__contains__, map(itemgetter(position), changed))))
+                    if chosen:
+                        for plan in plans:
+                            plan(chosen, store, emit)
+        return fed
 
     def one_round(self, store: Store, delta: Delta, emit: Callable[[FactItem], None]) -> None:
         """Run every plan seeded at a relation of ``delta`` on its changes once, emitting what
