@@ -95,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
     if args.engine == "spark":
-        return _run_spark(args, started)
+        return _run_spark(args, started, checked)
     return _run_embedded(args, started, checked)
 
 
@@ -181,7 +181,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     return code
 
 
-def _run_spark(args: argparse.Namespace, started: float) -> int:
+def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
     """``dotr run --engine spark``: the Spark job's results, written here (pipeline/spark/run.py)."""
     import json
     import tempfile
@@ -210,7 +210,7 @@ def _run_spark(args: argparse.Namespace, started: float) -> int:
         out = open(args.output, "w", encoding="utf-8") if args.output != "-" else sys.stdout
     else:
         out = tempfile.NamedTemporaryFile("w", delete=False, encoding="utf-8", dir=target_dir, suffix=".part")
-    writer = ResultWriter(out, args.format, check(args.rules).program.prefixes, args.full_iris)
+    writer = ResultWriter(out, args.format, checked.program.prefixes, args.full_iris)
     try:
         previous: set[str] = set()
         for result in results:

@@ -56,7 +56,7 @@ def test_the_dotr_workload_split_by_room_gives_one_reasoners_output(groups):
 
 
 def test_a_program_that_cannot_be_split_is_refused():
-    r = Reasoner.from_files("examples/traffic/rules.dotr", ["examples/traffic/ontology.ttl"])
+    r = Reasoner.from_files("examples/cooling/rules.dotr", ["examples/cooling/ontology.ttl"])
     assert split_keys(r.checked) is None
     with pytest.raises(ValueError, match="cannot be split"):
         r.keep_group(EventPartition({}, 2, r.dictionary), 0)
