@@ -78,10 +78,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.engine == "spark":
         unsupported = [flag for flag, value in (("--reorder-within", args.reorder_within), ("--follow", args.follow),
-                                                ("--snapshot", args.snapshot), ("--resume", args.resume)) if value]
+                                                ("--snapshot", args.snapshot), ("--resume", args.resume),
+                                                ("--stats", args.stats), ("--watch", args.watch)) if value]
         if unsupported:
-            print(f"dotr: {', '.join(unsupported)} cannot be used with --engine spark (a Spark query continues "
-                  "from its --checkpoint)", file=sys.stderr)
+            print(f"dotr: {', '.join(unsupported)} cannot be used with --engine spark (docs/cli.md: a Spark query "
+                  "continues from its --checkpoint; --stats and --watch are not built for it yet)", file=sys.stderr)
             return 2
     checked = check(args.rules)
     _print_warnings(checked)

@@ -202,3 +202,9 @@ def test_a_record_longer_than_the_bound_is_a_bad_record_and_is_never_held_whole(
     assert rejects[0]["record"] == big[:200]
     code, out, _ = _run(tmp_path, data, "--max-record-size", "0")  # no bound
     assert code == 0 and out.count("\n") == 3
+
+
+def test_options_spark_does_not_have_are_refused_before_it_starts(capsys):
+    for option in (["--stats", "s.json"], ["--watch"]):
+        assert main(["run", "--engine", "spark", "--rules", "examples/fire/rules.dotr", *option]) == 2
+        assert f"{option[0]} cannot be used with --engine spark" in capsys.readouterr().err
