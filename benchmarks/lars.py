@@ -80,8 +80,12 @@ def stream(kind: str, rate: int, points: int, seed: int = 5, n: int = 10):
                     facts.append(("q", (f"a{k}", f"a{k}")))
             elif kind == "join10":
                 facts.append((f"p{counter % 10}", (f"n{rnd.randrange(rate)}", f"n{rnd.randrange(rate)}")))
+            elif kind == "growth":  # 100 keys, one blocking atom every 10 time points
+                facts.append(("p", (f"a{rnd.randrange(100)}", f"b{rnd.randrange(1000)}")))
             else:
                 facts.append(("temp", (rnd.randrange(0, 200),)))
+        if kind == "growth" and t % 10 == 0:
+            facts.append(("r", (f"a{rnd.randrange(100)}",)))
         out.append(facts)
     return out
 
@@ -109,6 +113,28 @@ def run_engine(program: str, data, semi_naive: bool = True, **options) -> float:
     return elapsed / max(1, sum(len(f) for f in data))
 
 
+#: cost per time point as the window grows: (program, window sizes in time points or atoms)
+GROWTH = {
+    "diamond": "q(A) :- [{n}] <> p(A, B) .",
+    "not": "q(A) :- [{n}] <> p(A, B), not [{n}] <> r(A) .",
+    "tuple": "q(A) :- [{m} #] <> p(A, B) .",
+    "tuple not": "q(A) :- [{m} #] <> p(A, B), not [{n}] <> r(A) .",
+}
+
+
+def run_growth(program: str, data, timed: int) -> float:
+    """Mean seconds per time point over the last ``timed`` time points (the window is full)."""
+    engine = LarsEngine(parse(program).rules)
+    interned = _interned(engine, data)
+    gc.collect()
+    start = None
+    for t, facts in enumerate(interned):
+        if t == len(interned) - timed:
+            start = time.perf_counter()
+        engine.step(t, facts)
+    return (time.perf_counter() - start) / timed
+
+
 def run_reference(program: str, data) -> float:
     from tests.temporal.reference import Reference
     ref = Reference(parse(program).rules)
@@ -125,9 +151,27 @@ def main(argv=None):
     ap.add_argument("--rates", type=int, nargs="+", default=[200, 400, 800])
     ap.add_argument("--points", type=int, default=40)
     ap.add_argument("--naive", action="store_true", help="also run the naive mode (slow)")
+    ap.add_argument("--growth", type=int, nargs="*", metavar="WINDOW",
+                    help="only the cost per time point as the window grows (default windows 10 100 400; "
+                         "100 atoms per time point, 100 keys)")
     ap.add_argument("--json", default="benchmarks/results/lars.json")
     args = ap.parse_args(argv)
     rows = []
+    if args.growth is not None:
+        windows = args.growth or [10, 100, 400]
+        print(f"{'program':<10} " + " ".join(f"{'w' + str(n):>9}" for n in windows) + "  (ms per time point)")
+        for name, template in GROWTH.items():
+            cells = []
+            for n in windows:
+                ms = run_growth(template.format(n=n, m=n * 100), stream("growth", 100, n + 60), 50) * 1e3
+                rows.append({"workload": f"growth {name}", "window": n, "rate": 100, "ms_per_point": ms})
+                cells.append(ms)
+            print(f"{name:<10} " + " ".join(f"{c:>9.3f}" for c in cells) + f"  last/first {cells[-1] / cells[0]:.2f}x",
+                  flush=True)
+        if args.json:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(rows, indent=2))
+        return
     print(f"{'workload':<9} {'window':>6} {'rate':>5} {'us/atom':>9} {'naive us/atom':>14} {'ratio':>6}")
     for name, (template, kind) in WORKLOADS.items():
         for n in args.windows:

@@ -13,8 +13,9 @@ whose facts carry the window's guarantee:
 A derivation's horizon is the minimum of its premises' (the body holds that long); a fact keeps
 the maximum over its derivations; a conclusion is not derived again while its horizon lasts, and
 a rule only fires on a body grounding that is new (semi-naive: only deltas seed the join plans,
-which is sSNE). Negation is stratified: rules with ``not`` are evaluated in full at each time
-point after the strata below, and what they derive holds at that time point only. ``@T`` heads
+which is sSNE). Negation is stratified: a rule with ``not`` is evaluated at each time point after
+the strata below, from what changed since the previous one (``temporal.negation``; in full when
+its positive part depends on its head), and what it derives holds at that time point only. ``@T`` heads
 place conclusions at T: now, in the history (which feeds the windows) or in the future.
 
 >>> from rules import parse
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict, deque
+from functools import partial
 from itertools import repeat
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -42,6 +44,7 @@ from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
 from rules.engine.fixpoint import SemiNaive
 from rules.engine.store import INF, DictStore, FactItem, RelKey
 from rules.engine.terms import TermDictionary, format_fact
+from temporal.negation import NegationView, split_rule, terms_of
 
 
 
@@ -168,19 +171,50 @@ class LarsEngine:
                     else:
                         self._reads.add((d.intern(pred), len(lit.atom.args)))
             negated = any(isinstance(l, ir.AtomLiteral) and l.negated for l in body)
-            compiled.append((rule, compile_rule(head, body, d), negated))
+            compiled.append((rule, compile_rule(head, body, d), negated, head, body))
+        # a rule with ``not`` whose positive part does not depend on its head is maintained
+        # incrementally (temporal.negation): its positive part as a rule of its own
+        views: dict[int, tuple] = {}
+        for i, (rule, c, negated, head, body) in enumerate(compiled):
+            head_rel = (d.intern(rule.head.pred), len(rule.head.args))
+            if negated and semi_naive and c.body_relations and None not in c.body_relations and not any(
+                    nx.has_path(graph, head_rel, rel) for rel in c.body_relations):
+                body_atom, positive, negated_atoms = split_rule(i, head, body)
+                body_rel = (d.intern(body_atom.pred), len(body_atom.args))
+                for rel in c.body_relations:
+                    graph.add_edge(rel, body_rel, negative=False)
+                graph.add_edge(body_rel, head_rel, negative=False)
+                views[i] = (body_atom, body_rel, positive, negated_atoms)
         strata, recursive, ratchets = self._stratify(graph)
         self._strata = strata
         self.stratum_count = max(strata.values(), default=-1) + 1
         self._loop = SemiNaive()  # the semi-naive rules' plans by seed (rules.engine.fixpoint)
         #: stratum -> rules evaluated in full at each time point, their conclusions holding then only:
-        #: rules with negation, and rules in a recursion through a diamond window (whose horizons
+        #: rules with negation that no view keeps (below), and rules in a recursion through a diamond window (whose horizons
         #: would otherwise rise by the window's length at each round, for ever)
         self._full: dict[int, list[CompiledRule]] = defaultdict(list)
-        for rule, c, negated in compiled:
+        #: stratum -> the views of the rules with ``not`` maintained incrementally
+        self._views: dict[int, list[NegationView]] = defaultdict(list)
+        #: relation -> what to tell of its new facts (a delta) and of its expired facts (one each)
+        self._on_added: dict[RelKey, list] = defaultdict(list)
+        self._on_expired: dict[RelKey, list] = defaultdict(list)
+        for i, (rule, c, negated, head, body) in enumerate(compiled):
             head_rel = (d.intern(rule.head.pred), len(rule.head.args))
             stratum = strata.get(head_rel, 0)
-            if negated or not c.body_relations or not semi_naive or head_rel in ratchets:
+            if i in views and head_rel not in ratchets:
+                body_atom, body_rel, positive, negated_atoms = views[i]
+                body_rule = compile_rule(body_atom, positive, d)
+                for rel, plan in zip(body_rule.body_relations, body_rule.seeded):
+                    self._loop.add(rel, plan)
+                neg = [((d.intern(a.pred), len(a.args)), terms_of(a, body_atom, d.intern)) for a in negated_atoms]
+                view = NegationView(body_rel, c.head, terms_of(head, body_atom, d.intern), neg)
+                self._views[stratum].append(view)
+                self._on_added[body_rel].append(view.body_added)
+                self._on_expired[body_rel].append(view.body_expired)
+                for j, (rel, _) in enumerate(neg):
+                    self._on_added[rel].append(partial(view.negated_changed, j))
+                    self._on_expired[rel].append(partial(view.negated_expired, j))
+            elif negated or not c.body_relations or not semi_naive or head_rel in ratchets:
                 self._full[stratum].append(c)  # (naive mode: all rules in full)
             else:
                 for rel, plan in zip(c.body_relations, c.seeded):
@@ -269,6 +303,9 @@ class LarsEngine:
         self._recent.extend(state["recent"])
         self._seen_atoms, self.t, self._prev_t = state["seen"], state["t"], state["prev"]
         self.start = state.get("start", self.start)
+        for views in self._views.values():
+            for view in views:
+                view.rebuild(self.store)
 
     # ------------------------------------------------------------------ compilation
     def _stratify(self, graph: nx.DiGraph) -> tuple[dict, set, set]:
@@ -386,6 +423,8 @@ class LarsEngine:
                 fresh = []
                 for c in self._full.get(stratum, ()):
                     fresh += self._run_full(c, t)
+                for view in self._views.get(stratum, ()):
+                    fresh += view.update(t, self.store)
                 for aux in recursive:
                     fresh += self._pertime_facts(aux, t, disable=False)
                 if not self._propagate(fresh):
@@ -425,7 +464,11 @@ class LarsEngine:
     def _advance(self, t: int) -> None:
         """Drop what expired; a fact that stays held through the time points not evaluated since
         the previous one (box windows need to know)."""
+        on_expired = self._on_expired
         for rel, fact, expiry in self.store.expire(t):
+            if rel in on_expired:
+                for tell in on_expired[rel]:
+                    tell(fact)
             runs = self._occ.get(rel)
             if runs is not None and fact in runs and runs[fact][-1][1] >= (self._prev_t or 0):
                 runs[fact][-1][1] = max(runs[fact][-1][1], expiry)
@@ -445,7 +488,7 @@ class LarsEngine:
 
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
         """Store items (placing ``@`` heads, deriving diamond auxiliaries); returns the delta."""
-        at_heads, dia_of, tracked = self._at_heads, self._dia_of, self._tracked
+        at_heads, dia_of, tracked, on_added = self._at_heads, self._dia_of, self._tracked, self._on_added
         t = self.t if self.t is not None else self.start
         delta: dict[RelKey, dict[tuple, int]] = {}
         while items:
@@ -463,6 +506,9 @@ class LarsEngine:
             for rel, changed in self.store.apply(plain).items():
                 if changed:
                     delta.setdefault(rel, {}).update(changed)
+                    if rel in on_added:
+                        for tell in on_added[rel]:
+                            tell(changed)
                     for aux in dia_of.get(rel, ()):
                         items.extend((aux.rel, fact, _add(expiry, aux.size)) for fact, expiry in changed.items())
                     if rel in tracked:
