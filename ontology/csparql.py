@@ -134,6 +134,11 @@ class _Group:
         self.timed: dict[Key, int] = {}  # key -> expiry from time windows (for count-window keys)
         self.max_expiry = -1  # of the time-window triples added so far
         self.counts = any(w.triples is not None for w in windows)
+        #: the background's own facts, and the time-window expiry of those a window holds too (a
+        #: background removal keeps the window's copy)
+        self.background: set[Key] = {(rel, fact) for rel, facts in background_explicit.items()
+                                     for fact, expiry in facts.items() if expiry >= INF}
+        self.window_copy: dict[Key, int] = {}
 
     def receive(self, t: int, stream: str | None, keys: list[Key]) -> None:
         for w, window in enumerate(self.windows):
@@ -174,12 +179,15 @@ class _Group:
                     left.append(counted.popleft())
                 continue
             k = 0
+            background, copies = self.background, self.window_copy
             while k < len(pending) and self._visible(window, pending[k][0]) <= now:
                 t, (rel, fact) = pending[k]
                 expiry = self._expiry(window, t)
                 if expiry >= now:
                     timed.append((rel, fact, expiry))
                     self.max_expiry = max(self.max_expiry, expiry)
+                    if (rel, fact) in background and copies.get((rel, fact), -1) < expiry:
+                        copies[(rel, fact)] = expiry
                 k += 1
             del pending[:k]
         if self.counts:
@@ -212,6 +220,27 @@ class _Group:
             m.add([(rel, fact, self.timed[(rel, fact)]) for rel, fact in gone
                    if self.timed.get((rel, fact), -1) >= now])
 
+    def change_background(self, add: list[Key], remove: list[Key], after: int) -> None:
+        """From the evaluation after ``after`` on, the background lacks ``remove`` (DRed: what only
+        they entailed goes) and has ``add``; a fact a window holds too stays while it does."""
+        m = self.m
+        gone = [key for key in dict.fromkeys(remove) if key in self.background]
+        if gone:
+            self.background.difference_update(gone)
+            m.retract(gone)
+            copies = self.window_copy
+            m.add([(*key, HELD) if self.held.get(key) else (*key, copies[key]) for key in gone
+                   if self.held.get(key) or copies.get(key, -1) > after])
+            for key in gone:
+                copies.pop(key, None)
+        new = [key for key in dict.fromkeys(add) if key not in self.background]
+        for rel, fact in new:
+            expiry = m.explicit.get(rel, {}).get(fact)
+            if expiry is not None and expiry < HELD:  # (in a time window now)
+                self.window_copy[(rel, fact)] = expiry
+        self.background.update(new)
+        m.add([(rel, fact, INF) for rel, fact in new])
+
     def next_time(self, last: int) -> int | None:
         """The first evaluation time after ``last`` whose windows hold something (given no more
         input)."""
@@ -238,7 +267,8 @@ class _Group:
         return {"facts": list(self.m.store), "explicit": [(rel, dict(facts)) for rel, facts in self.m.explicit.items()],
                 "local": list(self.m._local_facts), "pending": [list(p) for p in self.pending],
                 "counted": [list(c) for c in self.counted], "held": dict(self.held),
-                "timed": dict(self.timed), "max_expiry": self.max_expiry}
+                "timed": dict(self.timed), "max_expiry": self.max_expiry,
+                "background": set(self.background), "window_copy": dict(self.window_copy)}
 
     def restore(self, state: dict) -> None:
         self.m.restore(state["facts"], [(rel, fact, expiry) for rel, facts in state["explicit"]
@@ -248,6 +278,8 @@ class _Group:
         self.held = Counter(state["held"])
         self.timed = dict(state["timed"])
         self.max_expiry = state["max_expiry"]
+        self.background = set(state.get("background", self.background))
+        self.window_copy = dict(state.get("window_copy", {}))
 
 
 class CSparqlEngine:
@@ -369,6 +401,17 @@ class CSparqlEngine:
             rows.append({v: format_term(term(i)) for v, i in zip(query.vars, row) if i is not None})
         rows.sort(key=lambda r: [r.get(v, "") for v in query.vars])
         out.answers[query.query.name] = rows
+
+    def change_background(self, add: Iterable = (), remove: Iterable = ()) -> None:
+        """Change the background from the next evaluation on: remove facts (what only they
+        entailed goes too), then add facts (RDF triples of rdflib terms, ground atoms, or
+        interned pairs, as for the constructor). Every window sees the new background."""
+        d = self.dictionary
+        add = [intern_fact(f, d, self._node_ids) for f in add]
+        remove = [intern_fact(f, d, self._node_ids) for f in remove]
+        after = -1 if self.last_t is None else self.last_t
+        for group in self.groups:
+            group.change_background(add, remove, after)
 
     def next_change(self, last_t: int) -> int | None:
         """The first time after ``last_t`` at which a query reports although no input arrives

@@ -500,13 +500,9 @@ class Reasoner:
     def change_background(self, add: Iterable = (), remove: Iterable = ()) -> None:
         """Change the background from the next time point evaluated on: remove facts (what only
         they supported goes too, DRed), then add facts (fact strings, atoms or rdflib triples, as
-        for :meth:`step`). Events, patterns and the conclusions see the new background at once;
-        LARS rules see added background facts. A change that removes a fact the LARS rules read
-        (or any change, with C-SPARQL queries, whose windows keep their own background) raises
-        :class:`InputError` and is not made."""
-        if self.csparql is not None:
-            raise InputError("background changes are not supported with C-SPARQL queries (their windows keep "
-                             "their own copy of the background)")
+        for :meth:`step`). Events, patterns, C-SPARQL windows and the conclusions see the new
+        background at once; LARS rules see added background facts. A change that removes a fact
+        the LARS rules read raises :class:`InputError` and is not made."""
         ontology = self.ontology
         m = ontology.materialiser
         remove = [intern_input(ontology, f) for f in remove]
@@ -527,6 +523,8 @@ class Reasoner:
                                  "the LARS rules read: not supported (LARS rules see background facts added only)")
             if after - before:
                 self.lars.add_background(after - before)
+        if self.csparql is not None:
+            self.csparql.change_background([f[:2] for f in add], removed)
 
     def _lars_background(self) -> set[tuple]:
         """The background facts (with what the ontological stage derives from them) that the

@@ -3,7 +3,7 @@
 At each evaluation time τ (a multiple of the query's period E): collect each window's triples
 literally (time window: stream triples with time in (σ - R, σ], σ the latest multiple of the step
 not after τ; count window: the last N triples with time ≤ τ; unnamed elements belong to every
-window), add the background, take the closure under the rules by naive fixpoint iteration
+window), add the background as it is at τ (changes from their time on), take the closure under the rules by naive fixpoint iteration
 (tests/ontology/reference.py), and run the SPARQL part with rdflib's own evaluator on an rdflib
 graph of the closure. RStream reports R(τ), IStream R(τ) - R(τ - E), DStream R(τ - E) - R(τ), at
 the times whose window is non-empty (DStream also when R(τ - E) has something).
@@ -30,7 +30,9 @@ Element = tuple  # (t, stream IRI or None, fact)
 
 
 class CSparqlReference:
-    def __init__(self, checked: CheckResult, background: list, elements: list[Element]):
+    def __init__(self, checked: CheckResult, background: list, elements: list[Element],
+                 changes: list[tuple[int, list, list]] = ()):
+        """``changes``: (t, added, removed) background facts, in effect from evaluation time t on."""
         program = checked.program
         self.prefixes = program.prefixes
         self.queries: list[CSparqlQuery] = []
@@ -42,6 +44,8 @@ class CSparqlReference:
         self.rules, facts = stage_rules(checked)
         self.d = TermDictionary()
         self.background = {intern_fact(f, self.d) for f in (*program.facts, *facts, *background)}
+        self.changes = sorted(((t, {intern_fact(f, self.d) for f in add}, {intern_fact(f, self.d) for f in remove})
+                               for t, add, remove in changes), key=lambda c: c[0])
         ordered = sorted(elements, key=lambda e: e[0])  # arrival order within a time point
         self.elements = [(t, s, intern_fact(f, self.d)) for t, s, f in ordered]
 
@@ -60,7 +64,11 @@ class CSparqlReference:
         content = self.window(query, tau)
         if not content:
             return Counter()
-        model = closure(self.rules, self.background | set(content), self.d)
+        background = set(self.background)
+        for t, add, remove in self.changes:
+            if t <= tau:
+                background = (background - remove) | add
+        model = closure(self.rules, background | set(content), self.d)
         graph = rdflib.Graph()
         for (pred, arity), fact in model:
             if arity == 2 and isinstance(self.d.term(pred), ir.Iri):

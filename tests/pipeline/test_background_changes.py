@@ -82,3 +82,31 @@ def test_a_malformed_change_is_a_bad_record(tmp_path):
     rejects = [json.loads(line) for line in (tmp_path / "out.jsonl.rejects.jsonl").read_text().splitlines()]
     assert [(r["line"], r["reason"][:30]) for r in rejects] == [(1, '"background" is an object with'),
                                                                 (2, '"background" "add" is a list o')]
+
+
+def test_c_sparql_windows_see_the_changed_background(tmp_path):
+    """A C-SPARQL query joins its window with the background: a sensor moved at 3 is reported in
+    its new room from the evaluation at 3 on (its reading at 1 is still in the window), also across
+    a checkpointed restart."""
+    rules = tmp_path / "r.dotr"
+    rules.write_text("""@prefix : <http://ex.org/> .
+:in(s1, r1) . :in(s2, r1) .
+query Hot := register compute every 1 as select ?s ?r from stream <http://ex.org/s> [range 3 step 1]
+             where { ?s :hot ?v . ?s :in ?r } .
+""")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text("\n".join(json.dumps(r) for r in [
+        {"t": 1, "facts": [":hot(s1, 1)"]},
+        {"t": 2, "facts": [":hot(s2, 1)"]},
+        {"t": 3, "background": {"remove": [":in(s1, r1)"], "add": [":in(s1, r2)"]}},
+        {"t": 4, "background": {"remove": [":in(s2, r1)"]}},
+        {"t": 5, "facts": [":hot(s1, 2)"]}]) + "\n")
+    expected = {1: [{"r": "r1", "s": "s1"}], 2: [{"r": "r1", "s": "s1"}, {"r": "r1", "s": "s2"}],
+                3: [{"r": "r2", "s": "s1"}, {"r": "r1", "s": "s2"}], 4: [],  # s2 is in no room from 4 on
+                5: [{"r": "r2", "s": "s1"}]}
+    for extra in ([], ["--checkpoint", str(tmp_path / "ck"), "--commit-every", "1"]):
+        out = tmp_path / "o.jsonl"
+        assert main(["run", "-q", "--rules", str(rules), "--input", str(stream), "--output", str(out), *extra]) == 0
+        answers = {r["t"]: r["answers"]["Hot"] for r in map(json.loads, out.read_text().splitlines())
+                   if "answers" in r}
+        assert answers == expected
