@@ -217,10 +217,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
         for result in results:
             counts["time points"] += 1
             if args.changes:  # only what was added or removed since the previous time point
-                now = set(result.facts)
-                result.removed = sorted(previous - now)
-                result.facts = sorted(now - previous)
-                previous = now
+                previous = result.keep_changes(previous)
                 if not result.removed and result.is_empty() and not args.all_time_points:
                     continue
             elif result.is_empty() and not args.all_time_points:

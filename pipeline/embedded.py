@@ -68,6 +68,19 @@ class Result:
     def is_empty(self) -> bool:
         return not (self.facts or self.at or self.graphs or self.answers or self.events)
 
+    def keep_changes(self, previous: set[str]) -> set[str]:
+        """``--changes``: keep in :attr:`facts` only those not in ``previous`` (the facts of the
+        previous time point), list in :attr:`removed` those gone; returns the facts of this one.
+
+        >>> result = Result(2, ["a", "b"])
+        >>> sorted(result.keep_changes({"b", "c"})), result.facts, result.removed
+        (['a', 'b'], ['a'], ['c'])
+        """
+        now = set(self.facts)
+        self.removed = sorted(previous - now)
+        self.facts = sorted(now - previous)
+        return now
+
     def to_json(self) -> dict:
         record: dict = {"t": self.t, "facts": self.facts}
         if self.removed is not None:

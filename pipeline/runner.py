@@ -254,10 +254,7 @@ class EmbeddedRun:
         if self.on_time_point is not None:
             self.on_time_point(result.t)
         if self.o.changes:  # only what was added or removed since the previous time point
-            now = set(result.facts)
-            result.removed = sorted(state.previous - now)
-            result.facts = sorted(now - state.previous)
-            state.previous = now
+            state.previous = result.keep_changes(state.previous)
             if not result.removed and result.is_empty() and not self.o.all_time_points:
                 return
         elif result.is_empty() and not self.o.all_time_points:
