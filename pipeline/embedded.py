@@ -513,29 +513,20 @@ class Reasoner:
     def change_background(self, add: Iterable = (), remove: Iterable = ()) -> None:
         """Change the background from the next time point evaluated on: remove facts (what only
         they supported goes too, DRed), then add facts (fact strings, atoms or rdflib triples, as
-        for :meth:`step`). Events, patterns, C-SPARQL windows and the conclusions see the new
-        background at once; LARS rules see added background facts. A change that removes a fact
-        the LARS rules read raises :class:`InputError` and is not made."""
+        for :meth:`step`). Events, patterns, C-SPARQL windows, LARS rules and the conclusions
+        see the new background at once (LARS windows see each earlier time point's)."""
         ontology = self.ontology
         m = ontology.materialiser
         remove = [intern_input(ontology, f) for f in remove]
         add = [(*intern_input(ontology, f), INF) for f in add]
         removed = [f for f in remove if m.explicit.get(f[0], {}).get(f[1]) == INF]  # (only the background's)
-        new = [f[:2] for f in add if m.explicit.get(f[0], {}).get(f[1]) != INF]
         before = self._lars_background() if self.lars is not None else set()
         m.retract(removed)
         m.add(add)
         self._background_derived = None
         if self.lars is not None:
             after = self._lars_background()
-            lost = before - after
-            if lost:
-                m.retract(new)  # back to the background before the change
-                m.add([(*f, INF) for f in removed])
-                raise InputError(f"this background change removes {format_fact(self.dictionary, *min(lost))}, which "
-                                 "the LARS rules read: not supported (LARS rules see background facts added only)")
-            if after - before:
-                self.lars.add_background(after - before)
+            self.lars.change_background(after - before, before - after)
         if self.csparql is not None:
             self.csparql.change_background([f[:2] for f in add], removed)
 

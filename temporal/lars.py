@@ -115,6 +115,24 @@ def _reach(rule: ir.Rule) -> int:
     return max(min(sizes) - offset, 0) if sizes else INF
 
 
+def plain_rules(rules: Iterable[ir.Rule]) -> list[ir.Rule]:
+    """The rules without ``not`` and ``@``, every window atom read as a plain atom: what they
+    derive from the background is what the background alone entails (it holds throughout).
+
+    >>> from rules import parse
+    >>> [str(r.body[0].atom.pred.value) for r in plain_rules(parse("a(X) :- [3] [] p(X) .  b(X) :- p(X), not q(X) .").rules)]
+    ['p']
+    """
+    out = []
+    for rule in rules:
+        if rule.at is not None or any(getattr(lit, "negated", False) or isinstance(lit, ir.TemporalLiteral) and
+                                      isinstance(lit.op, ir.At) for lit in rule.body):
+            continue
+        out.append(ir.Rule(rule.head, tuple(ir.AtomLiteral(lit.atom) if isinstance(lit, ir.TemporalLiteral) else lit
+                                            for lit in rule.body)))
+    return out
+
+
 class LarsEngine:
     """Evaluates LARS rules time point by time point; see the module docstring."""
 
@@ -193,6 +211,8 @@ class LarsEngine:
         #: rules with negation that no view keeps (below), and rules in a recursion through a diamond window (whose horizons
         #: would otherwise rise by the window's length at each round, for ever)
         self._full: dict[int, list[CompiledRule]] = defaultdict(list)
+        #: stratum -> the semi-naive rules (evaluated in full once after a background removal)
+        self._positive: dict[int, list[CompiledRule]] = defaultdict(list)
         #: stratum -> the views of the rules with ``not`` maintained incrementally
         self._views: dict[int, list[NegationView]] = defaultdict(list)
         #: relation -> what to tell of its new facts (a delta) and of its expired facts (one each)
@@ -206,6 +226,7 @@ class LarsEngine:
                 body_rule = compile_rule(body_atom, positive, d)
                 for rel, plan in zip(body_rule.body_relations, body_rule.seeded):
                     self._loop.add(rel, plan)
+                self._positive[strata.get(body_rel, 0)].append(body_rule)
                 neg = [((d.intern(a.pred), len(a.args)), terms_of(a, body_atom, d.intern)) for a in negated_atoms]
                 view = NegationView(body_rel, c.head, terms_of(head, body_atom, d.intern), neg)
                 self._views[stratum].append(view)
@@ -219,6 +240,7 @@ class LarsEngine:
             else:
                 for rel, plan in zip(c.body_relations, c.seeded):
                     self._loop.add(rel, plan)
+                self._positive[stratum].append(c)
         self._aux_stratum = {aux.rel: strata.get(aux.base, 0) for aux in self._pertime}
         #: stratum -> box and @ auxiliaries in a recursion of that stratum: recomputed as their
         #: base grows at t, to the least model
@@ -250,6 +272,15 @@ class LarsEngine:
         self._placed_now: list = []
         #: the intensional facts that follow from the background alone (they hold at every time point)
         self.background: set[tuple[RelKey, tuple]] = set()
+        self._rules = rules  # (without the facts)
+        #: the background facts as they are now; since when those added by a change hold, and
+        #: when those a change removed held (tuple windows look back at them)
+        self._given: set[tuple[RelKey, tuple]] = set()
+        self._since: dict[tuple[RelKey, tuple], int] = {}
+        self._gone: dict[tuple[RelKey, tuple], list[tuple[int, int]]] = defaultdict(list)
+        self._changes: list[tuple[list, list]] = []  # made at the next step
+        self._plain: LarsEngine | None = None  # see change_background
+        self._rederive = False
         self.add_background([self._fact(a) for a in facts] + list(background))
 
     def add_background(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
@@ -258,7 +289,10 @@ class LarsEngine:
 
         Their consequences through atoms, diamonds, boxes and tuple windows hold at every time
         point too (:attr:`background`); those through ``@`` (a time point each) or ``not`` (the
-        stream may change what is negated) are derived at each time point."""
+        stream may change what is negated) are derived at each time point. After the first
+        step, use :meth:`change_background`."""
+        facts = list(facts)
+        self._given.update(facts)
         self._propagate([(rel, fact, INF) for rel, fact in facts])
         positive = [c for rules in self._full.values() for c in rules if not c.negated_relations]
         while True:  # a box or a tuple window over what holds at every time point holds too
@@ -269,6 +303,87 @@ class LarsEngine:
                 break
         self.background = {(rel, fact) for rel in self.intensional if rel in self.store.relations
                            for fact, expiry in self.store.relations[rel].facts.items() if expiry >= INF}
+
+    def change_background(self, add: Iterable[tuple[RelKey, tuple]] = (),
+                          remove: Iterable[tuple[RelKey, tuple]] = ()) -> None:
+        """From the next time point stepped on, the background lacks ``remove`` and has ``add``
+        (removals first). A background fact holds at the time points between its addition and
+        its removal, and the windows see it where it held: ``[3] <> p`` over a ``p`` removed at t
+        holds until t + 2, and ``[3] [] p`` over one added at t from t + 3 on. What was derived
+        stays what it was; what holds from t on is derived again with the new background.
+
+        >>> from rules import parse
+        >>> engine = LarsEngine(parse("watched(S) :- [2] <> ping(S), sensor(S) .  seen(S) :- [1] <> sensor(S) .").rules)
+        >>> sensor, ping = engine.relation("sensor", 1), engine.relation("ping", 1)
+        >>> s1 = engine.dictionary.intern(ir.Name("s1"))
+        >>> engine.add_background([(sensor, (s1,))])
+        >>> engine.format(engine.step(0, [(ping, (s1,))]))
+        ['seen(s1)', 'watched(s1)']
+        >>> engine.change_background(remove=[(sensor, (s1,))])
+        >>> [engine.format(engine.step(t)) for t in (1, 2, 3)]
+        [['seen(s1)'], [], []]
+        """
+        add, remove = list(add), list(remove)
+        if not add and not remove:
+            return
+        self._changes.append((add, remove))
+        given = set(self._given)
+        for added, removed in self._changes:
+            given.difference_update(removed)
+            given.update(added)
+        # what the background alone entails: kept by an engine over the rules without ``not``
+        # and ``@``, every window read as a plain atom (built again after a removal)
+        if self._plain is None or remove:
+            self._plain = LarsEngine(plain_rules(self._rules), self.dictionary, background=given)
+        else:
+            self._plain.add_background(add)
+        relations = self._plain.store.relations
+        self.background = {(rel, fact) for rel in self.intensional if rel in relations
+                           for fact, expiry in relations[rel].facts.items() if expiry >= INF}
+
+    def _change(self, t: int) -> list[tuple[RelKey, tuple]]:
+        """Make the changes waiting for ``t``, before the store is advanced to it: facts that
+        held through t - 1 on a removed fact's account are cut there (derived again at t where
+        they still hold); returns the facts added."""
+        before = set(self._given)
+        given = self._given
+        for add, remove in self._changes:
+            given.difference_update(remove)
+            given.update(add)
+        self._changes = []
+        removed, added = before - given, given - before
+        for key in removed:  # (held in the timeline, which starts at the first time point stepped)
+            since = self._since.pop(key, self.start)
+            if since <= t - 1:
+                self._gone[key].append((since, t - 1))
+        for key in added:
+            self._since[key] = t
+        if removed:
+            self._cut(t - 1, given)
+            self._rederive = True
+        return sorted(added)
+
+    def _cut(self, last: int, keep: set) -> None:
+        """Every fact held beyond ``last`` except the background facts ``keep`` (and ``@``
+        windows' facts, which record the past) holds until ``last`` only; a diamond's
+        auxiliary until ``last`` plus its length."""
+        store = self.store
+        size = {aux.rel: aux.size for aux in self._aux.values() if aux.kind == Kind.DIAMOND}
+        past = {aux.rel for aux in self._aux.values() if aux.kind in (Kind.AT, Kind.TUPLE_AT)}
+        for rel, relation in store.relations.items():
+            if rel in past:
+                continue
+            cap = _add(last, size[rel]) if rel in size and last >= self.start else last
+            facts = relation.facts
+            for fact, expiry in facts.items():
+                if expiry > cap and (rel, fact) not in keep:
+                    facts[fact] = cap
+                    store.buckets[cap].append((rel, fact))
+        for runs in self._held.values():
+            for fact in list(runs):
+                runs[fact] = [[start, min(end, last)] for start, end in runs[fact] if start <= last]
+                if not runs[fact]:
+                    del runs[fact]
 
     def next_change(self, last: int) -> int | None:
         """The first time point after ``last`` at which a held fact stops holding or an ``@T``
@@ -288,7 +403,8 @@ class LarsEngine:
         """The evaluation state as plain data (picklable). Restore it into an engine built from
         the same rules over a dictionary restored to the same terms: :meth:`restore`."""
         return {"facts": list(self.store), "future": dict(self._future), "occ": dict(self._occ),
-                "disabled": dict(self._disabled_until),
+                "disabled": dict(self._disabled_until), "given": set(self._given), "since": dict(self._since),
+                "gone": dict(self._gone), "changes": list(self._changes), "background": set(self.background),
                 "placed": set(self._placed), "held": dict(self._held), "recent": list(self._recent), "seen": self._seen_atoms,
                 "t": self.t, "prev": self._prev_t, "start": self.start}
 
@@ -303,6 +419,10 @@ class LarsEngine:
         self._recent.extend(state["recent"])
         self._seen_atoms, self.t, self._prev_t = state["seen"], state["t"], state["prev"]
         self.start = state.get("start", self.start)
+        if "given" in state:
+            self._given, self._since = set(state["given"]), dict(state["since"])
+            self._gone = defaultdict(list, state["gone"])
+            self._changes, self.background = list(state["changes"]), set(state["background"])
         for views in self._views.values():
             for view in views:
                 view.rebuild(self.store)
@@ -393,7 +513,10 @@ class LarsEngine:
         if self.t is None and not self._start_fixed:
             self.start = t
         self.t = t
+        added = self._change(t) if self._changes else ()
         self._advance(t)
+        if added:
+            self._propagate([(rel, fact, INF) for rel, fact in added])
         facts, derived = list(facts), list(derived)
         self._inputs = {(rel, fact) for rel, fact in facts}
         self._seen_atoms += len(facts)
@@ -419,6 +542,8 @@ class LarsEngine:
                     items += self._pertime_facts(aux, t)
             self._propagate(items)
             items = []
+            if self._rederive:  # after a removal: what still holds, derived again
+                self._propagate([item for c in self._positive.get(stratum, ()) for item in evaluate_full(c, self.store)])
             while True:  # rules in full and windows in a recursion, to the stratum's fixpoint
                 fresh = []
                 for c in self._full.get(stratum, ()):
@@ -433,6 +558,7 @@ class LarsEngine:
             if aux.rel not in done:
                 self._pertime_facts(aux, t)
         self._prev_t = t
+        self._rederive = False
         if t % 256 == 0:
             self._prune(t)
         return Output(t, self._output(t), sorted(placed_now))
@@ -597,19 +723,25 @@ class LarsEngine:
         n = int(aux.size)
         recent = list(self._recent)[-n:]
         first = self.start if self._seen_atoms < n else recent[0][0]
-        background = [f for f, e in base_facts.items() if e >= INF]
+        # background facts: (fact, first, last time point it held in the window)
+        since, base = self._since, aux.base
+        background = [(f, max(first, since.get((base, f), first)), t) for f, e in base_facts.items() if e >= INF]
+        if self._gone:  # removed by a change, but held in the window's time span
+            background += [(f, max(first, start), end) for (rel, f), runs in self._gone.items() if rel == base
+                           for start, end in runs if end >= first]
         times: dict[tuple, set[int]] = defaultdict(set)
         for when, rel, f in recent:
-            if rel == aux.base:
+            if rel == base:
                 times[f].add(when)
         if aux.kind == Kind.TUPLE_DIAMOND:
-            out = [(aux.rel, f, t) for f in times] + [(aux.rel, f, t) for f in background]
+            out = [(aux.rel, f, t) for f in times] + [(aux.rel, f, t) for f, _, _ in background]
         elif aux.kind == Kind.TUPLE_BOX:
             span = set(range(first, t + 1))
-            out = [(aux.rel, f, t) for f, ts in times.items() if ts >= span] + [(aux.rel, f, t) for f in background]
+            out = [(aux.rel, f, t) for f, ts in times.items() if ts >= span]
+            out += [(aux.rel, f, t) for f, start, end in background if start == first and end == t]
         else:  # tat
             out = [(aux.rel, (*f, number(u)), t) for f, ts in times.items() for u in ts]
-            out += [(aux.rel, (*f, number(u)), t) for f in background for u in range(first, t + 1)]
+            out += [(aux.rel, (*f, number(u)), t) for f, start, end in background for u in range(start, end + 1)]
         return out
 
     # ------------------------------------------------------------------------- output

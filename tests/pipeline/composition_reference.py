@@ -125,14 +125,17 @@ class CompositionReference:
             s.prefix: s.iri for s in program.statements if isinstance(s, ir.PrefixDecl)}
         self.templates = {p.name: p for p in program.patterns}
         self.lars: LarsReference | None = None
+        self._changed = False
         self.ahead: dict[int, set] = defaultdict(set)
 
     def change_background(self, add: list[Atom], remove: list[Atom]) -> None:
         """From the next time point on, the background lacks ``remove`` and has ``add`` (the
-        closure recomputed from scratch). Only without temporal rules."""
-        assert not self.temporal, "the reference changes the background of programs without LARS rules"
+        closure recomputed from scratch); the LARS reference keeps each earlier time point's."""
         self.given = (self.given - set(remove)) | set(add)
         self.background = closure(_static(self.rules), self.given)
+        self.lars_background = {a for a in closure(_plain_rules(self.temporal), self.background)
+                                if a[0] in self.lars_heads}
+        self._changed = True
 
     # ------------------------------------------------------------------------ events
     def _events(self, knowledge: set[Atom]) -> dict[str, list[tuple]]:
@@ -209,6 +212,9 @@ class CompositionReference:
         if self.temporal:
             if self.lars is None:
                 self.lars = LarsReference(self.temporal, sorted(self.background, key=repr), start=t)
+            elif self._changed:
+                self.lars.change_background(t, self.background)
+            self._changed = False
             derived, placed = self.lars.step(t, stream, sorted(knowledge - inputs - self.background, key=repr))
             facts |= derived - self.lars_background - self.ahead.pop(t, set())
             for when, atom in placed:

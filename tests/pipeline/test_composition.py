@@ -249,7 +249,7 @@ def streams_with_changes(draw):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-@given(programs(lars=False), streams_with_changes(), st.booleans())
+@given(programs(), streams_with_changes(), st.booleans())
 def test_background_changes_in_the_stream_agree_with_recomputing_from_scratch(tmp_path_factory, program, records,
                                                                             include_background):
     """Each change takes effect at its record's time point: dotr run (DRed on the

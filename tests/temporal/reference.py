@@ -2,7 +2,8 @@
 
 At each time point t, in order: the history H (time -> set of atoms: stream atoms and everything
 concluded earlier, at the time point it was concluded for) is extended with the least model at
-t, stratum by stratum, by brute force over substitutions. Atoms are (predicate key, args) with
+t, stratum by stratum, by brute force over substitutions. The background holds at every time
+point; when it changes, each time point has the background of its own time. Atoms are (predicate key, args) with
 plain Python values; no indexes, no annotations.
 """
 
@@ -30,6 +31,7 @@ class Reference:
     def __init__(self, rules: list[ir.Rule], background: list[tuple] = (), start: int = 0):
         self.rules = [r for r in rules if not r.is_fact]
         self.background = set(background) | {(_key(r.head), r.head.args) for r in rules if r.is_fact}
+        self._backgrounds: list[tuple[int, set]] = []  # (from t on, the background then)
         self.start = start
         self.history: dict[int, set] = defaultdict(set)
         self.stream: list[tuple[int, tuple]] = []  # (time, atom) in arrival order
@@ -38,13 +40,25 @@ class Reference:
         self.strata, _ = stratify(graph)
         self.intensional = {_key(r.head) for r in self.rules}
 
+    def change_background(self, t: int, background: set) -> None:
+        """From ``t`` on the background is ``background``; before ``t`` it stays what it was
+        (windows see each time point's)."""
+        self._backgrounds.append((t, set(background)))
+
+    def _bg(self, u: int) -> set:
+        current = self.background
+        for since, background in self._backgrounds:
+            if since <= u:
+                current = background
+        return current
+
     # ------------------------------------------------------------------ window contents
     def _window(self, window: ir.Window | None, t: int):
         """(time points, atoms at each time point) of the window at t."""
         if window is None or not window.tuple:
             first = self.start if window is None else max(self.start, t - window.length())
             points = range(first, t + 1)
-            return points, {u: self.history[u] | self.background for u in points}
+            return points, {u: self.history[u] | self._bg(u) for u in points}
         atoms = [(u, a) for u, a in self.stream if u <= t]
         n = int(window.size)
         if len(atoms) < n:
@@ -53,7 +67,7 @@ class Reference:
         else:
             kept = atoms[-n:]
             points = range(kept[0][0], t + 1)
-        at: dict[int, set] = {u: set(self.background) for u in points}
+        at: dict[int, set] = {u: set(self._bg(u)) for u in points}
         for u, a in kept:
             at[u].add(a)
         return points, at
@@ -138,7 +152,7 @@ class Reference:
 
     def _positive(self, lit, t, theta):
         if isinstance(lit, ir.AtomLiteral):
-            for fact in self.history[t] | self.background:
+            for fact in self.history[t] | self._bg(t):
                 th = self._match(lit.atom, fact, theta)
                 if th is not None:
                     yield th
