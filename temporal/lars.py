@@ -368,15 +368,23 @@ class LarsEngine:
         windows' facts, which record the past) holds until ``last`` only; a diamond's
         auxiliary until ``last`` plus its length."""
         store = self.store
-        size = {aux.rel: aux.size for aux in self._aux.values() if aux.kind == Kind.DIAMOND}
+        diamonds = {aux.rel: aux for aux in self._aux.values() if aux.kind == Kind.DIAMOND}
         past = {aux.rel for aux in self._aux.values() if aux.kind in (Kind.AT, Kind.TUPLE_AT)}
         for rel, relation in store.relations.items():
-            if rel in past:
+            if rel in past or rel in diamonds:
                 continue
-            cap = _add(last, size[rel]) if rel in size and last >= self.start else last
             facts = relation.facts
             for fact, expiry in facts.items():
-                if expiry > cap and (rel, fact) not in keep:
+                if expiry > last and (rel, fact) not in keep:
+                    facts[fact] = last
+                    store.buckets[last].append((rel, fact))
+        for rel, aux in diamonds.items():  # until the base's last time point (now cut) + the length
+            held = _add(last, aux.size) if last >= self.start else last
+            base = store.relations[aux.base].facts if aux.base in store.relations else {}
+            facts = store.relations[rel].facts if rel in store.relations else {}
+            for fact, expiry in facts.items():
+                cap = held if base.get(fact, last) <= last else _add(base[fact], aux.size)
+                if expiry > cap:
                     facts[fact] = cap
                     store.buckets[cap].append((rel, fact))
         for runs in self._held.values():
@@ -409,6 +417,7 @@ class LarsEngine:
                 "t": self.t, "prev": self._prev_t, "start": self.start}
 
     def restore(self, state: dict) -> None:
+        self.store.clear()  # (the state has the background as it was then, changes made)
         for rel, fact, expiry in state["facts"]:
             self.store.add(rel, fact, expiry)
         self._future = defaultdict(list, state["future"])
@@ -515,8 +524,6 @@ class LarsEngine:
         self.t = t
         added = self._change(t) if self._changes else ()
         self._advance(t)
-        if added:
-            self._propagate([(rel, fact, INF) for rel, fact in added])
         facts, derived = list(facts), list(derived)
         self._inputs = {(rel, fact) for rel, fact in facts}
         self._seen_atoms += len(facts)
@@ -530,6 +537,7 @@ class LarsEngine:
         items = [(rel, fact, t) for rel, fact in facts]
         items += [(rel, fact, t) for rel, fact in self._future.pop(t, ())]
         items += [(rel, fact, t) for rel, fact in derived]
+        items += [(rel, fact, INF) for rel, fact in added]
         placed_now: list[tuple[int, RelKey, tuple]] = []
         self._placed_now = placed_now
         done: set[RelKey] = set()
@@ -729,19 +737,24 @@ class LarsEngine:
         if self._gone:  # removed by a change, but held in the window's time span
             background += [(f, max(first, start), end) for (rel, f), runs in self._gone.items() if rel == base
                            for start, end in runs if end >= first]
-        times: dict[tuple, set[int]] = defaultdict(set)
+        times: dict[tuple, set[int]] = defaultdict(set)  # fact -> the time points it held at
         for when, rel, f in recent:
             if rel == base:
                 times[f].add(when)
+        throughout = []  # (the background facts that held at every time point of the window)
+        for f, start, end in background:
+            if start <= first and end >= t:
+                throughout.append(f)
+            else:
+                times[f].update(range(start, end + 1))
         if aux.kind == Kind.TUPLE_DIAMOND:
-            out = [(aux.rel, f, t) for f in times] + [(aux.rel, f, t) for f, _, _ in background]
+            out = [(aux.rel, f, t) for f in times] + [(aux.rel, f, t) for f in throughout]
         elif aux.kind == Kind.TUPLE_BOX:
             span = set(range(first, t + 1))
-            out = [(aux.rel, f, t) for f, ts in times.items() if ts >= span]
-            out += [(aux.rel, f, t) for f, start, end in background if start == first and end == t]
+            out = [(aux.rel, f, t) for f, ts in times.items() if ts >= span] + [(aux.rel, f, t) for f in throughout]
         else:  # tat
             out = [(aux.rel, (*f, number(u)), t) for f, ts in times.items() for u in ts]
-            out += [(aux.rel, (*f, number(u)), t) for f, start, end in background for u in range(start, end + 1)]
+            out += [(aux.rel, (*f, number(u)), t) for f in throughout for u in range(first, t + 1)]
         return out
 
     # ------------------------------------------------------------------------- output

@@ -103,9 +103,11 @@ def _usable(condition: bool) -> None:
         assert condition
 
 
-def run(program_text: str, stream: list[list[str]], restart: int | None = None, **options):
+def run(program_text: str, stream: list[list[str]], restart: int | None = None,
+        changes: dict[int, tuple[list[str], list[str]]] | None = None, **options):
     """Step the engine and the reference side by side; at ``restart`` the engine is replaced by a
-    new one restored from a pickled snapshot (as a resumed run or a Spark micro-batch is)."""
+    new one restored from a pickled snapshot (as a resumed run or a Spark micro-batch is);
+    ``changes``: time point -> (facts added to, facts removed from the background) before it."""
     result = check_text(program_text)
     _usable(result.ok)
     program = result.program
@@ -116,7 +118,14 @@ def run(program_text: str, stream: list[list[str]], restart: int | None = None, 
     except RuleError:
         _usable(False)
     reference = Reference(rules)
+    background = set(reference.background)
     for t, facts in enumerate(stream + [[]] * 4):
+        if changes and t in changes:
+            add, remove = ([parse(f + ".").facts[0] for f in part] for part in changes[t])
+            engine.change_background([engine._fact(a) for a in add], [engine._fact(a) for a in remove])
+            background = (background - {((a.pred, len(a.args)), a.args) for a in remove}) | \
+                {((a.pred, len(a.args)), a.args) for a in add}
+            reference.change_background(t, background)
         if t == restart:
             state = pickle.loads(pickle.dumps((engine.dictionary.snapshot(), engine.snapshot())))
             engine = LarsEngine(rules, TermDictionary.restore(state[0]), **options)
@@ -227,3 +236,18 @@ def test_variable_predicate_first_in_a_negation_rule():
     p = (d.intern(ir.Iri("http://ex.org/p")), 2)
     a, b = d.intern(ir.Iri("http://ex.org/a")), d.intern(ir.Iri("http://ex.org/b"))
     assert engine.format(engine.step(0, [(p, (a, b))])) == ["h(<http://ex.org/a>)"]
+
+
+@st.composite
+def background_changes(draw):
+    """time point -> (facts added, facts removed): facts of the stream's predicates"""
+    fact = st.sampled_from(["a(z)", "a(x)", "b(z)", "c(z, x)", "c(x, x)"])
+    return {t: (draw(st.lists(fact, max_size=2)), draw(st.lists(fact, max_size=2)))
+            for t in draw(st.sets(st.integers(0, 8), max_size=3))}
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(programs() | tuple_programs(), streams(), background_changes(), st.one_of(st.none(), st.integers(1, 8)))
+def test_background_changes_agree_with_the_lars_definitions(program_text, stream, changes, restart):
+    """Each time point with the background of its time, windows with that of each earlier one."""
+    run(program_text, stream, restart, changes)
