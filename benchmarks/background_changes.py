@@ -7,8 +7,10 @@ The background is the LUBM-like ontology of ``benchmarks/lubm_like.py`` (``--bac
 triples) under ``@profile rdfs``; a stream of instance triples (a 20-tick window of readings
 whose types the schema entails) runs alongside. The changes: removing and adding back one
 instance fact, and removing and adding back one ``rdfs:subClassOf`` axiom of a subclass chain.
+With ``--lars``, a LARS rule joins the window with every ``rdf:type`` fact, so that the LARS
+engine takes the changes too.
 
-    python benchmarks/background_changes.py [--background 100000] [--repeat 5]
+    python benchmarks/background_changes.py [--background 100000] [--repeat 5] [--lars]
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ RULES = f"""@prefix : <{EX}> .
 @profile rdfs .
 recent(X) :- [20] <> :reading(X, V) .
 """
+#: ``--lars``: a LARS rule also joins the window with the background's types
+LARS = "typed(X, C) :- [20] <> :reading(X, V), rdf:type(X, C) .\n"
 
 
 def _triple(s: str, p: str, o: str) -> tuple:
@@ -42,8 +46,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--background", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--lars", action="store_true", help="a LARS rule reads the changed facts too")
     args = ap.parse_args(argv)
-    checked = check_text(RULES)
+    checked = check_text(RULES + (LARS if args.lars else ""))
     background = [_triple(*t) for t in triples(args.background)]
     started = time.perf_counter()
     reasoner = Reasoner(checked, background)

@@ -308,14 +308,12 @@ class Materialiser:
                     del held[fact]
         return dropped if report else None
 
-    def retract(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
-        """Remove explicit facts before their expiry (background updates): DRed. Everything
-        derived from them is deleted, then what still has another derivation is re-derived."""
+    def entailed(self, facts: Iterable[tuple[RelKey, tuple]]) -> set[tuple[RelKey, tuple]]:
+        """``facts`` (those the store holds) and every fact of the store that a rule derives from
+        them, transitively: what a change of ``facts`` can change (DRed's overdeletion)."""
         store = self.store
-        removed = [(rel, fact) for rel, fact in facts if self.explicit.get(rel, {}).pop(fact, None) is not None]
-        overdeleted: set[tuple[RelKey, tuple]] = set()
-        frontier = [(rel, fact, store.expiry(rel, fact)) for rel, fact in removed if store.expiry(rel, fact) is not None]
-        overdeleted.update((rel, fact) for rel, fact, _ in frontier)
+        frontier = [(rel, fact, store.expiry(rel, fact)) for rel, fact in facts if store.expiry(rel, fact) is not None]
+        seen = {(rel, fact) for rel, fact, _ in frontier}
         while frontier:
             by_rel: dict[RelKey, dict] = defaultdict(dict)
             for rel, fact, expiry in frontier:
@@ -324,9 +322,18 @@ class Materialiser:
             self._loop.one_round(store, by_rel, pending.append)
             frontier = []
             for rel, fact, _ in pending:
-                if (rel, fact) not in overdeleted and store.expiry(rel, fact) is not None:
-                    overdeleted.add((rel, fact))
+                if (rel, fact) not in seen and store.expiry(rel, fact) is not None:
+                    seen.add((rel, fact))
                     frontier.append((rel, fact, store.expiry(rel, fact)))
+        return seen
+
+    def retract(self, facts: Iterable[tuple[RelKey, tuple]]) -> set[tuple[RelKey, tuple]]:
+        """Remove explicit facts before their expiry (background updates): DRed. Everything
+        derived from them is deleted, then what still has another derivation is re-derived.
+        Returns what was deleted (re-derived or not)."""
+        store = self.store
+        removed = [(rel, fact) for rel, fact in facts if self.explicit.get(rel, {}).pop(fact, None) is not None]
+        overdeleted = self.entailed(removed)
         # rederive: explicit facts among the overdeleted, and the overdeleted facts that a rule
         # derives from what is left (one step, with the rule's head bound to them)
         kept = [(rel, fact, self.explicit[rel][fact]) for rel, fact in overdeleted
@@ -338,6 +345,7 @@ class Materialiser:
         self._propagate(again)
         if self._native is not None:  # the explicit ones are explicit again (a removed row forgets)
             self._add_explicit(kept)
+        return overdeleted
 
     def _rederive(self, facts: set[tuple[RelKey, tuple]], emit: Callable[[FactItem], None]) -> None:
         """Emit each of ``facts`` that a rule derives in one step from the store, with its expiry.

@@ -520,22 +520,18 @@ class Reasoner:
         remove = [intern_input(ontology, f) for f in remove]
         add = [(*intern_input(ontology, f), INF) for f in add]
         removed = [f for f in remove if m.explicit.get(f[0], {}).get(f[1]) == INF]  # (only the background's)
-        before = self._lars_background() if self.lars is not None else set()
-        m.retract(removed)
+        touched = m.retract(removed)
         m.add(add)
         self._background_derived = None
-        if self.lars is not None:
-            after = self._lars_background()
-            self.lars.change_background(after - before, before - after)
+        if self.lars is not None:  # its background: the background facts it reads (with their entailments)
+            touched |= m.entailed(f[:2] for f in add)
+            uses, store, given = self.lars.uses, ontology.store, self.lars.given
+            touched = [f for f in touched if uses(f[0])]
+            held = {f for f in touched if (store.expiry(*f) or 0) >= INF}
+            self.lars.change_background([f for f in touched if f in held and f not in given],
+                                        [f for f in touched if f in given and f not in held])
         if self.csparql is not None:
             self.csparql.change_background([f[:2] for f in add], removed)
-
-    def _lars_background(self) -> set[tuple]:
-        """The background facts (with what the ontological stage derives from them) that the
-        LARS rules read."""
-        uses, store = self.lars.uses, self.ontology.store
-        return {(rel, fact) for rel in [r for r in store.relations if uses(r)]
-                for fact, expiry in store.relation(rel).facts.items() if expiry >= INF}
 
     def step(self, t: int, facts: Iterable | dict) -> Result:
         """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as

@@ -29,7 +29,7 @@ place conclusions at T: now, in the history (which feeds the windows) or in the 
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from functools import partial
 from itertools import repeat
 from dataclasses import dataclass, field
@@ -204,6 +204,7 @@ class LarsEngine:
                 graph.add_edge(body_rel, head_rel, negative=False)
                 views[i] = (body_atom, body_rel, positive, negated_atoms)
         strata, recursive, ratchets = self._stratify(graph)
+        self._graph = graph  # relation -> the relations derived from it (a background removal cuts them)
         self._strata = strata
         self.stratum_count = max(strata.values(), default=-1) + 1
         self._loop = SemiNaive()  # the semi-naive rules' plans by seed (rules.engine.fixpoint)
@@ -242,6 +243,9 @@ class LarsEngine:
                     self._loop.add(rel, plan)
                 self._positive[stratum].append(c)
         self._aux_stratum = {aux.rel: strata.get(aux.base, 0) for aux in self._pertime}
+        #: the relations the rules derive: heads, window auxiliaries, the positive parts of views
+        self._derived = self.intensional | {aux.rel for aux in self._aux.values()} | {
+            view.body for views in self._views.values() for view in views}
         #: stratum -> box and @ auxiliaries in a recursion of that stratum: recomputed as their
         #: base grows at t, to the least model
         self._recursive: dict[int, list[_Aux]] = defaultdict(list)
@@ -276,11 +280,13 @@ class LarsEngine:
         #: the background facts as they are now; since when those added by a change hold, and
         #: when those a change removed held (tuple windows look back at them)
         self._given: set[tuple[RelKey, tuple]] = set()
+        self._given_rels: Counter = Counter()  # relation -> background facts
         self._since: dict[tuple[RelKey, tuple], int] = {}
         self._gone: dict[tuple[RelKey, tuple], list[tuple[int, int]]] = defaultdict(list)
-        self._changes: list[tuple[list, list]] = []  # made at the next step
+        self._was: dict[tuple[RelKey, tuple], bool] = {}  # changed since the last step: was it given then?
         self._plain: LarsEngine | None = None  # see change_background
-        self._rederive = False
+        self._plain_needed: set[RelKey] = set()
+        self._rederive: set[RelKey] = set()  # after a removal: the relations to derive again from
         self.add_background([self._fact(a) for a in facts] + list(background))
 
     def add_background(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
@@ -291,8 +297,9 @@ class LarsEngine:
         point too (:attr:`background`); those through ``@`` (a time point each) or ``not`` (the
         stream may change what is negated) are derived at each time point. After the first
         step, use :meth:`change_background`."""
-        facts = list(facts)
+        facts = [f for f in facts if f not in self._given]
         self._given.update(facts)
+        self._given_rels.update(rel for rel, _ in facts)
         self._propagate([(rel, fact, INF) for rel, fact in facts])
         positive = [c for rules in self._full.values() for c in rules if not c.negated_relations]
         while True:  # a box or a tuple window over what holds at every time point holds too
@@ -323,35 +330,70 @@ class LarsEngine:
         >>> [engine.format(engine.step(t)) for t in (1, 2, 3)]
         [['seen(s1)'], [], []]
         """
-        add, remove = list(add), list(remove)
+        given, was, count = self._given, self._was, self._given_rels
+        remove = [key for key in dict.fromkeys(remove) if key in given]
+        for key in remove:
+            was.setdefault(key, True)
+            given.discard(key)
+            count[key[0]] -= 1
+        add = [key for key in dict.fromkeys(add) if key not in given]
+        for key in add:
+            was.setdefault(key, False)
+            given.add(key)
+            count[key[0]] += 1
         if not add and not remove:
             return
-        self._changes.append((add, remove))
-        given = set(self._given)
-        for added, removed in self._changes:
-            given.difference_update(removed)
-            given.update(added)
         # what the background alone entails: kept by an engine over the rules without ``not``
-        # and ``@``, every window read as a plain atom (built again after a removal)
-        if self._plain is None or remove:
-            self._plain = LarsEngine(plain_rules(self._rules), self.dictionary, background=given)
+        # and ``@``, every window read as a plain atom, given the facts of the relations that a
+        # rule able to fire reads (built again after a removal, or when more relations are needed)
+        rules = plain_rules(self._rules)
+        needed = self._entailing(rules, {rel for rel, n in count.items() if n > 0})
+        if self._plain is None or remove or not needed <= self._plain_needed:
+            self._plain = LarsEngine(rules, self.dictionary, background=[f for f in given if f[0] in needed])
+            self._plain_needed = needed
         else:
-            self._plain.add_background(add)
+            self._plain.add_background([f for f in add if f[0] in needed])
         relations = self._plain.store.relations
         self.background = {(rel, fact) for rel in self.intensional if rel in relations
                            for fact, expiry in relations[rel].facts.items() if expiry >= INF}
+
+    @property
+    def given(self) -> set[tuple[RelKey, tuple]]:
+        """The background facts as they are from the next time point stepped on (the engine's
+        own set: read it, do not change it)."""
+        return self._given
+
+    def _entailing(self, rules: list[ir.Rule], have: set[RelKey]) -> set[RelKey]:
+        """The relations whose background facts matter to what ``rules`` derive from the
+        background: those the rules that can fire read (a rule reading a stream relation never
+        fires on the background alone), and the derived ones."""
+        d, needed = self.dictionary, set(self.intensional)
+        reads = []
+        for rule in rules:
+            body = [lit.atom for lit in rule.body if isinstance(lit, ir.AtomLiteral)]
+            if any(isinstance(atom.pred, ir.Var) for atom in body):
+                return needed | {rel for rel in self.store.relations} | have  # (reads every triple)
+            reads.append(((d.intern(rule.head.pred), len(rule.head.args)),
+                          {(d.intern(atom.pred), len(atom.args)) for atom in body}))
+        have, fired = set(have), set()
+        while True:
+            new = [i for i, (head, body) in enumerate(reads) if i not in fired and body <= have]
+            if not new:
+                break
+            for i in new:
+                fired.add(i)
+                have.add(reads[i][0])
+                needed |= reads[i][1]
+        return needed
 
     def _change(self, t: int) -> list[tuple[RelKey, tuple]]:
         """Make the changes waiting for ``t``, before the store is advanced to it: facts that
         held through t - 1 on a removed fact's account are cut there (derived again at t where
         they still hold); returns the facts added."""
-        before = set(self._given)
         given = self._given
-        for add, remove in self._changes:
-            given.difference_update(remove)
-            given.update(add)
-        self._changes = []
-        removed, added = before - given, given - before
+        removed = [key for key, was in self._was.items() if was and key not in given]
+        added = [key for key, was in self._was.items() if not was and key in given]
+        self._was = {}
         for key in removed:  # (held in the timeline, which starts at the first time point stepped)
             since = self._since.pop(key, self.start)
             if since <= t - 1:
@@ -359,39 +401,52 @@ class LarsEngine:
         for key in added:
             self._since[key] = t
         if removed:
-            self._cut(t - 1, given)
-            self._rederive = True
+            self._rederive = self._cut(t - 1, removed)
         return sorted(added)
 
-    def _cut(self, last: int, keep: set) -> None:
-        """Every fact held beyond ``last`` except the background facts ``keep`` (and ``@``
-        windows' facts, which record the past) holds until ``last`` only; a diamond's
-        auxiliary until ``last`` plus its length."""
-        store = self.store
-        diamonds = {aux.rel: aux for aux in self._aux.values() if aux.kind == Kind.DIAMOND}
+    def _cut(self, last: int, removed: list[tuple[RelKey, tuple]]) -> set[RelKey]:
+        """What held beyond ``last`` on the account of the background facts ``removed`` holds
+        until ``last`` only (it is derived again at the next time point, where it still holds):
+        the removed facts, and the facts of every relation derived from theirs, except the
+        ``@`` windows' (they record the past) and the background's; a diamond's auxiliary holds
+        until its base's last time point plus its length. Returns the relations cut."""
+        store, keep = self.store, self._given
+        affected = {rel for rel, _ in removed}
+        if self._reads is None:  # (a variable predicate: any relation may depend on any other)
+            affected |= set(store.relations)
+        for rel in list(affected):
+            if rel in self._graph:
+                affected |= nx.descendants(self._graph, rel)
+        diamonds = {aux.rel: aux for aux in self._aux.values() if aux.kind == Kind.DIAMOND and aux.rel in affected}
         past = {aux.rel for aux in self._aux.values() if aux.kind in (Kind.AT, Kind.TUPLE_AT)}
-        for rel, relation in store.relations.items():
-            if rel in past or rel in diamonds:
+
+        def cut(rel: RelKey, fact: tuple, cap: int) -> None:
+            store.relations[rel].facts[fact] = cap
+            store.buckets[cap].append((rel, fact))
+
+        for rel, fact in removed:
+            if (store.expiry(rel, fact) or -1) > last:
+                cut(rel, fact, last)
+        for rel in affected & self._derived:
+            if rel in past or rel in diamonds or rel not in store.relations:
                 continue
-            facts = relation.facts
-            for fact, expiry in facts.items():
+            for fact, expiry in list(store.relations[rel].facts.items()):
                 if expiry > last and (rel, fact) not in keep:
-                    facts[fact] = last
-                    store.buckets[last].append((rel, fact))
+                    cut(rel, fact, last)
         for rel, aux in diamonds.items():  # until the base's last time point (now cut) + the length
             held = _add(last, aux.size) if last >= self.start else last
             base = store.relations[aux.base].facts if aux.base in store.relations else {}
-            facts = store.relations[rel].facts if rel in store.relations else {}
-            for fact, expiry in facts.items():
+            for fact, expiry in list(store.relations[rel].facts.items()) if rel in store.relations else ():
                 cap = held if base.get(fact, last) <= last else _add(base[fact], aux.size)
                 if expiry > cap:
-                    facts[fact] = cap
-                    store.buckets[cap].append((rel, fact))
-        for runs in self._held.values():
+                    cut(rel, fact, cap)
+        for rel in affected & set(self._held):
+            runs = self._held[rel]
             for fact in list(runs):
                 runs[fact] = [[start, min(end, last)] for start, end in runs[fact] if start <= last]
                 if not runs[fact]:
                     del runs[fact]
+        return affected
 
     def next_change(self, last: int) -> int | None:
         """The first time point after ``last`` at which a held fact stops holding or an ``@T``
@@ -412,7 +467,7 @@ class LarsEngine:
         the same rules over a dictionary restored to the same terms: :meth:`restore`."""
         return {"facts": list(self.store), "future": dict(self._future), "occ": dict(self._occ),
                 "disabled": dict(self._disabled_until), "given": set(self._given), "since": dict(self._since),
-                "gone": dict(self._gone), "changes": list(self._changes), "background": set(self.background),
+                "gone": dict(self._gone), "was": dict(self._was), "background": set(self.background),
                 "placed": set(self._placed), "held": dict(self._held), "recent": list(self._recent), "seen": self._seen_atoms,
                 "t": self.t, "prev": self._prev_t, "start": self.start}
 
@@ -431,7 +486,8 @@ class LarsEngine:
         if "given" in state:
             self._given, self._since = set(state["given"]), dict(state["since"])
             self._gone = defaultdict(list, state["gone"])
-            self._changes, self.background = list(state["changes"]), set(state["background"])
+            self._was, self.background = dict(state["was"]), set(state["background"])
+            self._given_rels = Counter(rel for rel, _ in self._given)
         for views in self._views.values():
             for view in views:
                 view.rebuild(self.store)
@@ -522,7 +578,7 @@ class LarsEngine:
         if self.t is None and not self._start_fixed:
             self.start = t
         self.t = t
-        added = self._change(t) if self._changes else ()
+        added = self._change(t) if self._was else ()
         self._advance(t)
         facts, derived = list(facts), list(derived)
         self._inputs = {(rel, fact) for rel, fact in facts}
@@ -551,7 +607,10 @@ class LarsEngine:
             self._propagate(items)
             items = []
             if self._rederive:  # after a removal: what still holds, derived again
-                self._propagate([item for c in self._positive.get(stratum, ()) for item in evaluate_full(c, self.store)])
+                again = self._rederive
+                self._propagate([item for c in self._positive.get(stratum, ())
+                                 if c.head is None or self._at_heads.get(c.head, c.head) in again
+                                 for item in evaluate_full(c, self.store)])
             while True:  # rules in full and windows in a recursion, to the stratum's fixpoint
                 fresh = []
                 for c in self._full.get(stratum, ()):
@@ -566,7 +625,7 @@ class LarsEngine:
             if aux.rel not in done:
                 self._pertime_facts(aux, t)
         self._prev_t = t
-        self._rederive = False
+        self._rederive = set()
         if t % 256 == 0:
             self._prune(t)
         return Output(t, self._output(t), sorted(placed_now))
