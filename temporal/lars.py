@@ -29,7 +29,7 @@ place conclusions at T: now, in the history (which feeds the windows) or in the 
 from __future__ import annotations
 
 import bisect
-from collections import Counter, defaultdict, deque
+from collections import defaultdict, deque
 from functools import partial
 from itertools import repeat
 from dataclasses import dataclass, field
@@ -280,7 +280,7 @@ class LarsEngine:
         #: the background facts as they are now; since when those added by a change hold, and
         #: when those a change removed held (tuple windows look back at them)
         self._given: set[tuple[RelKey, tuple]] = set()
-        self._given_rels: Counter = Counter()  # relation -> background facts
+        self._given_by: dict[RelKey, set[tuple]] = defaultdict(set)  # the same by relation
         self._since: dict[tuple[RelKey, tuple], int] = {}
         self._gone: dict[tuple[RelKey, tuple], list[tuple[int, int]]] = defaultdict(list)
         self._was: dict[tuple[RelKey, tuple], bool] = {}  # changed since the last step: was it given then?
@@ -299,7 +299,8 @@ class LarsEngine:
         step, use :meth:`change_background`."""
         facts = [f for f in facts if f not in self._given]
         self._given.update(facts)
-        self._given_rels.update(rel for rel, _ in facts)
+        for rel, fact in facts:
+            self._given_by[rel].add(fact)
         self._propagate([(rel, fact, INF) for rel, fact in facts])
         positive = [c for rules in self._full.values() for c in rules if not c.negated_relations]
         while True:  # a box or a tuple window over what holds at every time point holds too
@@ -330,26 +331,27 @@ class LarsEngine:
         >>> [engine.format(engine.step(t)) for t in (1, 2, 3)]
         [['seen(s1)'], [], []]
         """
-        given, was, count = self._given, self._was, self._given_rels
+        given, was, by = self._given, self._was, self._given_by
         remove = [key for key in dict.fromkeys(remove) if key in given]
         for key in remove:
             was.setdefault(key, True)
             given.discard(key)
-            count[key[0]] -= 1
+            by[key[0]].discard(key[1])
         add = [key for key in dict.fromkeys(add) if key not in given]
         for key in add:
             was.setdefault(key, False)
             given.add(key)
-            count[key[0]] += 1
+            by[key[0]].add(key[1])
         if not add and not remove:
             return
         # what the background alone entails: kept by an engine over the rules without ``not``
         # and ``@``, every window read as a plain atom, given the facts of the relations that a
         # rule able to fire reads (built again after a removal, or when more relations are needed)
         rules = plain_rules(self._rules)
-        needed = self._entailing(rules, {rel for rel, n in count.items() if n > 0})
+        needed = self._entailing(rules, {rel for rel, facts in by.items() if facts})
         if self._plain is None or remove or not needed <= self._plain_needed:
-            self._plain = LarsEngine(rules, self.dictionary, background=[f for f in given if f[0] in needed])
+            self._plain = LarsEngine(rules, self.dictionary, background=[
+                (rel, fact) for rel in needed for fact in by.get(rel, ())])
             self._plain_needed = needed
         else:
             self._plain.add_background([f for f in add if f[0] in needed])
@@ -487,7 +489,9 @@ class LarsEngine:
             self._given, self._since = set(state["given"]), dict(state["since"])
             self._gone = defaultdict(list, state["gone"])
             self._was, self.background = dict(state["was"]), set(state["background"])
-            self._given_rels = Counter(rel for rel, _ in self._given)
+            self._given_by = defaultdict(set)
+            for rel, fact in self._given:
+                self._given_by[rel].add(fact)
         for views in self._views.values():
             for view in views:
                 view.rebuild(self.store)
