@@ -368,6 +368,9 @@ class Reasoner:
         self._stream_rels: set[tuple] = set()  # the stream relations seen (for the arity notice)
         self._arities: dict[int, set[int]] | None = None  # plain predicate id -> the arities the program uses
         self._texts: dict[tuple, str] = {}  # (rel, fact) -> printed text ("": not printed), of the last time point
+        #: whether a time point evaluated only because the stream facts of an earlier one expired
+        #: can print anything (None: to be decided at the next time point, the background changed)
+        self._expiries_matter: bool | None = self._after_expiry_observable()
 
     @property
     def last_t(self) -> int | None:
@@ -410,6 +413,7 @@ class Reasoner:
         state = {name: engine.snapshot() if (engine := getattr(self, name)) is not None else None
                  for name in self._ENGINES}
         return {**state, "last_t": self._last_t, "ontology_expiries": self._ontology_step.expiries,
+                "expiries_matter": self._expiries_matter,
                 "ahead": self._lars_step.ahead if self._lars_step is not None else {}}
 
     def _restore_engines(self, state: dict) -> None:
@@ -417,6 +421,7 @@ class Reasoner:
             if (engine := getattr(self, name)) is not None:
                 engine.restore(state[name])
         self._last_t, self._ontology_step.expiries = state["last_t"], state.get("ontology_expiries", [])
+        self._expiries_matter = state.get("expiries_matter", True)
         if self._lars_step is not None:
             self._lars_step.ahead = {when: set(atoms) for when, atoms in state.get("ahead", {}).items()}
 
@@ -500,11 +505,23 @@ class Reasoner:
                     break
                 yield self.step(change, [])
 
+    def _after_expiry_observable(self) -> bool:
+        """Whether the ontological stage, with only the background holding (as now, or after a
+        time point whose stream facts expired), can give anything to print: a temporal engine or
+        query reads it, the background is printed, a rule depends on a negation (what it denies
+        may have expired), or an event has a solution over the background alone."""
+        if self.lars is not None or self.queries is not None or self.csparql is not None or self.include_background:
+            return True
+        return bool(self.ontology.materialiser.local) or any(self.ontology.run_events().values())
+
     def next_change(self) -> int | None:
         """The first time point after the last evaluated one at which something stops holding
-        (or an ``@T`` head placed something), or None."""
+        (or an ``@T`` head placed something), or None. The time point after one whose stream
+        facts expire is left out when nothing printed can change there (see
+        ``_after_expiry_observable``): the output is the same, for half the time points."""
         last = self._last_t
-        candidates = [when + 1 for when in self._ontology_step.expiries if when >= last]
+        candidates = [when + 1 for when in self._ontology_step.expiries if when >= last] \
+            if self._expiries_matter is not False else []
         for name in self._ENGINES:
             if (engine := getattr(self, name)) is not None:
                 candidates.append(engine.next_change(last))
@@ -523,6 +540,7 @@ class Reasoner:
         touched = m.retract(removed)
         m.add(add)
         self._background_derived = None
+        self._expiries_matter = None
         if self.lars is not None:  # its background: the background facts it reads (with their entailments)
             touched |= m.entailed(f[:2] for f in add)
             uses, store, given = self.lars.uses, ontology.store, self.lars.given
@@ -548,6 +566,9 @@ class Reasoner:
         facts = [f for items in streams.values() for f in items]
         if self.on_notice is not None:
             self._notice_arities(facts)
+        if self._expiries_matter is None:  # (after a background change: decided over it alone)
+            ontology.materialiser.advance(t, report=False)
+            self._expiries_matter = self._after_expiry_observable()
         point = ontology.process(t, facts, interned=True)
         self._ontology_t = t
         return Enriched(t, facts, ontology.conclusions(t), point.events, ontology.store.expiry_times(t),

@@ -407,3 +407,18 @@ def test_within_excludes_an_event_exactly_that_far_back_as_t_rex(tmp_path):
     out = run_text(tmp_path, rules, [{"t": 0, "facts": ["a(<http://ex.org/early>)"]},
                                      {"t": 1, "facts": ["a(<http://ex.org/late>)"]}, {"t": 3, "facts": ["b(x)"]}])
     assert out == [{"t": 3, "facts": [], "graphs": ["<http://ex.org/m> <http://ex.org/saw> <http://ex.org/late> .\n"]}]
+
+
+def test_the_time_point_after_a_record_is_evaluated_where_something_printed_can_change(tmp_path):
+    """ms mode: after a record's facts expire, a time point is evaluated only when something
+    printed can change there: here an event with a solution over the background alone (each
+    evaluated time point gives it to the pattern), or a rule under a negation."""
+    records = [{"t": 1000, "facts": [":ping(:s1)"]}, {"t": 3000, "facts": [":ping(:s1)"]}]
+    quiet = "@timeunit ms .\nevent Ping(?s) := :ping(?s) .\npattern P from Ping construct { ?s :seen :yes } with ?s = Ping.s ."
+    assert [r["t"] for r in run_text(tmp_path, quiet, records)] == [1000, 3000]
+    background = quiet + "\n:sensor(:s1) .\nevent Bg(?s) := :sensor(?s) .\n" \
+        "pattern Q from Bg construct { ?s :alive :yes } with ?s = Bg.s ."
+    # (the graph built at each one holds there, so its expiry makes the next one evaluated too)
+    assert [r["t"] for r in run_text(tmp_path, background, records)][:3] == [1000, 1001, 1002]
+    negation = "@timeunit ms .\n:sensor(:s1) .\n:idle(?s) :- :sensor(?s), not :ping(?s) ."
+    assert [r["t"] for r in run_text(tmp_path, negation, records)][:2] == [1001, 1002]
