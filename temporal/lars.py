@@ -751,6 +751,10 @@ class LarsEngine:
     def _record(self, rel: RelKey, fact: tuple, start: int, end: int) -> None:
         """Note that ``fact`` held throughout [start, end] (for box windows)."""
         runs = self._occ[rel].setdefault(fact, [])
+        if runs and runs[-1][0] <= start <= runs[-1][1] + 1:  # (the usual case: it held just before)
+            if end > runs[-1][1]:
+                runs[-1][1] = end
+            return
         i = bisect.bisect_left(runs, [start, start])
         runs.insert(i, [start, end])
         merged: list[list[int]] = []
