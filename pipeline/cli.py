@@ -139,6 +139,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
                       full_iris=args.full_iris)
     run = EmbeddedRun(options, build, notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
+    run.stats.counting = bool(not args.quiet or args.stats or args.watch)  # (else nobody reads the counts)
     if args.watch:
         from .watch import Watch
 

@@ -36,6 +36,7 @@ class RunStats:
         self.answers: Counter = Counter()  # query -> solutions
         self.slowest: tuple[float, int] | None = None  # (seconds, t)
         self.last: Result | None = None  # the last result with something in it
+        self.counting = True  # count conclusions (False: only time points, when nobody reads them)
 
     def start(self, process_started: float) -> None:
         """The stream starts now; the process started at ``process_started`` (perf_counter)."""
@@ -48,16 +49,14 @@ class RunStats:
         self.time_points += 1
         if self.slowest is None or seconds > self.slowest[0]:
             self.slowest = (seconds, result.t)
-        if result.is_empty():
+        if not self.counting or result.is_empty():
             return
         self.last = result
-        facts = self.facts
-        for fact in result.facts:
-            if fact.startswith(_TYPE):  # a class membership: counted under its class
-                facts[fact[fact.rindex(",") + 1:-1]] += 1
-            else:
-                paren = fact.find("(")
-                facts[fact if paren < 0 else fact[:paren]] += 1
+        by_predicate = Counter(fact.partition("(")[0] for fact in result.facts)
+        members = by_predicate.pop(_TYPE[:-1], 0)
+        self.facts.update(by_predicate)
+        if members:  # class memberships: counted under their class
+            self.facts.update(fact[fact.rindex(",") + 1:-1] for fact in result.facts if fact.startswith(_TYPE))
         for event in result.events:
             self.events[event["type"]] += 1
         if graph_sources:
