@@ -180,7 +180,10 @@ class Lars:
         ahead = self.ahead.pop(t, ())
         owns = self.owns
         if owns is None:
-            now.derived.update(item for item in out.facts if item not in background and item not in ahead)
+            held = set(out.facts) - background  # (iterates the facts, not the background)
+            if ahead:
+                held -= ahead
+            now.derived |= held
         else:  # (a fact holds at many time points: whether it is this group's is remembered)
             mine = self._mine
             if len(mine) > 1_000_000:

@@ -640,14 +640,11 @@ class Reasoner:
     def _texts_of(self, items: set) -> list[str]:
         """The printed forms of the facts ``items`` that are printed, sorted. The texts of one
         time point are kept for the next: a fact that holds on (in a window) is formatted once."""
-        old, texts = self._texts, {}
-        for item in items:
-            text = old.get(item)
-            if text is None:
-                text = format_fact(self.dictionary, *item) if self._printed(*item) else ""
-            texts[item] = text
+        texts = dict(zip(items, map(self._texts.get, items)))
+        for item in [item for item, text in texts.items() if text is None]:
+            texts[item] = format_fact(self.dictionary, *item) if self._printed(*item) else ""
         self._texts = texts
-        return sorted(text for text in texts.values() if text)
+        return sorted(filter(None, texts.values()))
 
     def _printed(self, rel, fact) -> bool:
         """Not a helper (``_name``), and named by ``@output`` if the rules have one: its
