@@ -427,7 +427,8 @@ class LarsEngine:
             store.buckets[cap].append((rel, fact))
 
         for rel, fact in removed:
-            if (store.expiry(rel, fact) or -1) > last:
+            expiry = store.expiry(rel, fact)
+            if expiry is not None and expiry > last:
                 cut(rel, fact, last)
         for rel in affected & self._derived:
             if rel in past or rel in diamonds or rel not in store.relations:
