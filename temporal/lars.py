@@ -638,7 +638,14 @@ class LarsEngine:
     def _prune(self, t: int) -> None:
         """Forget what no window can see any more, so that memory stays flat on long streams:
         box intervals older than the largest window, and placements (kept to report each once)
-        older than the furthest an ``@`` head can place again (:func:`_reach`)."""
+        older than the furthest an ``@`` head can place again (:func:`_reach`), and removed
+        background facts that no tuple window reaches back to."""
+        if self._gone and (not self.tuple_size or self._seen_atoms >= self.tuple_size):
+            oldest = self._recent[0][0] if self.tuple_size and self._recent else t
+            for key in list(self._gone):
+                self._gone[key] = [run for run in self._gone[key] if run[1] >= oldest]
+                if not self._gone[key]:
+                    del self._gone[key]
         finite = [a.size for a in self._aux.values() if a.size < INF]
         horizon = max(finite, default=0) + 1
         reach = self._placement_horizon
