@@ -1,0 +1,37 @@
+"""The window atoms of LARS rules as the engine stores them: their kinds, the auxiliary relation
+that stands for each, and horizon arithmetic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from rules.engine.store import INF, RelKey
+
+
+class Kind(StrEnum):
+    """The window atoms' kinds (the value names the auxiliary relation)."""
+
+    DIAMOND = "dia"  # [n] <> p, <> p: maintained incrementally, with horizons
+    BOX = "box"
+    AT = "at"
+    TUPLE_DIAMOND = "tdia"
+    TUPLE_BOX = "tbox"
+    TUPLE_AT = "tat"
+
+
+_TUPLE = (Kind.TUPLE_DIAMOND, Kind.TUPLE_BOX, Kind.TUPLE_AT)
+
+
+@dataclass
+class _Aux:
+    """An auxiliary relation standing for one window atom ``[window] op base``."""
+
+    rel: RelKey
+    base: RelKey
+    kind: Kind
+    size: int  # window length in time points or atoms; INF for the whole stream
+
+
+def _add(e: int, n: int) -> int:
+    return INF if e >= INF or n >= INF else min(e + n, INF)
