@@ -16,7 +16,8 @@ a rule only fires on a body grounding that is new (semi-naive: only deltas seed 
 which is sSNE). Negation is stratified: a rule with ``not`` is evaluated at each time point after
 the strata below, from what changed since the previous one (``temporal.negation``; in full when
 its positive part depends on its head), and what it derives holds at that time point only. ``@T`` heads
-place conclusions at T: now, in the history (which feeds the windows) or in the future.
+place conclusions at T: now, in the history (which feeds the windows) or in the future. The
+background can change between time points (``temporal.background``).
 
 >>> from rules import parse
 >>> engine = LarsEngine(parse("alarm(R) :- [2] <> smoke(R).").rules)
