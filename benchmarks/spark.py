@@ -16,10 +16,11 @@ Reported per size, micro-batch size and master: input triples/s end to end, micr
 latency (median, max), and the embedded pipeline (``dotr run``'s Reasoner, parsing included, its
 records written to a file as ``dotr run`` writes them) on the same files; then local[2] / local[1].
 
-    python benchmarks/spark.py [--workload dotr|lars] [--sizes 100000 1000000] [--batches 20000 100000] [--json FILE]
+    python benchmarks/spark.py [--workload dotr|lars|mixed] [--sizes 100000 1000000] [--batches 20000 100000] [--json FILE]
 
 ``--workload lars`` runs per-sensor LARS rules instead (``LARS_RULES``: windows, negation and a
-join with 500 sensors' rooms in the background), which split by sensor.
+join with 500 sensors' rooms in the background), which split by sensor; ``--workload mixed`` runs
+the pattern rules and LARS rules over the same readings (``MIXED_LARS``), one key group.
 """
 
 from __future__ import annotations
@@ -52,6 +53,16 @@ cooled(S) :- [30] <> hot(S), not hot(S) .
 """
 
 
+#: the mixed workload (``--workload mixed``): DOTR's pattern rules and LARS rules over the same
+#: readings (ms: windows of 10 s and 30 s, negation, a background join); patterns and LARS
+#: together run as one key group
+MIXED_LARS = """
+hot(S) :- [10000] <> :read_valB(S, V), V > 90 .
+checked(S) :- :read_valA(S, W) .
+alarm(S, R) :- hot(S), not [30000] <> checked(S), :located(S, R) .
+"""
+
+
 def lars_background(sensors: int = 500) -> str:
     return "".join(f"<{EX}sensor{i}> <{EX}located> <{EX}room{i % 50}> .\n" for i in range(sensors)) + \
         "".join(f"<{EX}room{r}> <{EX}risky> <{EX}yes> .\n" for r in range(0, 50, 3))
@@ -64,9 +75,10 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
         (folder / "rules.dotr").write_text(LARS_RULES)
         (folder / "background.nt").write_text(lars_background())
     else:
-        (folder / "rules.dotr").write_text(program(rules=rules))
+        (folder / "rules.dotr").write_text(program(rules=rules) + (MIXED_LARS if workload == "mixed" else ""))
         (folder / "background.nt").write_text("".join(f"{s.n3()} {p.n3()} {o.n3()} .\n"
-                                                      for s, p, o in background(10_000)))
+                                                      for s, p, o in background(10_000)) +
+                                              (lars_background() if workload == "mixed" else ""))
     rnd = random.Random(7)
     stream = folder / "in"
     stream.mkdir()
@@ -197,9 +209,9 @@ def main(argv=None) -> int:
     parser.add_argument("--per-point", type=int, default=1000, help="triples per time point")
     parser.add_argument("--terminators", type=float, default=0.002)
     parser.add_argument("--rules", type=int, default=50, help="pattern rules")
-    parser.add_argument("--workload", choices=["dotr", "lars"], default="dotr",
+    parser.add_argument("--workload", choices=["dotr", "lars", "mixed"], default="dotr",
                         help="dotr: the DOTR pattern scenario; lars: per-sensor LARS rules (windows, negation, "
-                             "a background join)")
+                             "a background join); mixed: both kinds of rules over the same readings")
     parser.add_argument("--one-key", action="store_true",
                         help="also run local[2] with the temporal stage on one key (not split by key)")
     parser.add_argument("--json", help="write the figures here")

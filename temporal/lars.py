@@ -223,6 +223,9 @@ class LarsEngine(BackgroundChanges):
         self._placement_horizon = max((_reach(r) for r in rules if r.at is not None), default=0) + 1
         self._inputs: set[tuple[RelKey, tuple]] = set()
         self._prev_t: int | None = None
+        self._given_at: int | None = None  # the last time point something was given or placed at
+        self._mark: tuple[int | None, int] = (None, 0)  # (t, facts listed under t before t was stepped)
+        self._held_known: tuple[int, bool] | None = None  # (t, _held_until(t)) from a snapshot
         # Laser2: a box window [n] [] p cannot hold for n time points after one where p has no fact;
         # its coverage checks are skipped until then (windows under ``disable_from``: not worth it)
         self._disable = rule_disabling
@@ -269,11 +272,35 @@ class LarsEngine(BackgroundChanges):
                            for fact, expiry in self.store.relations[rel].facts.items() if expiry >= INF}
 
     def next_change(self, last: int) -> int | None:
-        """The first time point after ``last`` at which a held fact stops holding or an ``@T``
-        head placed an atom, or None."""
-        candidates = [when + 1 for when in self.store.expiry_times(last)]
+        """The first time point after ``last`` at which the output can change, or None: after
+        ``last`` itself when something was given or placed there (it holds then only); where a
+        fact's horizon passes; where an ``@T`` head placed an atom; where a box window over a fact
+        that holds on fills. Conclusions through ``not``, boxes and tuple windows hold at the time
+        point they were drawn for only, but they change only with one of these: they are drawn
+        again where they still hold, not evaluated again at every time point in between."""
+        candidates = [when + 1 for when in self.store.expiry_times(last) if when > last]
+        if self._given_at == last or self._held_until(last):
+            candidates.append(last + 1)
         candidates += [when for when in self._future if when > last]
+        for aux in self._pertime:
+            if aux.kind == Kind.BOX and aux.size < INF:
+                runs = self._occ.get(aux.base, {})
+                for fact in self.store.relation(aux.base).facts:
+                    filled = runs[fact][-1][0] + aux.size if fact in runs else None
+                    if filled is not None and filled > last:
+                        candidates.append(filled)
         return min(candidates, default=None)
+
+    def _held_until(self, last: int) -> bool:
+        """Whether a fact concluded before ``last`` holds until ``last`` (its horizon passes):
+        one listed under ``last`` before ``last`` was stepped (``_mark``)."""
+        if self._held_known is not None and self._held_known[0] == last:  # (restored)
+            return self._held_known[1]
+        t, mark = self._mark
+        relations = self.store.relations
+        listed = self.store.buckets.get(last, ())
+        return any(relations[rel].facts.get(fact) == last for rel, fact in
+                   (listed[:mark] if t == last else listed) if rel in relations)
 
     def uses(self, rel: RelKey) -> bool:
         """Whether a rule reads ``rel`` (plainly or through a window) or derives it: the
@@ -289,7 +316,8 @@ class LarsEngine(BackgroundChanges):
                 "disabled": dict(self._disabled_until), "given": set(self._given), "since": dict(self._since),
                 "gone": dict(self._gone), "was": dict(self._was), "background": set(self.background),
                 "placed": set(self._placed), "held": dict(self._held), "recent": list(self._recent), "seen": self._seen_atoms,
-                "t": self.t, "prev": self._prev_t, "start": self.start}
+                "t": self.t, "prev": self._prev_t, "start": self.start, "given_at": self._given_at,
+                "held_until": None if self.t is None else (self.t, self._held_until(self.t))}
 
     def restore(self, state: dict) -> None:
         self.store.clear()  # (the state has the background as it was then, changes made)
@@ -303,6 +331,8 @@ class LarsEngine(BackgroundChanges):
         self._recent.extend(state["recent"])
         self._seen_atoms, self.t, self._prev_t = state["seen"], state["t"], state["prev"]
         self.start = state.get("start", self.start)
+        self._given_at = state.get("given_at", self.t)
+        self._held_known = state.get("held_until")
         if "given" in state:
             self._given, self._since = set(state["given"]), dict(state["since"])
             self._gone = defaultdict(list, state["gone"])
@@ -402,8 +432,11 @@ class LarsEngine(BackgroundChanges):
         self.t = t
         added = self._change(t) if self._was else ()
         self._advance(t)
+        self._mark, self._held_known = (t, len(self.store.buckets.get(t, ()))), None
         facts, derived = list(facts), list(derived)
         self._inputs = {(rel, fact) for rel, fact in facts}
+        if facts or derived or t in self._future or added or self._rederive:
+            self._given_at = t
         self._seen_atoms += len(facts)
         if self.tuple_size:
             self._recent.extend((t, rel, fact) for rel, fact in facts)
@@ -485,19 +518,26 @@ class LarsEngine(BackgroundChanges):
 
     def _advance(self, t: int) -> None:
         """Drop what expired; a fact that stays held through the time points not evaluated since
-        the previous one (box windows need to know)."""
+        the previous one (box windows need to know). Time points are skipped where nothing can
+        change (:meth:`next_change`): what was concluded for the previous one alone (through
+        ``not``, a box, ...) held through them too."""
         on_expired = self._on_expired
+        prev = self._prev_t
+        carried = prev is not None and prev < t - 1 and self._given_at != prev and not self._held_until(prev)
         for rel, fact, expiry in self.store.expire(t):
             if rel in on_expired:
                 for tell in on_expired[rel]:
                     tell(fact)
+            until = t - 1 if carried and expiry == prev else expiry
             runs = self._occ.get(rel)
-            if runs is not None and fact in runs and runs[fact][-1][1] >= (self._prev_t or 0):
-                runs[fact][-1][1] = max(runs[fact][-1][1], expiry)
-        prev = self._prev_t
+            if runs is not None and fact in runs and runs[fact][-1][1] >= (prev or 0):
+                runs[fact][-1][1] = max(runs[fact][-1][1], until)
+            held = self._held.get(rel)
+            if until > expiry and held is not None and fact in held and held[fact][-1][1] == expiry:
+                held[fact][-1][1] = until
         if prev is not None and prev < t - 1:
             for rel, runs in self._occ.items():
-                facts = self.store.relations[rel].facts
+                facts = self.store.relation(rel).facts
                 for fact, fact_runs in runs.items():
                     if fact_runs[-1][1] == prev and fact in facts:
                         fact_runs[-1][1] = t - 1
@@ -543,6 +583,7 @@ class LarsEngine(BackgroundChanges):
         key = (when, rel, fact)
         if when == now:
             self._placed.add(key)
+            self._given_at = now
             return [(rel, fact, now)]
         if key in self._placed or when < now and self._held_at(rel, fact, when) or when < self.start:
             return []  # (before the timeline's first time point: outside it, nothing sees it)

@@ -251,3 +251,40 @@ def background_changes(draw):
 def test_background_changes_agree_with_the_lars_definitions(program_text, stream, changes, restart):
     """Each time point with the background of its time, windows with that of each earlier one."""
     run(program_text, stream, restart, changes)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(programs() | tuple_programs(), streams(), st.lists(st.integers(1, 6), min_size=7, max_size=7),
+       st.integers(0, 12))
+def test_the_time_points_next_change_skips_print_what_the_one_before_printed(program_text, stream, gaps, restart):
+    """Stepped only at the records' time points and where ``next_change`` says the output can
+    change (as ``@timeunit ms`` steps), the engine prints at every time point in between what an
+    engine stepped at every time point prints there, also when restored from a snapshot on the
+    way. (Without ``@``: its windows bind T to the time points evaluated.)"""
+    assume("@" not in program_text)
+    result = check_text(program_text)
+    _usable(result.ok)
+    rules = [s for s in result.program.statements if isinstance(s, ir.Rule)]
+    times = [sum(gaps[:i]) for i in range(len(stream))]
+    end = times[-1] + 12
+    d = TermDictionary()
+    every, sparse = LarsEngine(rules, d), LarsEngine(rules, d)
+    inputs = {t: [every._fact(parse(f + ".").facts[0]) for f in facts] for t, facts in zip(times, stream)}
+    printed: dict[int, list[str]] = {}
+    last = None
+    while True:
+        pending = [t for t in inputs if last is None or t > last]
+        change = sparse.next_change(last) if last is not None else None
+        t = min([c for c in (change, *pending[:1]) if c is not None and c <= end], default=None)
+        if t is None:
+            break
+        printed[t] = sparse.format(sparse.step(t, [(rel, fact) for rel, fact in inputs.get(t, [])]))
+        last = t
+        if len(printed) == restart:  # (a snapshot knows where the output can change next too)
+            sparse, state = LarsEngine(rules, d), pickle.loads(pickle.dumps(sparse.snapshot()))
+            sparse.restore(state)
+    shown: list[str] = []
+    for u in range(times[0], end + 1):
+        expected = every.format(every.step(u, inputs.get(u, [])))
+        shown = printed.get(u, shown)
+        assert shown == expected, (u, program_text, sorted(printed))
