@@ -226,6 +226,7 @@ class LarsEngine(BackgroundChanges):
         self._given_at: int | None = None  # the last time point something was given or placed at
         self._mark: tuple[int | None, int] = (None, 0)  # (t, facts listed under t before t was stepped)
         self._held_known: tuple[int, bool] | None = None  # (t, _held_until(t)) from a snapshot
+        self._carried: list[FactItem] = []  # diamond facts of what held through skipped time points
         # Laser2: a box window [n] [] p cannot hold for n time points after one where p has no fact;
         # its coverage checks are skipped until then (windows under ``disable_from``: not worth it)
         self._disable = rule_disabling
@@ -296,6 +297,8 @@ class LarsEngine(BackgroundChanges):
         one listed under ``last`` before ``last`` was stepped (``_mark``)."""
         if self._held_known is not None and self._held_known[0] == last:  # (restored)
             return self._held_known[1]
+        if any(expiry == last for _, _, expiry in self._carried):  # (held through skipped time points)
+            return True
         t, mark = self._mark
         relations = self.store.relations
         listed = self.store.buckets.get(last, ())
@@ -449,6 +452,7 @@ class LarsEngine(BackgroundChanges):
         items += [(rel, fact, t) for rel, fact in self._future.pop(t, ())]
         items += [(rel, fact, t) for rel, fact in derived]
         items += [(rel, fact, INF) for rel, fact in added]
+        items += self._carried
         placed_now: list[tuple[int, RelKey, tuple]] = []
         self._placed_now = placed_now
         done: set[RelKey] = set()
@@ -524,6 +528,7 @@ class LarsEngine(BackgroundChanges):
         on_expired = self._on_expired
         prev = self._prev_t
         carried = prev is not None and prev < t - 1 and self._given_at != prev and not self._held_until(prev)
+        self._carried = []
         for rel, fact, expiry in self.store.expire(t):
             if rel in on_expired:
                 for tell in on_expired[rel]:
@@ -535,6 +540,9 @@ class LarsEngine(BackgroundChanges):
             held = self._held.get(rel)
             if until > expiry and held is not None and fact in held and held[fact][-1][1] == expiry:
                 held[fact][-1][1] = until
+            if until > expiry:  # its diamonds see it at the skipped time points too
+                self._carried.extend((aux.rel, fact, _add(until, aux.size)) for aux in self._dia_of.get(rel, ())
+                                     if _add(until, aux.size) >= t)
         if prev is not None and prev < t - 1:
             for rel, runs in self._occ.items():
                 facts = self.store.relation(rel).facts
