@@ -346,6 +346,7 @@ class Reasoner:
         self._base_terms = len(d)  # the terms every reasoner built from the same files shares
         self._group: tuple[EventPartition, int] | None = None
         self._background_derived: set[tuple] | None = None
+        self._changes: list[tuple[list, list]] = []  # the background changes made, interned (temporal_snapshot)
         # the steps of conclude, one per stage the program has (pipeline.conclude)
         self._ontology_step = conclude.Ontology(self.ontology, self._background_conclusions if include_background
                                                 else None)
@@ -443,19 +444,28 @@ class Reasoner:
         self._group = (partition, group)
 
     def temporal_snapshot(self) -> dict:
-        """The temporal state only (LARS, patterns, the terms added since construction): what the
-        Spark stateful stage keeps per key; the background is rebuilt from the broadcast."""
-        return {"terms": self.dictionary.snapshot()[self._base_terms:], **self._engines_state()}
+        """The temporal state only (LARS, patterns, the terms added since construction, the
+        background changes made): what the Spark stateful stage keeps per key; the background
+        is rebuilt from the broadcast."""
+        return {"terms": self.dictionary.snapshot()[self._base_terms:], "background_changes": list(self._changes),
+                **self._engines_state()}
 
     def restore_temporal(self, state: dict) -> None:
         """Continue from :meth:`temporal_snapshot` (on a reasoner freshly built from the same
-        files, so that the terms get the ids they had)."""
+        files, so that the terms get the ids they had); the background changes are made again
+        in the ontological stage (the temporal engines' states hold theirs)."""
         d = self.dictionary
         if len(d) != self._base_terms:
             raise ValueError("restore_temporal needs a freshly built reasoner")
         for term in state["terms"]:
             d.intern(term)
         self._restore_engines(state)
+        m = self.ontology.materialiser
+        for removed, add in state.get("background_changes", ()):
+            m.retract(removed)
+            m.add(add)
+            self._changes.append((removed, add))
+            self._background_derived = None
 
     # ------------------------------------------------------------------------- stepping
     def run(self, elements: Iterable[tuple]) -> Iterator[Result]:
@@ -527,11 +537,13 @@ class Reasoner:
                 candidates.append(engine.next_change(last))
         return min((c for c in candidates if c is not None), default=None)
 
-    def change_background(self, add: Iterable = (), remove: Iterable = ()) -> None:
+    def change_background(self, add: Iterable = (), remove: Iterable = (), *, temporal: bool = True) -> None:
         """Change the background from the next time point evaluated on: remove facts (what only
         they supported goes too, DRed), then add facts (fact strings, atoms or rdflib triples, as
         for :meth:`step`). Events, patterns, C-SPARQL windows, LARS rules and the conclusions
-        see the new background at once (LARS windows see each earlier time point's)."""
+        see the new background at once (LARS windows see each earlier time point's).
+        ``temporal=False`` changes the ontological stage only (Spark's enrich step, which
+        concludes nothing). A fact that is not one raises :class:`InputError`, nothing changed."""
         ontology = self.ontology
         m = ontology.materialiser
         remove = [intern_input(ontology, f) for f in remove]
@@ -539,8 +551,14 @@ class Reasoner:
         removed = [f for f in remove if m.explicit.get(f[0], {}).get(f[1]) == INF]  # (only the background's)
         touched = m.retract(removed)
         m.add(add)
+        self._changes.append((removed, add))
         self._background_derived = None
-        self._expiries_matter = None
+        self._expiries_matter = None  # (decided over the background alone)
+        if not temporal:  # (at the next time point enriched)
+            return
+        if self._last_t is not None:  # the stream facts of the last time point have expired
+            m.advance(self._last_t + 1, report=False)
+        self._expiries_matter = self._after_expiry_observable()
         if self.lars is not None:  # its background: the background facts it reads (with their entailments)
             touched |= m.entailed(f[:2] for f in add)
             uses, store, given = self.lars.uses, ontology.store, self.lars.given
@@ -550,6 +568,11 @@ class Reasoner:
                                         [f for f in touched if f in given and f not in held])
         if self.csparql is not None:
             self.csparql.change_background([f[:2] for f in add], removed)
+
+    @property
+    def changed_background(self) -> bool:
+        """Whether :meth:`change_background` changed this reasoner's background."""
+        return bool(self._changes)
 
     def step(self, t: int, facts: Iterable | dict) -> Result:
         """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as

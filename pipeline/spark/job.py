@@ -56,8 +56,9 @@ from temporal.keys import EventPartition, FactPartition
 
 from ..embedded import (InputError, Reasoner, Result, intern_input, make_partition, merge_records, split_keys,
                         split_point)
-from ..io import read_jsonl, read_laserpp, read_trig
+from ..io import BackgroundChange, Record, read_jsonl, read_laserpp, read_trig
 from ..wire import decode_point, encode_point
+from .changes import ChangeLog, RecordId
 
 ELEMENTS = "source string, line long, t long, format string, payload binary"
 POINTS = "t long, grp long, kind string, payload binary"
@@ -65,9 +66,9 @@ RESULTS = "t long, kind string, json string"
 GROUP_RESULTS = "t long, kind string, json string, graphs array<string>"  # a key group's, before the merge
 STATE = "version long, engine binary"
 BINARY_FILES = "path string, modificationTime timestamp, length long, content binary"  # Spark's binaryFile
-#: why a record that changes the background is rejected on Spark
-NO_CHANGES = ("background changes are not supported on Spark yet: the enrich step runs the time points of a "
-              "micro-batch apart, each over the background broadcast at the start (use the embedded engine)")
+#: why a record that changes the background is rejected by a job without a change log
+NO_CHANGES = ("this Spark job takes no background changes: it has no directory for its change log "
+              "(SparkPipeline.results(..., changes=DIR); dotr run keeps one in its checkpoint)")
 
 RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<string, array<string>>, "
                   "graphs array<string>, answers map<string, array<map<string, string>>>, "
@@ -85,7 +86,10 @@ class _Worker:
         self.keys, self.labels = self.options["keys"], self.options["groups"]
         self._enricher: Reasoner | None = None
         self.partition: EventPartition | FactPartition | None = None  # the enrich step's
+        self._made: list[tuple] = []  # the background changes the enricher made: (t, record ids)
+        self.kept_terms = 0  # the enricher's terms that are not the stream's
         self._stages: dict[int, tuple[OntologicalStage, int]] = {}  # per group: the temporal engine's
+        self.changed: set[int] = set()  # the groups whose copy of the background a change reached
         self.engines: dict[int, tuple[int, Reasoner]] = {}  # per group: (state version, the live reasoner)
 
     @property
@@ -93,9 +97,27 @@ class _Worker:
         if self._enricher is None:
             self._enricher = Reasoner(self.checked, ontology=OntologicalStage.restore(self.checked, self.background),
                                       **self.reasoner_options)
+            self._made, self.kept_terms = [], self._enricher.base_terms
             if self.keys is not None:
                 self.partition = make_partition(self.keys, len(self.labels), self._enricher.dictionary)
         return self._enricher
+
+    def enricher_with(self, changes: list[tuple]) -> Reasoner:
+        """The enrich step's reasoner with exactly the background changes ``changes`` made
+        (``(t, add, remove, record ids)``, in time order): those it has not made yet are made;
+        if it made others, it is built again."""
+        keys = [(t, ids) for t, _, _, ids in changes]
+        if self._enricher is not None and self._made != keys[:len(self._made)]:
+            self._enricher = None
+        reasoner = self.enricher
+        for _, add, remove, _ in changes[len(self._made):]:
+            try:
+                reasoner.change_background(add, remove, temporal=False)
+            except InputError:  # not made (the conclude step rejects the records)
+                pass
+            self.kept_terms = len(reasoner.dictionary)
+        self._made = keys
+        return reasoner
 
     def _stage(self, group: int) -> tuple[OntologicalStage, int]:
         """``group``'s copy of the background (restored once) and its number of terms."""
@@ -116,6 +138,9 @@ class _Worker:
     def fresh_reasoner(self, group: int) -> Reasoner:
         """A reasoner as built from the files, concluding ``group`` (the background is restored
         once per group, then reset)."""
+        if group in self.changed:  # its background changed: restored again
+            self._stages.pop(group, None)
+            self.changed.discard(group)
         stage, terms = self._stage(group)
         stage.reset(terms)
         reasoner = Reasoner(self.checked, ontology=stage, **self.reasoner_options)
@@ -162,7 +187,9 @@ def split_file(source: str, fmt: str, content: bytes | None = None) -> Iterator[
             opening = _T.match(data, start, end)
             t = int(opening.group(1)) if opening is not None else _time_of(data[start:end])
             if opening is not None or data[start:end].strip():
-                if content is None:
+                if data.find(b'"background"', start, end) >= 0:
+                    yield _change_or(source, number, t, bytes(data[start:end]))
+                elif content is None:
                     yield source, number, t, "span", _SPAN.pack(start, end - start)
                 else:
                     yield source, number, t, "jsonl", data[start:end]
@@ -179,9 +206,18 @@ def _parse_text(text: str, source: str, fmt: str) -> Iterator[tuple]:
         if isinstance(item, InputError):
             yield source, item.line or 0, None, "error", _reject(source, item.line, item, None)
         elif item.background:
-            yield source, item.line or 0, None, "error", _reject(source, item.line, InputError(NO_CHANGES), None)
+            yield source, item.line, item.t, "change", pickle.dumps((item.stream, item.facts, item.background))
         else:
             yield source, item.line, item.t, "pickle", pickle.dumps((item.stream, item.facts))
+
+
+def _change_or(source: str, line: int, t: int | None, raw: bytes) -> tuple:
+    """The ``ELEMENTS`` row of a JSON Lines record that may change the background: if it does, it
+    is parsed here (format ``change``, the record pickled: every enrich task gets a copy)."""
+    record = next(read_jsonl([raw.decode("utf-8", errors="replace")], line, parse=False), None)
+    if isinstance(record, Record) and record.background:
+        return source, line, record.t, "change", pickle.dumps((record.stream, record.facts, record.background))
+    return source, line, t, "jsonl", raw
 
 
 def _format_of(source: str, fmt: str) -> str:
@@ -224,15 +260,16 @@ def _read_spans(rows: Iterable[tuple]) -> Iterator[tuple]:
     files: dict[str, object] = {}
     try:
         for row in rows:
-            source, line, t, fmt, payload = row
+            source, line, t, fmt, payload = row[:5]
             if fmt == "span":
                 try:
                     f = files.get(source) or files.setdefault(source, open(_local_path(source), "rb"))
                     start, size = _SPAN.unpack(payload)
                     f.seek(start)
-                    row = (source, line, t, "jsonl", f.read(size))
+                    row = (source, line, t, "jsonl", f.read(size), *row[5:])
                 except OSError as err:
-                    row = (source, line, t, "error", _reject(source, line, f"cannot read the file: {err}", None))
+                    row = (source, line, t, "error", _reject(source, line, f"cannot read the file: {err}", None),
+                           *row[5:])
             yield row
     finally:
         for f in files.values():
@@ -244,15 +281,22 @@ def _reject(source: str, line: int | None, reason, record: str | None) -> bytes:
     return json.dumps({"source": source, "line": line, "reason": reason, "record": record}).encode()
 
 
-def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
-    """``ELEMENTS`` rows to ``POINTS`` rows: per time point (its records in file and line
-    order) the ontological stage's output, one row per key group, and the bad records as rejects
-    (to the first group)."""
+def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = None) -> list[tuple]:
+    """``ELEMENTS`` rows (with the ``copy`` column or without) to ``POINTS`` rows: per time point
+    (its records in file and line order) the ontological stage's output, one row per key group,
+    and the bad records as rejects (to the first group). A time point with records that change
+    the background also gets a ``change`` row per group; the changes of earlier micro-batches
+    come from ``log`` (without one, such records are rejected)."""
     out: list[tuple] = []
     by_t: dict[int, list] = defaultdict(list)
+    seen: dict[RecordId, tuple[int, BackgroundChange]] = {}  # the change records (copies too)
     first = worker.labels[0]
     for row in _read_spans(rows):
-        source, line, t, fmt, payload = row
+        source, line, t, fmt, payload = row[:5]
+        if fmt == "change" and log is not None:
+            seen[(source, line)] = (t, pickle.loads(payload)[2])
+        if len(row) > 5 and row[5]:  # a copy: for its change only
+            continue
         if fmt == "error":
             out.append((t, first, "reject", payload))
         elif t is None:  # not a record: let the reader say why
@@ -260,15 +304,19 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
             error = next(read_jsonl([text], line))
             out.append((None, first, "reject", _reject(source, line, error, text)))
         else:
-            by_t[t].append(row)
-    reasoner = worker.enricher
-    stage, d, base = reasoner.ontology, reasoner.dictionary, reasoner.ontology_terms
+            by_t[t].append(row[:5])
+    made, here = _changes(seen, log)
     for t in sorted(by_t):
+        reasoner = worker.enricher_with([change for change in made if change[0] <= t])
+        stage, d, base = reasoner.ontology, reasoner.dictionary, reasoner.ontology_terms
         facts: dict = {}  # stream -> facts
         good = 0
         for source, line, _, fmt, payload in sorted(by_t[t], key=lambda r: (r[0], r[1])):
-            if fmt == "pickle":
-                stream, items = pickle.loads(payload)
+            if fmt in ("pickle", "change"):
+                stream, items = pickle.loads(payload)[:2]
+                if fmt == "change" and log is None:
+                    out.append((t, first, "reject", _reject(source, line, NO_CHANGES, None)))
+                    continue
                 facts.setdefault(stream, []).extend(items)
                 good += 1
                 continue
@@ -279,13 +327,16 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
                     raise record
                 if record.t != t:  # "t" given twice: the split read the first
                     raise InputError('a record has one "t"', line)
-                if record.background:
+                if record.background:  # (a source that does not mark them: not spread over the tasks)
                     raise InputError(NO_CHANGES, line)
                 interned = [intern_input(stage, f) for f in record.facts]
                 facts.setdefault(record.stream, []).extend(interned)
                 good += 1
             except InputError as err:
                 out.append((t, first, "reject", _reject(source, line, err, text)))
+        if t in here:
+            change = pickle.dumps(here[t][1:], protocol=pickle.HIGHEST_PROTOCOL)
+            out.extend((t, label, "change", change) for label in worker.labels)
         if not good:  # as in the embedded pipeline: a skipped record does not make a time point
             continue
         try:
@@ -299,27 +350,55 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple]) -> list[tuple]:
             point.stream = []
         parts = [point] if worker.partition is None else split_point(point, worker.partition)
         out.extend((t, label, "point", encode_point(part, d, base)) for label, part in zip(worker.labels, parts))
-    stage.reset(reasoner.base_terms)  # forget the stream's terms: the worker's memory stays flat
+    worker.enricher.ontology.reset(worker.kept_terms)  # forget the stream's terms: the worker's memory stays flat
     if worker.partition is not None:
-        worker.partition.forget_terms(reasoner.base_terms)
+        worker.partition.forget_terms(worker.kept_terms)
     return out
 
 
-def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group: int = 0) -> tuple[list[tuple], tuple]:
+def _changes(seen: dict[RecordId, tuple[int, BackgroundChange]], log: ChangeLog | None
+             ) -> tuple[list[tuple], dict[int, tuple]]:
+    """The background changes made before and in a micro-batch whose change records are
+    ``seen``, as ``(t, add, remove, record ids)`` in time order, and those of the micro-batch
+    by time point (its records at a time point already evaluated are late: not made)."""
+    if log is None:
+        return [], {}
+    before = log.evaluated_before(set(seen))
+    merged: dict[int, tuple[BackgroundChange, list]] = {}
+    for rid in sorted(seen):
+        t, change = seen[rid]
+        if before is None or t > before:
+            total, ids = merged.setdefault(t, (BackgroundChange(), []))
+            total.update(change)
+            ids.append(rid)
+    here = {t: (t, total.add, total.remove, tuple(ids)) for t, (total, ids) in merged.items()}
+    return sorted(log.changes(before) + list(here.values()), key=lambda change: change[0]), here
+
+
+def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group: int = 0,
+                  log: ChangeLog | None = None) -> tuple[list[tuple], tuple]:
     """``POINTS`` rows (one micro-batch of a key group, without the group column) to
     ``GROUP_RESULTS`` rows, continuing from ``state`` (``(version, pickled temporal state)`` or
     None); returns the rows and the new state. With several key groups a record's graphs come
     apart, in the ``graphs`` column, for the merge step; with one they stay in the record (and
     ``graphs`` is None). The worker's live engine is used when it is the one that wrote
-    ``state``. Late time points are reported by group 0 (the others skip them alike)."""
+    ``state``. Late time points and changes that are not made are reported by group 0 (the
+    others skip them alike), which also writes ``log``."""
     version, blob = state if state is not None else (0, None)
+    changes = {t: pickle.loads(payload) for t, kind, payload in rows if kind == "change"}
+    points = {t: payload for t, kind, payload in rows if kind == "point"}
+    if changes:  # (before any is made: a failure half way leaves the background changed)
+        worker.changed.add(group)
     cached = worker.engines.pop(group, None)  # (put back at the end: a micro-batch that fails half
     if cached is not None and cached[0] == version:  # way leaves no engine its retry could take)
         engine = cached[1]
     else:  # a new worker, or a micro-batch run again after a failure
         engine = worker.fresh_reasoner(group)
         if blob is not None:
-            engine.restore_temporal(pickle.loads(blob))
+            saved = pickle.loads(blob)
+            if saved.get("background_changes"):
+                worker.changed.add(group)
+            engine.restore_temporal(saved)
     keep_empty = worker.options.get("keep_empty", False)
     out: list[tuple] = []
 
@@ -334,7 +413,8 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
     rejects = sorted(((t, json.loads(payload)) for t, kind, payload in rows if kind == "reject"),
                      key=lambda tr: (tr[1]["source"], tr[1]["line"] or 0))
     out.extend((t, "reject", json.dumps(r), None) for t, r in rejects)
-    for t, _, payload in sorted((r for r in rows if r[1] == "point"), key=lambda r: r[0]):
+    before, made = engine.last_t, []
+    for t in sorted(points.keys() | changes.keys()):
         if engine.last_t is not None and t <= engine.last_t:
             if group == 0:
                 reason = f"time point {t} arrived after time point {engine.last_t} was evaluated"
@@ -342,7 +422,20 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
             continue
         for result in engine.between(t):
             emit(result)
-        emit(engine.conclude(decode_point(payload, engine.dictionary)))
+        if t in changes:
+            add, remove, ids = changes[t]
+            try:
+                engine.change_background(add, remove)
+                made.append((t, add, remove, ids))
+            except InputError as err:  # (not made: the reasoner rolled it back)
+                if group == 0:
+                    out.append((t, "reject", _reject(*ids[0], err, None).decode(), None))
+        if t in points:
+            emit(engine.conclude(decode_point(points[t], engine.dictionary)))
+    if group == 0 and log is not None:
+        for change in made:
+            log.record(*change)
+        log.close_batch(engine.last_t, before, [rid for _, _, ids in changes.values() for rid in ids])
     version = secrets.randbits(62)  # unique: a cached engine matches only the state it wrote
     worker.engines[group] = (version, engine)
     return out, (version, pickle.dumps(engine.temporal_snapshot(), protocol=pickle.HIGHEST_PROTOCOL))
@@ -410,7 +503,8 @@ class SparkPipeline:
                 folder = Path(scratch)
                 (folder / "in").mkdir()
                 (folder / "in" / "warm-up.jsonl").write_text('{"t": 0, "facts": []}\n')
-                query = self.write(self.results(self.read_files(folder / "in")), folder / "out", folder / "checkpoint")
+                query = self.write(self.results(self.read_files(folder / "in"), folder / "changes"), folder / "out",
+                                   folder / "checkpoint")
                 query.awaitTermination()
                 return sum(1 for p in query.recentProgress if p["numInputRows"])
         except Exception as err:  # an optimisation only: the job itself may still run
@@ -448,28 +542,36 @@ class SparkPipeline:
         return (self.spark.readStream.format("dotr-feed").option("generator", generator)
                 .option("count", count).option("perBatch", per_batch).option("partitions", partitions).load())
 
-    def results(self, elements):
-        """The streaming ``(t, kind, json)`` results of a stream of elements (``ELEMENTS``)."""
+    def results(self, elements, changes: str | Path | None = None):
+        """The streaming ``(t, kind, json)`` results of a stream of elements (``ELEMENTS``).
+        ``changes``: a directory for the job's log of background changes (on a file system the
+        driver and every executor see; keep it with the checkpoint); without it, records that
+        change the background are rejected."""
         from pyspark.sql import functions as F
         from pyspark.sql.streaming.state import GroupStateTimeout
 
         job, bundle, labels = self.job, self._bundle, self.groups
+        log = None if changes is None else str(changes)
 
         def dotr_enrich(frames):
-            rows = _rows(frames, ["source", "line", "t", "format", "payload"])
-            yield pd.DataFrame(enrich_rows(_worker(job, bundle), rows), columns=["t", "grp", "kind", "payload"]
-                               ).astype({"t": "Int64"})
+            rows = _rows(frames, ["source", "line", "t", "format", "payload", "copy"])
+            out = enrich_rows(_worker(job, bundle), rows, None if log is None else ChangeLog(log))
+            yield pd.DataFrame(out, columns=["t", "grp", "kind", "payload"]).astype({"t": "Int64"})
 
         def dotr_conclude(key, frames, state):
             rows = _rows(frames, ["t", "kind", "payload"])
             out, new_state = conclude_rows(_worker(job, bundle), rows, state.get if state.exists else None,
-                                           labels.index(int(key[0])))
+                                           labels.index(int(key[0])), None if log is None else ChangeLog(log))
             state.update(new_state)
             frame = pd.DataFrame(out, columns=["t", "kind", "json", "graphs"]).astype({"t": "Int64"})
             yield frame if len(labels) > 1 else frame.drop(columns="graphs")
 
         partitions = self.spark.sparkContext.defaultParallelism
-        points = elements.repartition(partitions, "t").mapInPandas(dotr_enrich, POINTS)
+        # a record that changes the background goes to its time point's task (``copy`` 0) and a
+        # copy of it to every task (pipeline.spark.changes)
+        spread = F.when(F.col("format") == "change", F.array("t", *map(F.lit, _group_labels(self.spark, partitions))))
+        elements = elements.select("*", F.posexplode(spread.otherwise(F.array("t"))).alias("copy", "part"))
+        points = elements.repartition(partitions, "part").mapInPandas(dotr_enrich, POINTS)
         results = points.groupBy("grp").applyInPandasWithState(
             dotr_conclude, RESULTS if len(labels) == 1 else GROUP_RESULTS, STATE, "append", GroupStateTimeout.NoTimeout)
         if len(labels) == 1:
@@ -606,6 +708,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sink", required=True, help="the output directory")
     parser.add_argument("--sink-format", default="jsonl", choices=["jsonl", "parquet"])
     parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--changes", help="the directory of the log of background changes, on a file system the driver "
+                                          "and every executor see (default: in a local checkpoint; none: rejected)")
     parser.add_argument("--trigger", default="available-now", help="available-now or an interval ('5 seconds')")
     parser.add_argument("--max-files-per-trigger", type=int)
     parser.add_argument("--master", help="the master URL (default: spark-submit's --master)")
@@ -616,7 +720,8 @@ def main(argv: list[str] | None = None) -> int:
     job = SparkPipeline(spark, args.rules, args.ontology, include_background=args.include_background,
                         keep_empty=args.all_time_points, input_format=args.input_format)
     trigger = {"availableNow": True} if args.trigger == "available-now" else {"processingTime": args.trigger}
-    query = job.write(job.results(job.read_files(args.input, args.max_files_per_trigger)), args.sink,
+    changes = args.changes or (os.path.join(args.checkpoint, "dotr-background") if _is_local(args.checkpoint) else None)
+    query = job.write(job.results(job.read_files(args.input, args.max_files_per_trigger), changes), args.sink,
                       args.checkpoint, args.sink_format, trigger)
     query.awaitTermination()
     return 0

@@ -63,7 +63,8 @@ def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict) -
             yield from _committed_results(spark, job, watched, home, args, rejects)
             return
         records: queue.Queue = queue.Queue()
-        query = job.foreach(job.results(job.read_files(watched)), lambda _, batch: [records.put(r) for r in batch],
+        query = job.foreach(job.results(job.read_files(watched), home / "background"),
+                            lambda _, batch: [records.put(r) for r in batch],
                             args.checkpoint or scratch / "checkpoint", _trigger(args.trigger))
         if spool is not None:
             spool.query = query
@@ -172,7 +173,8 @@ def _committed_results(spark, job, watched: Path, home: Path, args: argparse.Nam
     from .job import result_of
 
     results = home / "results"
-    query = job.write(job.results(job.read_files(watched)), results, home / "spark", "jsonl", {"availableNow": True})
+    query = job.write(job.results(job.read_files(watched), home / "background"), results, home / "spark", "jsonl",
+                      {"availableNow": True})
     query.awaitTermination()
     if query.exception() is not None:
         raise RuntimeError(f"the Spark query failed: {query.exception()}")

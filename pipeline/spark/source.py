@@ -49,12 +49,13 @@ class FeedReader(DataSourceStreamReader):
         return [_Range(i, min(b, i + step)) for i in range(a, b, step)]
 
     def read(self, partition: _Range):
-        from .job import _time_of
+        from .job import _change_or, _time_of
 
         make = _generator(self.generator)
         for i in range(partition.start, partition.end):
             raw = make(i)
-            yield "feed", i + 1, _time_of(raw), "jsonl", raw.encode()
+            yield _change_or("feed", i + 1, _time_of(raw), raw.encode()) if '"background"' in raw else \
+                ("feed", i + 1, _time_of(raw), "jsonl", raw.encode())
 
 
 class FeedSource(DataSource):

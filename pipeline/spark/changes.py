@@ -1,0 +1,89 @@
+"""The Spark job's log of background changes (docs/cli.md, "Background changes").
+
+The enrich step evaluates the time points of a micro-batch apart, on Python workers that keep
+the background between micro-batches; a record changing the background at T must reach every
+one of them, for every time point from T on, in this micro-batch and the later ones. Within a
+micro-batch, every enrich task gets a copy of each such record (the job spreads them over the
+partitions). Across micro-batches, this log does: the conclude step of key group 0, which decides
+which records are late, writes each change it made, and at the end of every micro-batch the
+last time point evaluated. The enrich step of the next micro-batch reads both.
+
+A micro-batch that failed half way and is run again finds what its first attempt wrote: a change
+logged for a time point after the last one evaluated before the micro-batch was never committed
+(it is the attempt's own, and comes again with the records), and an ``evaluated`` entry naming
+one of the micro-batch's own change records is the attempt's (its ``before`` is the time
+evaluated before the micro-batch). Spark runs one micro-batch at a time, so nothing else writes.
+
+The directory must be one the driver and every executor see (any directory on one machine; a
+shared mount on a cluster), kept with the checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from pathlib import Path
+
+#: a change record's identity: (source file, line)
+RecordId = tuple[str, int]
+
+
+class ChangeLog:
+    """The changes a job made, one file per time point, and what it had evaluated.
+
+    >>> import tempfile
+    >>> log = ChangeLog(tempfile.mkdtemp())
+    >>> log.evaluated_before({("a.jsonl", 3)}) is None  # nothing evaluated yet
+    True
+    >>> log.record(5, ["p(a)"], [], [("a.jsonl", 3)])
+    >>> log.close_batch(7, None, [("a.jsonl", 3)])
+    >>> log.evaluated_before({("a.jsonl", 3)}) is None  # the record's own micro-batch, run again
+    True
+    >>> log.evaluated_before(set()), log.changes(7)
+    (7, [(5, ['p(a)'], [], (('a.jsonl', 3),))])
+    """
+
+    def __init__(self, path: str | Path):
+        path = str(path)
+        self.path = Path(path[7:] if path.startswith("file://") else path[5:] if path.startswith("file:") else path)
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def evaluated_before(self, ids: set[RecordId]) -> int | None:
+        """The last time point evaluated before the micro-batch whose change records are ``ids``
+        (None: none)."""
+        try:
+            entry = json.loads((self.path / "evaluated.json").read_text())
+        except FileNotFoundError:
+            return None
+        if any(tuple(i) in ids for i in entry["changes"]):  # written by an attempt of this micro-batch
+            return entry["before"]
+        return entry["last_t"]
+
+    def changes(self, before: int | None) -> list[tuple[int, list, list, tuple[RecordId, ...]]]:
+        """The changes made at the time points up to ``before``, in time order:
+        ``(t, add, remove, record ids)``."""
+        if before is None:
+            return []
+        out = []
+        for entry in self.path.glob("change.*.pickle"):
+            t = int(entry.name.split(".")[1])
+            if t <= before:
+                with open(entry, "rb") as f:
+                    out.append(pickle.load(f))
+        return sorted(out, key=lambda change: change[0])
+
+    def record(self, t: int, add: list, remove: list, ids: list[RecordId]) -> None:
+        """The change made at ``t`` (by the records ``ids``)."""
+        self._write(f"change.{t}.pickle", pickle.dumps((t, add, remove, tuple(map(tuple, ids)))))
+
+    def close_batch(self, last_t: int | None, before: int | None, ids: list[RecordId]) -> None:
+        """A micro-batch evaluated up to ``last_t`` (``before`` it: up to ``before``); ``ids``:
+        its change records."""
+        self._write("evaluated.json", json.dumps({"last_t": last_t, "before": before,
+                                                  "changes": [list(i) for i in ids]}).encode())
+
+    def _write(self, name: str, data: bytes) -> None:
+        part = self.path / f".{name}.part"
+        part.write_bytes(data)
+        os.replace(part, self.path / name)

@@ -1,0 +1,160 @@
+"""Background changes through the Spark job's steps (pipeline.spark.changes), without Spark:
+generated whole programs and streams that change the background, cut into micro-batches, each
+micro-batch's records spread over enrich tasks on fresh or reused workers (a change record to
+every task), concluded per key group from the stored state, agree with the embedded reasoner. A
+micro-batch run again after failing half way, late and bad change records. The job itself on
+Spark: tests/pipeline/test_spark.py."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import tempfile
+from itertools import groupby
+from pathlib import Path
+
+import pandas as pd
+import rdflib
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+from ontology import OntologicalStage
+from pipeline.embedded import InputError, Reasoner, split_keys
+from pipeline.io import BackgroundChange, read_jsonl
+from pipeline.spark.changes import ChangeLog
+from pipeline.spark.job import _Worker, conclude_rows, dotr_merge, enrich_rows, split_file
+from rules import check
+from tests.pipeline.test_composition import programs, streams_with_changes
+
+TASKS = 2  # enrich tasks per micro-batch
+
+
+def lines_of(records) -> list[str]:
+    out = []
+    for t, facts, payload, change in records:
+        record = {"t": t, "facts": facts, **({"turtle": payload} if payload else {}),
+                  **({"background": change} if change else {})}
+        out.append(json.dumps(record))
+    return out
+
+
+def embedded(checked, background, lines: list[str], **options) -> tuple[list[str], list[int]]:
+    """The embedded reasoner's records (every time point) and the lines of changes it rejects."""
+    reasoner = Reasoner(checked, background, **options)
+    out, rejected = [], []
+    for t, records in groupby(read_jsonl(lines, parse=False), key=lambda r: r.t):
+        facts, change = {}, BackgroundChange()
+        for record in records:
+            facts.setdefault(record.stream, []).extend(record.facts)
+            if record.background:
+                change.update(record.background)
+        out += [json.dumps(r.to_json(), ensure_ascii=False) for r in reasoner.between(t)]
+        if change:
+            try:
+                reasoner.change_background(change.add, change.remove)
+            except InputError:
+                rejected.append(change.line)
+        out.append(json.dumps(reasoner.step(t, facts).to_json(), ensure_ascii=False))
+    return out, rejected
+
+
+class Job:
+    """The job's steps as Spark runs them, on workers kept or replaced between micro-batches."""
+
+    def __init__(self, checked, background, log: Path, **options):
+        keys = split_keys(checked)
+        self.labels = [0] if keys is None else [7, 3]
+        stage = OntologicalStage(checked, background)
+        self.bundle = pickle.dumps((checked, stage.snapshot(), options, {"keep_empty": True, "keys": keys,
+                                                                         "groups": self.labels}))
+        self.workers = [_Worker(self.bundle) for _ in range(TASKS)]
+        self.states = [None] * len(self.labels)
+        self.log = ChangeLog(log)
+
+    def batch(self, elements: list[tuple], fresh: list[bool]) -> list[tuple]:
+        """One micro-batch: ``fresh[i]``, a new worker for task i (enrich) and group i (conclude)."""
+        self.workers = [_Worker(self.bundle) if new else w for w, new in zip(self.workers, fresh)]
+        rows = []
+        for task, worker in enumerate(self.workers):  # a change record goes to every task
+            mine = [(*e, 0) for e in elements if e[2] is not None and e[2] % TASKS == task] + \
+                [(*e, 1) for e in elements if e[3] == "change" and e[2] % TASKS != task]
+            rows += enrich_rows(worker, mine, self.log)
+        out = []
+        for group, label in enumerate(self.labels):
+            worker = self.workers[group % TASKS]
+            part, self.states[group] = conclude_rows(worker, [(t, k, p) for t, g, k, p in rows if g == label],
+                                                     self.states[group], group, self.log)
+            out += part
+        if len(self.labels) > 1:
+            frame = pd.DataFrame(out, columns=["t", "kind", "json", "graphs"])
+            out = list(next(dotr_merge([frame])).itertuples(index=False, name=None))
+        return sorted((row[:3] for row in out), key=lambda row: (row[1] == "result", row[0]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), streams_with_changes(), st.booleans(), st.data())
+def test_changes_spread_over_tasks_and_micro_batches_agree_with_the_embedded_reasoner(program, records,
+                                                                                     include_background, data):
+    rules, turtle, _ = program
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "rules.dotr").write_text(rules)
+        checked = check(Path(tmp) / "rules.dotr")
+        assume(checked.ok)
+        background = list(rdflib.Graph().parse(data=turtle, format="turtle"))
+        lines = lines_of(records)
+        options = {"include_background": include_background}
+        expected, rejected = embedded(checked, background, lines, **options)
+        elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))
+        times = sorted({e[2] for e in elements})
+        cuts = sorted(data.draw(st.sets(st.sampled_from(times), max_size=3)) | {times[0]})
+        job = Job(checked, background, Path(tmp) / "log", **options)
+        out = []
+        for start, end in zip(cuts, cuts[1:] + [None]):
+            batch = [e for e in elements if e[2] >= start and (end is None or e[2] < end)]
+            out += job.batch(batch, data.draw(st.lists(st.booleans(), min_size=TASKS, max_size=TASKS)))
+    assert [j for _, kind, j in out if kind == "result"] == expected, (rules, turtle, lines)
+    assert sorted(json.loads(j)["line"] for _, kind, j in out if kind == "reject") == rejected
+
+
+ROOT = Path(__file__).resolve().parents[2]
+MOVES = ROOT / "examples/moves"
+
+
+def moves_job(tmp: Path) -> tuple[Job, list[tuple]]:
+    from ontology.background import load_triples
+
+    checked = check(MOVES / "rules.dotr")
+    job = Job(checked, load_triples(MOVES / "ontology.ttl"), tmp / "log")
+    return job, list(split_file("s.jsonl", "jsonl", (MOVES / "stream.jsonl").read_bytes()))
+
+
+def results(rows: list[tuple]) -> list[str]:
+    return [j for _, kind, j in rows if kind == "result" and json.loads(j).get("graphs")]
+
+
+def test_a_micro_batch_with_a_change_run_again_after_failing_gives_the_output_of_one_run(tmp_path):
+    """Spark runs a failed micro-batch again from the state stored before it: what its first
+    attempt logged (the change, the time evaluated) does not count twice."""
+    golden = [json.loads(line)["t"] for line in (ROOT / "tests/pipeline/golden/moves.jsonl").read_text().splitlines()]
+    for fresh in (True, False):
+        job, elements = moves_job(tmp_path / str(fresh))
+        first = job.batch([e for e in elements if e[2] < 20], [False, False])
+        states = list(job.states)
+        job.batch([e for e in elements if 20 <= e[2] < 30], [False, False])  # its output is lost
+        job.states = states
+        again = job.batch([e for e in elements if 20 <= e[2] < 30], [fresh, fresh])
+        rest = job.batch([e for e in elements if e[2] >= 30], [fresh, False])
+        assert [json.loads(j)["t"] for j in results(first + again + rest)] == golden
+
+
+def test_late_and_bad_changes_are_rejected_once_and_not_made(tmp_path):
+    job, elements = moves_job(tmp_path)
+    late = split_file("late.jsonl", "jsonl", b'{"t": 15, "background": {"remove": [":is_at_location(:s2, :locC)"]}}\n'
+                                             b'{"t": 33, "background": {"add": ["not a fact(("]}}\n')
+    out = job.batch([e for e in elements if e[2] < 30], [False, False])
+    out += job.batch([e for e in elements if e[2] >= 30] + list(late), [True, False])
+    rejects = [json.loads(j) for _, kind, j in out if kind == "reject"]
+    assert [(r["source"], r["line"]) for r in rejects] == [("", None), ("late.jsonl", 2)]
+    assert "time point 15 arrived after" in rejects[0]["reason"] and "not a fact" in rejects[1]["reason"]
+    rooms = [o for j in results(out) for g in json.loads(j)["graphs"] for o in g.split() if "#room" in o]
+    assert rooms == ["<http://example.org/building#roomA>", "<http://example.org/building#roomB>",
+                     "<http://example.org/building#roomB>"]
