@@ -274,9 +274,9 @@ class LarsEngine(BackgroundChanges):
 
     def next_change(self, last: int) -> int | None:
         """The first time point after ``last`` at which the output can change, or None: after
-        ``last`` itself when something was given or placed there (it holds then only); where a
-        fact's horizon passes; where an ``@T`` head placed an atom; where a box window over a fact
-        that holds on fills. Conclusions through ``not``, boxes and tuple windows hold at the time
+        ``last`` itself when something was given or placed there (it holds then only), or when
+        an ``@T`` window's atom held at ``last``; where a fact's horizon passes; where an ``@T``
+        head placed an atom; where a box window over a fact that holds on fills. Conclusions through ``not``, boxes and tuple windows hold at the time
         point they were drawn for only, but they change only with one of these: they are drawn
         again where they still hold, not evaluated again at every time point in between."""
         candidates = [when + 1 for when in self.store.expiry_times(last) if when > last]
@@ -290,6 +290,13 @@ class LarsEngine(BackgroundChanges):
                     filled = runs[fact][-1][0] + aux.size if fact in runs else None
                     if filled is not None and filled > last:
                         candidates.append(filled)
+            elif aux.kind in (Kind.AT, Kind.TUPLE_AT) and last + 1 not in candidates:
+                # ``@T p`` binds T to every time point where p holds: a fact that held at
+                # ``last`` (and may hold on) gives a new T at ``last + 1``; a tuple window's
+                # stream atoms keep their time points, its background facts hold at every one
+                floor = last if aux.kind == Kind.AT else INF
+                if any(expiry >= floor for expiry in self.store.relation(aux.base).facts.values()):
+                    candidates.append(last + 1)
         return min(candidates, default=None)
 
     def _held_until(self, last: int) -> bool:

@@ -25,8 +25,8 @@ import os
 import pickle
 from pathlib import Path
 
-#: a change record's identity: (source file, line)
-RecordId = tuple[str, int]
+#: a change record's identity: (source file, line, n), n telling apart the changes of a TriG file
+RecordId = tuple[str, int, int]
 
 
 class ChangeLog:
@@ -34,14 +34,14 @@ class ChangeLog:
 
     >>> import tempfile
     >>> log = ChangeLog(tempfile.mkdtemp())
-    >>> log.evaluated_before({("a.jsonl", 3)}) is None  # nothing evaluated yet
+    >>> log.evaluated_before({("a.jsonl", 3, 0)}) is None  # nothing evaluated yet
     True
-    >>> log.record(5, ["p(a)"], [], [("a.jsonl", 3)])
-    >>> log.close_batch(7, None, [("a.jsonl", 3)])
-    >>> log.evaluated_before({("a.jsonl", 3)}) is None  # the record's own micro-batch, run again
+    >>> log.record(5, ["p(a)"], [], [("a.jsonl", 3, 0)])
+    >>> log.close_batch(7, None, [("a.jsonl", 3, 0)])
+    >>> log.evaluated_before({("a.jsonl", 3, 0)}) is None  # the record's own micro-batch, run again
     True
     >>> log.evaluated_before(set()), log.changes(7)
-    (7, [(5, ['p(a)'], [], (('a.jsonl', 3),))])
+    (7, [(5, ['p(a)'], [], (('a.jsonl', 3, 0),))])
     """
 
     def __init__(self, path: str | Path):

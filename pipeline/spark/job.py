@@ -202,21 +202,23 @@ def split_file(source: str, fmt: str, content: bytes | None = None) -> Iterator[
 def _parse_text(text: str, source: str, fmt: str) -> Iterator[tuple]:
     """The elements of a TriG or Laser++ file as ``ELEMENTS`` rows (parsed, pickled)."""
     reader = read_laserpp(text.splitlines()) if fmt == "laserpp" else read_trig(text)
-    for item in reader:
+    for number, item in enumerate(reader):
         if isinstance(item, InputError):
             yield source, item.line or 0, None, "error", _reject(source, item.line, item, None)
         elif item.background:
-            yield source, item.line, item.t, "change", pickle.dumps((item.stream, item.facts, item.background))
+            yield source, item.line, item.t, "change", pickle.dumps((item.stream, item.facts, item.background, number))
         else:
             yield source, item.line, item.t, "pickle", pickle.dumps((item.stream, item.facts))
 
 
 def _change_or(source: str, line: int, t: int | None, raw: bytes) -> tuple:
     """The ``ELEMENTS`` row of a JSON Lines record that may change the background: if it does, it
-    is parsed here (format ``change``, the record pickled: every enrich task gets a copy)."""
+    is parsed here (format ``change``, the record pickled: every enrich task gets a copy). A
+    change's payload is ``(stream, facts, change, n)``, n telling apart the changes a TriG file
+    gives without a line."""
     record = next(read_jsonl([raw.decode("utf-8", errors="replace")], line, parse=False), None)
     if isinstance(record, Record) and record.background:
-        return source, line, record.t, "change", pickle.dumps((record.stream, record.facts, record.background))
+        return source, line, record.t, "change", pickle.dumps((record.stream, record.facts, record.background, 0))
     return source, line, t, "jsonl", raw
 
 
@@ -294,7 +296,8 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
     for row in _read_spans(rows):
         source, line, t, fmt, payload = row[:5]
         if fmt == "change" and log is not None:
-            seen[(source, line)] = (t, pickle.loads(payload)[2])
+            *_, change, n = pickle.loads(payload)
+            seen[(source, line, n)] = (t, change)
         if len(row) > 5 and row[5]:  # a copy: for its change only
             continue
         if fmt == "error":
@@ -429,7 +432,7 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
                 made.append((t, add, remove, ids))
             except InputError as err:  # (not made: the reasoner rolled it back)
                 if group == 0:
-                    out.append((t, "reject", _reject(*ids[0], err, None).decode(), None))
+                    out.append((t, "reject", _reject(*ids[0][:2], err, None).decode(), None))
         if t in points:
             emit(engine.conclude(decode_point(points[t], engine.dictionary)))
     if group == 0 and log is not None:

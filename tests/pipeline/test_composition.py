@@ -422,3 +422,14 @@ def test_the_time_point_after_a_record_is_evaluated_where_something_printed_can_
     assert [r["t"] for r in run_text(tmp_path, background, records)][:3] == [1000, 1001, 1002]
     negation = "@timeunit ms .\n:sensor(:s1) .\n:idle(?s) :- :sensor(?s), not :ping(?s) ."
     assert [r["t"] for r in run_text(tmp_path, negation, records)][:2] == [1001, 1002]
+
+
+def test_an_at_window_in_ms_mode_binds_every_millisecond_its_atom_held(tmp_path):
+    """``[20] @T q(X)`` over a q concluded through a 10 ms diamond: T takes each of the eleven
+    milliseconds q held (they are evaluated: each gives T a new value), and they leave the window
+    one by one. (Once, only the evaluated time points were bound: r(a,102) never appeared.)"""
+    rules = "@timeunit ms .\nq(X) :- [10] <> p(X) .\nr(X, T) :- [20] @T q(X) ."
+    out = facts_by_time(run_text(tmp_path, rules, [{"t": 100, "facts": ["p(<a>)"]}, {"t": 200, "facts": []}]))
+    held = [f"r(<a>,{t})" for t in range(100, 111)]
+    assert sorted(out) == list(range(100, 112)) + list(range(121, 131))  # (112-120: the same as 111)
+    assert out[111] == held and out[125] == held[5:] and out[130] == held[10:]

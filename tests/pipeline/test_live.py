@@ -159,3 +159,15 @@ def test_a_checkpoint_needs_an_input_file_and_an_output_file(tmp_path, capsys, m
     args = [arg for pair in files.items() for arg in pair]
     assert main(["run", "-q", "--rules", str(COOLING / "rules.dotr"), *args, "--checkpoint", str(tmp_path / "ck")]) == 2
     assert "it needs both files" in capsys.readouterr().err
+
+
+def test_a_gap_an_at_window_fills_at_every_millisecond_is_said_once(tmp_path):
+    (tmp_path / "r.dotr").write_text("@timeunit ms .\nr(X, T) :- [20] @T watched(X) .\nwatched(s1) .\n")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text("".join(json.dumps({"t": t, "facts": []}) + "\n" for t in (0, 20_010)))
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--rules", str(tmp_path / "r.dotr"), "--input",
+                           str(stream), "--output", str(tmp_path / "o.jsonl")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("the output changes at every millisecond") == 1
+    assert len((tmp_path / "o.jsonl").read_text().splitlines()) == 20_011

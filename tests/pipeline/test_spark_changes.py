@@ -158,3 +158,21 @@ def test_late_and_bad_changes_are_rejected_once_and_not_made(tmp_path):
     rooms = [o for j in results(out) for g in json.loads(j)["graphs"] for o in g.split() if "#room" in o]
     assert rooms == ["<http://example.org/building#roomA>", "<http://example.org/building#roomB>",
                      "<http://example.org/building#roomB>"]
+
+
+def test_trig_graphs_change_the_background_on_spark(tmp_path):
+    """A TriG file's ``urn:dotr:background:...`` graphs, parsed by the split step, move s2 to room
+    A before its smoke reading, as in the embedded run (test_background_changes.py)."""
+    job, _ = moves_job(tmp_path)
+    trig = b"""@prefix : <http://example.org/building#> .
+<urn:g:t:10> { :r1 a :TempReading ; :sensor :s1 ; :value 65 . }
+<urn:dotr:background:remove:t:20> { :s2 :is_at_location :locB . }
+<urn:dotr:background:add:t:20> { :s2 :is_at_location :locA . }
+<urn:g:t:21> { :r4 a :SmokeReading ; :sensor :s2 . }
+"""
+    elements = list(split_file("s.trig", "trig", trig))
+    assert [e[3] for e in elements if e[2] == 20] == ["change", "change"]
+    out = job.batch([e for e in elements if e[2] < 20], [False, False])
+    out += job.batch([e for e in elements if e[2] >= 20], [True, True])
+    [record] = [json.loads(j) for j in results(out)]
+    assert record["t"] == 21 and "<http://example.org/building#roomA>" in record["graphs"][0]

@@ -94,8 +94,8 @@ CLUSTER_JOB = textwrap.dedent("""
         ex = root / "examples" / example
         job = SparkPipeline(spark, ex / "rules.dotr", [ex / "ontology.ttl"])
         records = []
-        query = job.foreach(job.results(job.read_files(out / example / "in")), lambda _, b: records.extend(b),
-                            out / example / "checkpoint")
+        query = job.foreach(job.results(job.read_files(out / example / "in"), out / example / "changes"),
+                            lambda _, b: records.extend(b), out / example / "checkpoint")
         query.awaitTermination()
         (out / f"{example}.jsonl").write_text("".join(json.dumps({k: v for k, v in r.items() if k != "kind"},
                                                                  ensure_ascii=False) + "\\n" for r in records))

@@ -260,8 +260,7 @@ def test_the_time_points_next_change_skips_print_what_the_one_before_printed(pro
     """Stepped only at the records' time points and where ``next_change`` says the output can
     change (as ``@timeunit ms`` steps), the engine prints at every time point in between what an
     engine stepped at every time point prints there, also when restored from a snapshot on the
-    way. (Without ``@``: its windows bind T to the time points evaluated.)"""
-    assume("@" not in program_text)
+    way."""
     result = check_text(program_text)
     _usable(result.ok)
     rules = [s for s in result.program.statements if isinstance(s, ir.Rule)]
