@@ -16,7 +16,8 @@ Reported per size, micro-batch size and master: input triples/s end to end, micr
 latency (median, max), and the embedded pipeline (``dotr run``'s Reasoner, parsing included, its
 records written to a file as ``dotr run`` writes them) on the same files; then local[2] / local[1].
 
-    python benchmarks/spark.py [--workload dotr|lars|mixed] [--sizes 100000 1000000] [--batches 20000 100000] [--json FILE]
+    python benchmarks/spark.py [--workload dotr|lars|mixed] [--sizes 100000 1000000] [--batches 20000 100000]
+        [--masters local[1] local[2] cluster] [--json FILE]
 
 ``--workload lars`` runs per-sensor LARS rules instead (``LARS_RULES``: windows, negation and a
 join with 500 sensors' rooms in the background), which split by sensor; ``--workload mixed`` runs
@@ -138,14 +139,27 @@ def run_embedded(folder: Path) -> tuple[float, float, int]:
 def run_spark(folder: Path, master: str, split: bool = True) -> dict:
     """In this process: the Spark job over ``folder`` (the temporal stage split by key, or on one
     key); the figures as a dict."""
-    from pipeline.spark.job import SparkPipeline
     from pipeline.spark.session import spark_session
 
+    if master == "cluster":  # a master and two workers of one core each on this machine (pyspark's scripts)
+        from pipeline.spark.cluster import standalone_cluster
+
+        with standalone_cluster(workers=2, cores=1, memory="3g") as url:
+            spark = spark_session(url, config={"spark.cores.max": "2", "spark.executor.cores": "1",
+                                               "spark.executor.memory": "3g", "spark.sql.shuffle.partitions": "2"})
+            return {**_run_query(spark, folder, split), "master": master}
     spark = spark_session(master, config={"spark.sql.shuffle.partitions": str(max(2, int(master[6:-1])))})
+    return {**_run_query(spark, folder, split), "master": master}
+
+
+def _run_query(spark, folder: Path, split: bool) -> dict:
+    from pipeline.spark.job import SparkPipeline
+
+    master = spark.sparkContext.master
     started = time.perf_counter()
     job = SparkPipeline(spark, folder / "rules.dotr", [folder / "background.nt"], split_by_key=split)
     setup = time.perf_counter() - started
-    name = master + ("" if split else "-one-key")
+    name = master.replace("/", "_").replace(":", "_") + ("" if split else "-one-key")
     out = folder / f"out-{name}"
     started, busy = time.perf_counter(), _busy_cpu()
     query = job.write(job.results(job.read_files(folder / "in", max_files_per_trigger=1)), out,
@@ -205,7 +219,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--batches", type=int, nargs="+", default=[20_000, 100_000], help="triples per micro-batch")
-    parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
+    parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"],
+                        help="local[N], or cluster: a standalone cluster of two one-core workers started here")
     parser.add_argument("--per-point", type=int, default=1000, help="triples per time point")
     parser.add_argument("--terminators", type=float, default=0.002)
     parser.add_argument("--rules", type=int, default=50, help="pattern rules")
@@ -259,6 +274,9 @@ def main(argv=None) -> int:
                     steady = f", after the first micro-batch {two['steady_per_s'] / one['steady_per_s']:.2f}x" \
                         if one["steady_per_s"] and two["steady_per_s"] else ""
                     print(f"{'':>45}local[2] / local[1]: {row['scaling']:.2f}x{steady}", flush=True)
+                if "local[1]" in row and "cluster" in row:
+                    row["cluster_scaling"] = row["local[1]"]["seconds"] / row["cluster"]["seconds"]
+                    print(f"{'':>45}cluster / local[1]: {row['cluster_scaling']:.2f}x", flush=True)
                 if "local[2] one key" in row and "local[2]" in row:
                     row["split_gain"] = row["local[2] one key"]["seconds"] / row["local[2]"]["seconds"]
                     print(f"{'':>45}local[2] split by key / on one key: {row['split_gain']:.2f}x", flush=True)

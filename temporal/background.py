@@ -14,6 +14,7 @@ uses is set up by the engine.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Iterable
 
 import networkx as nx
@@ -80,8 +81,8 @@ class BackgroundChanges:
         # what the background alone entails: kept by an engine over the rules without ``not``
         # and ``@``, every window read as a plain atom, given the facts of the relations that a
         # rule able to fire reads (built again after a removal, or when more relations are needed)
-        rules = plain_rules(self._rules)
-        needed = self._entailing(rules, {rel for rel, facts in by.items() if facts})
+        rules, reads = self._plain_program
+        needed = self._entailing(reads, {rel for rel, facts in by.items() if facts})
         if self._plain is None or remove or not needed <= self._plain_needed:
             self._plain = type(self)(rules, self.dictionary, background=[
                 (rel, fact) for rel in needed for fact in by.get(rel, ())])
@@ -98,18 +99,27 @@ class BackgroundChanges:
         own set: read it, do not change it)."""
         return self._given
 
-    def _entailing(self, rules: list[ir.Rule], have: set[RelKey]) -> set[RelKey]:
-        """The relations whose background facts matter to what ``rules`` derive from the
-        background: those the rules that can fire read (a rule reading a stream relation never
-        fires on the background alone), and the derived ones."""
-        d, needed = self.dictionary, set(self.intensional)
-        reads = []
+    @cached_property
+    def _plain_program(self) -> tuple[list[ir.Rule], list[tuple[RelKey, set[RelKey]]] | None]:
+        """:func:`plain_rules` of the engine's rules, and what each derives and reads (None: a
+        rule with a variable predicate reads every relation)."""
+        d, rules, reads = self.dictionary, plain_rules(self._rules), []
         for rule in rules:
             body = [lit.atom for lit in rule.body if isinstance(lit, ir.AtomLiteral)]
             if any(isinstance(atom.pred, ir.Var) for atom in body):
-                return needed | {rel for rel in self.store.relations} | have  # (reads every triple)
+                return rules, None
             reads.append(((d.intern(rule.head.pred), len(rule.head.args)),
                           {(d.intern(atom.pred), len(atom.args)) for atom in body}))
+        return rules, reads
+
+    def _entailing(self, reads: list[tuple[RelKey, set[RelKey]]] | None, have: set[RelKey]) -> set[RelKey]:
+        """The relations whose background facts matter to what the plain rules (``reads``: what
+        each derives and reads) derive from the background: those the rules that can fire read
+        (a rule reading a stream relation never fires on the background alone), and the derived
+        ones."""
+        needed = set(self.intensional)
+        if reads is None:
+            return needed | {rel for rel in self.store.relations} | have  # (reads every triple)
         have, fired = set(have), set()
         while True:
             new = [i for i, (head, body) in enumerate(reads) if i not in fired and body <= have]

@@ -25,6 +25,9 @@ import os
 import pickle
 from pathlib import Path
 
+#: per log directory, the change files read in this process: name -> (modification time, entry)
+_READ: dict[str, dict[str, tuple[int, tuple]]] = {}
+
 #: a change record's identity: (source file, line, n), n telling apart the changes of a TriG file
 RecordId = tuple[str, int, int]
 
@@ -62,15 +65,24 @@ class ChangeLog:
 
     def changes(self, before: int | None) -> list[tuple[int, list, list, tuple[RecordId, ...]]]:
         """The changes made at the time points up to ``before``, in time order:
-        ``(t, add, remove, record ids)``."""
+        ``(t, add, remove, record ids)``. (Each file is read once per process.)"""
         if before is None:
             return []
+        cache = _READ.setdefault(str(self.path), {})
         out = []
-        for entry in self.path.glob("change.*.pickle"):
-            t = int(entry.name.split(".")[1])
-            if t <= before:
-                with open(entry, "rb") as f:
-                    out.append(pickle.load(f))
+        with os.scandir(self.path) as entries:
+            for entry in entries:
+                if not (entry.name.startswith("change.") and entry.name.endswith(".pickle")):
+                    continue
+                t = int(entry.name.split(".")[1])
+                if t > before:
+                    continue
+                stamp = entry.stat().st_mtime_ns
+                cached = cache.get(entry.name)
+                if cached is None or cached[0] != stamp:
+                    with open(entry.path, "rb") as f:
+                        cached = cache[entry.name] = (stamp, pickle.load(f))
+                out.append(cached[1])
         return sorted(out, key=lambda change: change[0])
 
     def record(self, t: int, add: list, remove: list, ids: list[RecordId]) -> None:

@@ -29,6 +29,7 @@ files in time order (write, then rename into the watched directory).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import itertools
 import json
@@ -86,7 +87,7 @@ class _Worker:
         self.keys, self.labels = self.options["keys"], self.options["groups"]
         self._enricher: Reasoner | None = None
         self.partition: EventPartition | FactPartition | None = None  # the enrich step's
-        self._made: list[tuple] = []  # the background changes the enricher made: (t, record ids)
+        self._made: list[tuple] = []  # the background changes the enricher made (_key)
         self.kept_terms = 0  # the enricher's terms that are not the stream's
         self._stages: dict[int, tuple[OntologicalStage, int]] = {}  # per group: the temporal engine's
         self.changed: set[int] = set()  # the groups whose copy of the background a change reached
@@ -102,21 +103,22 @@ class _Worker:
                 self.partition = make_partition(self.keys, len(self.labels), self._enricher.dictionary)
         return self._enricher
 
-    def enricher_with(self, changes: list[tuple]) -> Reasoner:
-        """The enrich step's reasoner with exactly the background changes ``changes`` made
-        (``(t, add, remove, record ids)``, in time order): those it has not made yet are made;
-        if it made others, it is built again."""
-        keys = [(t, ids) for t, _, _, ids in changes]
-        if self._enricher is not None and self._made != keys[:len(self._made)]:
+    def enricher_with(self, changes: list[tuple], k: int) -> Reasoner:
+        """The enrich step's reasoner with exactly the first ``k`` background changes of
+        ``changes`` made (``(t, add, remove, record ids)``, in time order; every list a task
+        gets is a prefix of the job's one sequence, but for changes not made, which have no
+        successor): those it has not made yet are made; if it made others, it is built again."""
+        made = self._made
+        if self._enricher is not None and made and (k < len(made) or _key(changes[len(made) - 1]) != made[-1]):
             self._enricher = None
         reasoner = self.enricher
-        for _, add, remove, _ in changes[len(self._made):]:
+        for change in changes[len(self._made):k]:
             try:
-                reasoner.change_background(add, remove, temporal=False)
+                reasoner.change_background(change[1], change[2], temporal=False)
             except InputError:  # not made (the conclude step rejects the records)
                 pass
+            self._made.append(_key(change))
             self.kept_terms = len(reasoner.dictionary)
-        self._made = keys
         return reasoner
 
     def _stage(self, group: int) -> tuple[OntologicalStage, int]:
@@ -147,6 +149,11 @@ class _Worker:
         if self.keys is not None:
             reasoner.keep_group(make_partition(self.keys, len(self.labels), stage.dictionary), group)
         return reasoner
+
+
+def _key(change: tuple) -> tuple:
+    """A background change's identity: its time point and records."""
+    return change[0], change[3]
 
 
 _WORKERS: dict[str, _Worker] = {}
@@ -309,8 +316,9 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
         else:
             by_t[t].append(row[:5])
     made, here = _changes(seen, log)
+    times = [change[0] for change in made]
     for t in sorted(by_t):
-        reasoner = worker.enricher_with([change for change in made if change[0] <= t])
+        reasoner = worker.enricher_with(made, bisect.bisect_right(times, t))
         stage, d, base = reasoner.ontology, reasoner.dictionary, reasoner.ontology_terms
         facts: dict = {}  # stream -> facts
         good = 0
