@@ -192,6 +192,11 @@ _SIMPLE_FACT = re.compile(rf"({_NAME}|{_IRI})(?:\(((?:{_NAME}|{_IRI}|{_NUMBER})(
 
 
 _PUNCT_SPACE = re.compile(r"\s*([(),])\s*")
+_LIST_IRI = r"<[^<>\"{}|^`\\\s,()]+>"  # (one with commas or brackets: the slow path, which splits it as before)
+_ONE = rf"(?:{_NAME}|{_LIST_IRI})(?:\((?:{_NAME}|{_LIST_IRI}|{_NUMBER})(?:,(?:{_NAME}|{_LIST_IRI}|{_NUMBER}))*\))?"
+_SIMPLE_LIST = re.compile(rf"\s*(?:{_ONE}(?:\s*,\s*{_ONE})*)?\s*")
+_ONE_FACT = re.compile(_ONE)
+_TOKEN_BREAK = re.compile(r"[(),\s]+")
 
 
 def _tight(text: str) -> str:
@@ -250,6 +255,57 @@ def checked_fact(text: str, prefixes: dict[str, str] | None = None) -> str | ir.
                 (text[:open_], *text[open_ + 1:-1].split(","))):
             return text
     return parse_fact(text, prefixes)
+
+
+def simple_facts(text: str) -> list[str] | None:
+    """The facts of a comma-separated list when every one is simple and written tight (names,
+    IRIs and numbers, no space inside, no keyword): as :func:`checked_fact` gives them, read in
+    one pass; else None.
+
+    >>> simple_facts("p(0,1), q(a) ,r")
+    ['p(0,1)', 'q(a)', 'r']
+    >>> simple_facts("p(0, 1)"), simple_facts("p(not)"), simple_facts('p("a")')
+    (None, None, None)
+    """
+    if _SIMPLE_LIST.fullmatch(text) is None or not KEYWORDS.isdisjoint(_TOKEN_BREAK.split(text)):
+        return None
+    return _ONE_FACT.findall(text)
+
+
+def simple_fact_list(facts: list) -> list[str] | None:
+    """``facts`` (a record's fact strings) when every one is simple and written tight, as
+    :func:`checked_fact` gives them, checked at once; else None.
+
+    >>> simple_fact_list(["p(0,1)", "q"]), simple_fact_list(["p(0, 1)"]), simple_fact_list(["p", 1])
+    (['p(0,1)', 'q'], None, None)
+    """
+    one = _ONE_FACT.fullmatch
+    for fact in facts:
+        if type(fact) is not str or one(fact) is None:
+            return None
+    return facts if KEYWORDS.isdisjoint(_TOKEN_BREAK.split(",".join(facts))) else None
+
+
+def intern_all(stage: OntologicalStage, facts: Iterable) -> list[tuple]:
+    """:func:`intern_input` of each fact; a tight fact string whose predicate and arguments
+    were all seen before (the usual one) in a dict probe each.
+
+    >>> stage = Reasoner.from_files("examples/cooling/rules.dotr").ontology
+    >>> intern_all(stage, ["temp(25)", "temp(25)"]) == [intern_input(stage, "temp(25)")] * 2
+    True
+    """
+    get, out = stage.token_ids.get, []
+    append = out.append
+    for fact in facts:
+        if type(fact) is str and fact[-1:] == ")" and fact[0] != "<":
+            open_ = fact.find("(")
+            ids = [get(piece) for piece in fact[open_ + 1:-1].split(",")]
+            pred = get(fact[:open_])
+            if pred is not None and None not in ids:
+                append(((pred, len(ids)), tuple(ids)))
+                continue
+        append(intern_input(stage, fact))
+    return out
 
 
 def intern_input(stage: OntologicalStage, fact) -> tuple:
@@ -591,7 +647,7 @@ class Reasoner:
         :meth:`step`; on Spark it runs on the executors, :meth:`conclude` in the stateful stage)."""
         ontology = self.ontology
         by_stream = facts if isinstance(facts, dict) else {None: facts}
-        streams = {name: [intern_input(ontology, f) for f in items] for name, items in by_stream.items()}
+        streams = {name: intern_all(ontology, items) for name, items in by_stream.items()}
         facts = [f for items in streams.values() for f in items]
         if self.on_notice is not None:
             self._notice_arities(facts)

@@ -19,7 +19,7 @@ from rules import ir
 
 from ontology import turtle
 
-from .embedded import InputError, Result, checked_fact, parse_fact
+from .embedded import InputError, Result, checked_fact, parse_fact, simple_fact_list, simple_facts
 from .printing import PREDECLARED, Readable
 
 
@@ -92,11 +92,14 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
             record = json.loads(text) if text.count('"t"') < 2 else json.loads(text, object_pairs_hook=_no_duplicates)
             if not isinstance(record, dict) or not isinstance(record.get("t"), int) or isinstance(record["t"], bool):
                 raise InputError('a record is an object with an integer "t"', number)
-            facts: list = []
-            for fact in record.get("facts", []):
-                if not isinstance(fact, str):
-                    raise InputError(f"a fact is a string, not {fact!r}", number)
-                facts.append(checked_fact(fact, prefixes) if parse else fact)
+            given = record.get("facts", [])
+            facts = simple_fact_list(given) if parse and type(given) is list else None
+            if facts is None:
+                facts = []
+                for fact in given:
+                    if not isinstance(fact, str):
+                        raise InputError(f"a fact is a string, not {fact!r}", number)
+                    facts.append(checked_fact(fact, prefixes) if parse else fact)
             if "turtle" in record:
                 if not isinstance(record["turtle"], str):
                     raise InputError(f'"turtle" is a string, not {record["turtle"]!r}', number)
@@ -178,7 +181,9 @@ def read_laserpp(lines: Iterable[str], first_line: int = 1,
                 head = head[2:]
             if len(head) != 1 or not sep:
                 raise InputError("expected 't : fact, fact'", number)
-            facts = [checked_fact(f, prefixes) for f in _split_facts(right)]
+            facts = simple_facts(right)
+            if facts is None:
+                facts = [checked_fact(f, prefixes) for f in _split_facts(right)]
             yield Record(number, int(head[0]), facts, text)
         except InputError as err:
             yield _with_raw(InputError(str(err).split(": ", 1)[-1] if str(err).startswith("line ") else str(err),

@@ -6,8 +6,10 @@ import functools
 
 from hypothesis import given, settings, strategies as st
 
-from pipeline.embedded import (InputError, Reasoner, _ntriples, intern_input, ntriples_with_rdflib, parse_fact,
-                               parse_fact_with_grammar)
+from pipeline.embedded import (InputError, Reasoner, _ntriples, checked_fact, intern_all, intern_input,
+                               ntriples_with_rdflib, parse_fact, parse_fact_with_grammar, simple_fact_list,
+                               simple_facts)
+from pipeline.io import _split_facts
 from rules import check_text, ir
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)
@@ -46,6 +48,28 @@ def test_interning_fact_strings_agrees_with_the_grammar(texts):
     for text in texts + texts:
         expected = outcome(lambda x: stage.intern(parse_fact_with_grammar(x)), text)
         assert outcome(lambda x: intern_input(stage, x), text) == expected, text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(facts, min_size=1, max_size=12), st.sampled_from([",", ", ", " , "]))
+def test_reading_and_interning_a_record_at_once_agrees_with_one_fact_at_a_time(texts, separator):
+    """A Laser++ line's facts read in one pass (simple_facts), and a JSON record's checked at
+    once (simple_fact_list), are what checked_fact gives each;
+    intern_all gives intern_input's ids, the token cache filling as the facts come."""
+    line = separator.join(texts)
+    fast = simple_facts(line)
+    if fast is not None:
+        assert fast == [checked_fact(f) for f in _split_facts(line)]
+    fast = simple_fact_list(texts)  # (a JSON record's)
+    if fast is not None:
+        assert fast == [checked_fact(f) for f in texts]
+    bulk, one = Reasoner(check_text("p(a) .")).ontology, Reasoner(check_text("p(a) .")).ontology
+    for batch in (texts, texts):
+        expected = [outcome(lambda x: intern_input(one, x), text) for text in batch]
+        if "error" in expected:
+            assert outcome(lambda x: intern_all(bulk, x), batch) == "error"
+            return
+        assert intern_all(bulk, batch) == expected, batch
 
 
 terms = st.one_of(
