@@ -85,6 +85,7 @@ class OntologicalStage:
         self.rules = [(r, r.body) for r in rules]  # the stage's rules, profiles included
         self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
         self.token_ids: dict[str, int] = {}  # a term as written in a fact -> id (pipeline.embedded.intern_fact)
+        self.fact_ids: dict[str, tuple] = {}  # a fact string -> (relation, ids) (pipeline.embedded.intern_all)
         self.store = self.materialiser.store
         # events declared with the same query and parameters are one query, run once per time point
         # (as when every pattern of a rule file declares its own events)
@@ -164,16 +165,18 @@ class OntologicalStage:
         self.materialiser.clear_local()
         self.dictionary.truncate(terms)
         self._node_ids = {node: i for node, i in self._node_ids.items() if i < terms or i >= FIRST_INT_ID}
-        self.token_ids = {}
+        self.token_ids, self.fact_ids = {}, {}
         self.store.drop([rel for rel in self.store.relations if terms <= rel[0] < FIRST_INT_ID])
 
     # ----------------------------------------------------------------------------- output
     def conclusions(self, t: int) -> list[tuple]:
         """Facts derived at ``t`` that are neither input facts nor consequences of the background
         alone (those hold at every time point), as ``(relation, int tuple)``, sorted."""
-        dictionary = self.dictionary
-        return sorted((rel, fact) for rel, fact in self.store.tagged(t, exclude=self.materialiser.explicit)
-                      if not _internal(dictionary.term(rel[0])))
+        term, hidden = self.dictionary.term, {}  # (per relation: whether it is a helper's)
+        out = [(rel, fact) for rel, fact in self.store.tagged(t, exclude=self.materialiser.explicit)
+               if not (hidden[rel] if rel in hidden else hidden.setdefault(rel, _internal(term(rel[0]))))]
+        out.sort()
+        return out
 
     def live_facts(self, t: int | None = None) -> Iterable[tuple]:
         """Every fact that holds (at ``t``): ``(relation, int tuple, expiry)``."""

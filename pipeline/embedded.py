@@ -287,25 +287,37 @@ def simple_fact_list(facts: list) -> list[str] | None:
 
 
 def intern_all(stage: OntologicalStage, facts: Iterable) -> list[tuple]:
-    """:func:`intern_input` of each fact; a tight fact string whose predicate and arguments
-    were all seen before (the usual one) in a dict probe each.
+    """:func:`intern_input` of each fact; a tight fact string seen before in one dict probe (the
+    last ``FACT_CACHE`` distinct ones are kept), one whose predicate and arguments were all seen
+    before in one probe each.
 
     >>> stage = Reasoner.from_files("examples/cooling/rules.dotr").ontology
     >>> intern_all(stage, ["temp(25)", "temp(25)"]) == [intern_input(stage, "temp(25)")] * 2
     True
     """
-    get, out = stage.token_ids.get, []
+    known, get, out = stage.fact_ids, stage.token_ids.get, []
     append = out.append
+    if len(known) > FACT_CACHE:
+        known.clear()
     for fact in facts:
-        if type(fact) is str and fact[-1:] == ")" and fact[0] != "<":
-            open_ = fact.find("(")
-            ids = [get(piece) for piece in fact[open_ + 1:-1].split(",")]
-            pred = get(fact[:open_])
-            if pred is not None and None not in ids:
-                append(((pred, len(ids)), tuple(ids)))
+        if type(fact) is str:
+            hit = known.get(fact)
+            if hit is not None:
+                append(hit)
                 continue
+            if fact[-1:] == ")" and fact[0] != "<":
+                open_ = fact.find("(")
+                ids = [get(piece) for piece in fact[open_ + 1:-1].split(",")]
+                pred = get(fact[:open_])
+                if pred is not None and None not in ids:
+                    append(known.setdefault(fact, ((pred, len(ids)), tuple(ids))))
+                    continue
         append(intern_input(stage, fact))
     return out
+
+
+#: how many distinct fact strings :func:`intern_all` keeps the ids of (then it starts afresh)
+FACT_CACHE = 1 << 16
 
 
 def intern_input(stage: OntologicalStage, fact) -> tuple:

@@ -48,10 +48,10 @@ class Readable:
     def record(self, record: dict) -> dict:
         """A record of :meth:`pipeline.embedded.Result.to_json`, readable."""
         self._last, self._facts = self._facts, {}
-        out = dict(record)
+        out, fact = dict(record), self.fact
         for key in ("facts", "removed"):
-            if key in record:
-                out[key] = [self.fact(f) for f in record[key]]
+            if key in record:  # (a fact of names and numbers reads as it is written)
+                out[key] = [f if "<" not in f and '"' not in f else fact(f) for f in record[key]]
         if "at" in record:
             out["at"] = {when: [self.fact(f) for f in facts] for when, facts in record["at"].items()}
         if "graphs" in record:
