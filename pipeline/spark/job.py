@@ -55,7 +55,7 @@ from rules.lang.loader import CheckResult
 
 from temporal.keys import EventPartition, FactPartition
 
-from ..embedded import (InputError, Reasoner, Result, intern_input, make_partition, merge_records, split_keys,
+from ..embedded import (InputError, Reasoner, Result, intern_all, make_partition, merge_records, split_keys,
                         split_point)
 from ..io import BackgroundChange, Record, read_jsonl, read_laserpp, read_trig
 from ..wire import decode_point, encode_point
@@ -340,8 +340,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
                     raise InputError('a record has one "t"', line)
                 if record.background:  # (a source that does not mark them: not spread over the tasks)
                     raise InputError(NO_CHANGES, line)
-                interned = [intern_input(stage, f) for f in record.facts]
-                facts.setdefault(record.stream, []).extend(interned)
+                facts.setdefault(record.stream, []).extend(intern_all(stage, record.facts))
                 good += 1
             except InputError as err:
                 out.append((t, first, "reject", _reject(source, line, err, text)))
@@ -398,8 +397,6 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
     version, blob = state if state is not None else (0, None)
     changes = {t: pickle.loads(payload) for t, kind, payload in rows if kind == "change"}
     points = {t: payload for t, kind, payload in rows if kind == "point"}
-    if changes:  # (before any is made: a failure half way leaves the background changed)
-        worker.changed.add(group)
     cached = worker.engines.pop(group, None)  # (put back at the end: a micro-batch that fails half
     if cached is not None and cached[0] == version:  # way leaves no engine its retry could take)
         engine = cached[1]
@@ -410,6 +407,8 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
             if saved.get("background_changes"):
                 worker.changed.add(group)
             engine.restore_temporal(saved)
+    if changes:  # (before any is made: a failure half way leaves the background changed)
+        worker.changed.add(group)
     keep_empty = worker.options.get("keep_empty", False)
     out: list[tuple] = []
 

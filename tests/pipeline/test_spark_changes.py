@@ -176,3 +176,21 @@ def test_trig_graphs_change_the_background_on_spark(tmp_path):
     out += job.batch([e for e in elements if e[2] >= 20], [True, True])
     [record] = [json.loads(j) for j in results(out)]
     assert record["t"] == 21 and "<http://example.org/building#roomA>" in record["graphs"][0]
+
+
+def test_a_fresh_reasoner_has_the_files_background_after_a_change_on_a_restored_one(tmp_path):
+    """A key group restored from its state (fresh_reasoner) and then given a change must not leave
+    the change in the copy of the background that the next fresh_reasoner starts from."""
+    job, elements = moves_job(tmp_path)
+    job.batch([e for e in elements if e[2] < 20], [False, False])
+    states = list(job.states)
+    job.batch([e for e in elements if 20 <= e[2] < 30], [False, False])
+    job.states = states  # run again: each group's live engine no longer matches its state
+    job.batch([e for e in elements if 20 <= e[2] < 30], [False, False])
+    worker = job.workers[0]
+    stage = worker.fresh_reasoner(0).ontology
+    located = {(fact[0], fact[1]) for rel, fact in stage.background_facts()
+               if stage.dictionary.term(rel[0]).value.endswith("is_at_location")}
+    names = {(stage.dictionary.term(s).value.rsplit("#")[-1], stage.dictionary.term(o).value.rsplit("#")[-1])
+             for s, o in located}
+    assert ("s2", "locB") in names and ("s2", "locC") not in names
