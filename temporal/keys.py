@@ -135,8 +135,9 @@ def fact_keys(rules) -> tuple[FactKeys | None, str]:
     every grounding of a rule that touches split data has one key value and the data with that
     value derive it: the engine run on each key value's part, with every unsplit fact and the
     whole background, derives what the engine over everything derives for that value.
-    Predicates under a tuple window (which counts every atom) are never split, nor are
-    propositional ones; a variable predicate means no key. Returns ``(keys, "")``, keys
+    Propositional predicates are never split; a variable predicate, or a tuple window (which
+    counts the stream atoms of every predicate, so every group would need them all), means no
+    key. Returns ``(keys, "")``, keys
     ``(predicate text, arity) -> position or None``, when some predicate is split, else
     ``(None, reason)``.
 
@@ -148,15 +149,13 @@ def fact_keys(rules) -> tuple[FactKeys | None, str]:
     'near(A, B) :- ...: no variable is at one argument of every atom and of the head'
     """
     rules = list(rules)
-    fixed: dict[tuple[str, int], int | None] = {}
     options = []
     for rule in rules:
         atoms = [rule.head, *(lit.atom for lit in rule.body if isinstance(lit, (ir.AtomLiteral, ir.TemporalLiteral)))]
         if any(isinstance(a.pred, ir.Var) for a in atoms):
             return None, f"{_rule_text(rule)}: a variable predicate"
-        for lit in rule.body:
-            if isinstance(lit, ir.TemporalLiteral) and lit.window is not None and lit.window.tuple:
-                fixed[_pred(lit.atom)] = None
+        if any(isinstance(lit, ir.TemporalLiteral) and lit.window is not None and lit.window.tuple for lit in rule.body):
+            return None, f"{_rule_text(rule)}: a tuple window counts the stream atoms of every predicate"
         choices = []
         for var in dict.fromkeys(v for v in rule.head.args if isinstance(v, ir.Var)):
             choice: dict[tuple[str, int], int | None] = {}
@@ -169,7 +168,7 @@ def fact_keys(rules) -> tuple[FactKeys | None, str]:
                 choices.append(choice)
         choices.append({_pred(a): None for a in atoms})  # nothing split: always consistent
         options.append(choices)
-    found = _consistent(fixed, options)
+    found = _consistent({}, options)
     read = {_pred(lit.atom) for rule in rules for lit in rule.body if isinstance(lit, (ir.AtomLiteral, ir.TemporalLiteral))}
     if found is not None and any(v is not None for k, v in found.items() if k in read):
         return FactKeys(sorted(found.items())), ""
@@ -180,7 +179,7 @@ def fact_keys(rules) -> tuple[FactKeys | None, str]:
     for rule, choices in zip(rules, options):  # the first rule that cannot be split at all
         if len(choices) == 1:
             return None, f"{_rule_text(rule)}: no variable is at one argument of every atom and of the head"
-    return None, "the rules' keys disagree (a predicate would need two keys, or one is under a tuple window)"
+    return None, "the rules' keys disagree (a predicate would need two keys)"
 
 
 def _pred(atom: ir.Atom) -> tuple[str, int]:

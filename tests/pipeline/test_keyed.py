@@ -119,3 +119,16 @@ def test_check_says_how_the_temporal_stage_splits(tmp_path, capsys):
     assert "  split by key: alarm/1 at 1, hot/1 at 1, ok/1 at 1, temp/2 at 1" in out
     assert ("  split by key: no (near(A, B) :- ...: no variable is at one argument of every atom and of "
             "the head)") in out
+
+
+def test_a_tuple_window_keeps_a_program_on_one_key():
+    """``[2 #] <> hot(X)`` holds the last two stream atoms of any predicate: a group given only
+    its keys' ``cold`` facts would count other atoms (it once derived h0(a) from hot(a), which
+    cold(a) had pushed out of the window). Found by the Spark steps' generated test."""
+    text = "h0(X) :- [2 #] <> hot(X) .\nh1(X) :- cold(X), [2] <> cold(X) ."
+    checked = check_text(text)
+    assert split_keys(checked) is None
+    assert "a tuple window counts the stream atoms of every predicate" in split_reason(checked)
+    r = Reasoner(checked)
+    [out] = [x.facts for x in r.run([(0, ["hot(a)", "cold(a)", "hot(b)"])])]
+    assert out == ["h0(b)", "h1(a)"]
