@@ -312,6 +312,9 @@ def intern_all(stage: OntologicalStage, facts: Iterable) -> list[tuple]:
                 if pred is not None and None not in ids:
                     append(known.setdefault(fact, ((pred, len(ids)), tuple(ids))))
                     continue
+            if " " not in fact:  # (tight: a term not seen before)
+                append(_intern_text(stage, fact))
+                continue
         append(intern_input(stage, fact))
     return out
 
@@ -341,20 +344,30 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
     pieces = [text] if open_ < 0 else [text[:open_], *text[open_ + 1:-1].split(",")] if text[-1] == ")" else []
     ids = [cache.get(piece) for piece in pieces]
     if not ids or None in ids:
-        simple = _SIMPLE_FACT.fullmatch(text)
-        if simple is None:
-            return stage.intern(parse_fact(text, stage.program.prefixes))
-        pred, args = simple.groups()
-        pieces = [pred, *_ARG.findall(args)] if args else [pred]
-        ids = []
-        for token in pieces:
-            i = cache.get(token)
-            if i is None:
-                term = _simple_term(token)
-                if isinstance(term, ir.Name) and term.value in KEYWORDS:
-                    return stage.intern(parse_fact(text, stage.program.prefixes))
-                i = cache[token] = stage.dictionary.intern(term)
-            ids.append(i)
+        return _intern_text(stage, text)
+    if pieces[0][0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
+        return (stage.dictionary.intern(ir.Iri(ir.RDF_TYPE)), 2), (ids[1], ids[0])
+    return (ids[0], len(ids) - 1), tuple(ids[1:])
+
+
+def _intern_text(stage: OntologicalStage, text: str) -> tuple:
+    """:func:`intern_input` of a tight fact string with a term not seen before (read by regex,
+    its new tokens remembered), or of any other form (the grammar)."""
+    cache = stage.token_ids
+    simple = _SIMPLE_FACT.fullmatch(text)
+    if simple is None:
+        return stage.intern(parse_fact(text, stage.program.prefixes))
+    pred, args = simple.groups()
+    pieces = [pred, *_ARG.findall(args)] if args else [pred]
+    ids = []
+    for token in pieces:
+        i = cache.get(token)
+        if i is None:
+            term = _simple_term(token)
+            if isinstance(term, ir.Name) and term.value in KEYWORDS:
+                return stage.intern(parse_fact(text, stage.program.prefixes))
+            i = cache[token] = stage.dictionary.intern(term)
+        ids.append(i)
     if pieces[0][0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
         return (stage.dictionary.intern(ir.Iri(ir.RDF_TYPE)), 2), (ids[1], ids[0])
     return (ids[0], len(ids) - 1), tuple(ids[1:])
