@@ -665,15 +665,29 @@ class LarsEngine(BackgroundChanges):
             first = self.start if aux.size >= INF else max(self.start, t - aux.size)
             if disable and self._disable and self._disable_from <= aux.size < INF and not base_facts:
                 self._disabled_until[aux.rel] = t + aux.size
-            disabled = self._disabled_until.get(aux.rel, -1) >= t
+            if self._disabled_until.get(aux.rel, -1) >= t:
+                for f in base_facts:
+                    runs = self._occ[aux.base].get(f)
+                    if not runs or runs[-1][1] < t:
+                        self._record(aux.base, f, t, t)
+                self.disabled_checks += len(base_facts)
+                return out
+            occ, rel, base, append = self._occ[aux.base], aux.rel, aux.base, out.append
             for f in base_facts:
-                runs = self._occ[aux.base].get(f)
-                if not runs or runs[-1][1] < t:
-                    self._record(aux.base, f, t, t)
-                if disabled:
-                    self.disabled_checks += 1
-                elif self._covered(aux.base, f, first, t):
-                    out.append((aux.rel, f, t))
+                runs = occ.get(f)
+                if runs:
+                    last = runs[-1]
+                    if last[1] == t - 1:  # (the usual case: it held just before)
+                        last[1] = t
+                    elif last[1] < t:
+                        self._record(base, f, t, t)
+                        last = runs[-1]
+                else:
+                    self._record(base, f, t, t)
+                    last = occ[f][-1]
+                # (a run that covers the window holds t: the last one, unless one was placed ahead)
+                if last[0] <= first and last[1] >= t or self._covered(base, f, first, t):
+                    append((rel, f, t))
             return out
         # tuple windows: the last n stream atoms (background facts hold throughout)
         n = int(aux.size)
