@@ -264,6 +264,65 @@ def test_dotr_run_agrees_with_the_composed_references(tmp_path_factory, program,
     _agree(tmp_path_factory.mktemp("case"), program, records, include_background)
 
 
+def ms_mode_agrees(tmp: Path, program, records, include_background: bool) -> None:
+    """With ``@timeunit ms``, ``dotr run`` evaluates the records' time points and between them
+    only those where the output can change: at those, it prints the reference's record; at every
+    millisecond it skips, the reference holds the facts of the last one printed, and nothing
+    else (no graph, no placement), or, in a program without temporal rules, nothing at all (the
+    ontological stage's conclusions hold at their record's time point: their end is not
+    printed, docs/language.md). Without patterns: an event whose solution is the background's
+    alone happens only at the time points evaluated (docs/language.md), where the reference,
+    stepped at every millisecond, has one at each."""
+    rules, turtle, features = program
+    assume("pattern" not in rules)
+    rules = rules.replace(PREFIXES, PREFIXES + "@timeunit ms .\n", 1)
+    (tmp / "rules.dotr").write_text(rules)
+    checked = check(tmp / "rules.dotr")
+    assume(checked.ok)
+    options = ["--all-time-points"] + (["--include-background"] if include_background else [])
+    code, actual = dotr_run(tmp, rules, turtle, records, *options)
+    assert code == 0
+    printed = {r["t"]: r for r in actual}
+    by_time: dict[int, list] = {}
+    for t, facts, payload in records:
+        atoms = by_time.setdefault(t, [])
+        atoms += [atom_of(parse_fact(f)) for f in facts]
+        if payload:
+            atoms += [triple_atom(*tr) for tr in in_order(list(rdflib.Graph().parse(data=payload, format="turtle")))]
+    reference = CompositionReference(checked, [triple_atom(*tr) for tr in rdflib.Graph().parse(data=turtle, format="turtle")],
+                                     include_background)
+    first, last = min(by_time), max(by_time)
+    held: dict | None = None
+    for u in range(first, last + 1):
+        expected = reference.step(u, by_time.get(u, [])) or {"t": u, "facts": []}
+        if u in printed:
+            assert printed[u] == expected, (u, rules, turtle, records)
+            held = printed[u]
+        else:
+            assert held is not None and (expected == {"t": u, "facts": held["facts"]} or not checked.analysis.temporal
+                                         and expected == {"t": u, "facts": []}), (u, rules, turtle, records)
+    COVERAGE.update(features)
+
+
+@st.composite
+def sparse_streams(draw):
+    """Records with gaps of up to 7 ms between them (the windows are 1-3 wide: time points go
+    unevaluated)."""
+    records = draw(streams())
+    t, out = 0, []
+    for _, facts, payload in records:
+        t += draw(st.sampled_from([0, 1, 2, 4, 7]))
+        out.append((t, facts, payload))
+    return out
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), sparse_streams(), st.booleans())
+def test_ms_mode_prints_the_references_records_where_it_evaluates_and_skips_only_where_nothing_changes(
+        tmp_path_factory, program, records, include_background):
+    ms_mode_agrees(tmp_path_factory.mktemp("case"), program, records, include_background)
+
+
 @pytest.mark.slow
 @settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), streams(), st.booleans())
