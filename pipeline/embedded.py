@@ -598,9 +598,9 @@ class Reasoner:
                 if t - change > LONG_GAP and self.on_notice is not None and not self._noticed \
                         and self.next_change() == change + 1:
                     self._noticed = True
-                    self.on_notice(f"the output changes at every millisecond from {change} on (an @T window reads "
-                                   f"an atom that holds on): each of the {t - change - 1} time points before {t} "
-                                   f"is evaluated and printed")
+                    self.on_notice(f"the output changes at every millisecond from {change} on (as when an @T window "
+                                   f"reads an atom that holds on): each of the {t - change - 1} time points before "
+                                   f"{t} is evaluated and printed")
 
     def _after_expiry_observable(self) -> bool:
         """Whether the ontological stage, with only the background holding (as now, or after a
