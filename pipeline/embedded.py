@@ -800,6 +800,8 @@ def _nt(term, obj: bool = False) -> str:
                 _NT_IRIS.clear()
             text = _NT_IRIS[value] = f"<{value}>"
             return text
+    elif type(term) is ir.Num and type(term.value) is int:  # (as rdflib writes an integer)
+        return f'"{term.value}"^^<{_XSD_INTEGER}>'
     # Num(0) == Num(0.0) == Num(-0.0) in Python, not in N-Triples
     key = (term, obj, repr(term.value)) if type(term) is ir.Num else (term, obj)
     text = _NT_TERMS.get(key)
@@ -812,6 +814,7 @@ def _nt(term, obj: bool = False) -> str:
 
 
 _PLAIN_IRI = re.compile(r"[^<>\"{}|^`\\\s\x00-\x20]+")
+_XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 
 
 def _ntriples(triples: list[tuple]) -> str:
