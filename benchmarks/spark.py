@@ -70,8 +70,10 @@ def lars_background(sensors: int = 500) -> str:
 
 
 def write_workload(folder: Path, size: int, batch: int, per_point: int, terminators: float, rules: int,
-                   workload: str = "dotr") -> None:
-    """rules.dotr, background.nt and the stream files (``batch`` triples each) in ``folder``."""
+                   workload: str = "dotr", changes_every: int = 0) -> None:
+    """rules.dotr, background.nt and the stream files (``batch`` triples each) in ``folder``;
+    ``changes_every`` n > 0: every n-th time point also moves a sensor to another room (a
+    background change: its ``located`` fact removed, another added)."""
     if workload == "lars":
         (folder / "rules.dotr").write_text(LARS_RULES)
         (folder / "background.nt").write_text(lars_background())
@@ -87,17 +89,24 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
     lines: list[str] = []
     counts: list[int] = []  # triples per file
     written, t, mtime = 0, 0, time.time() - 86_400
+    rooms = {i: i % 50 for i in range(500)}  # where each sensor is (lars_background)
     while written < size:
         facts = []
         for _ in range(min(per_point, size - written)):
             if workload == "lars":
-                sensor = f"sensor{rnd.randrange(500)}"
+                sensor = f"<{EX}sensor{rnd.randrange(500)}>"  # (the background's IRIs: the join meets them)
                 facts.append(f"maintenance({sensor})" if rnd.random() < 0.01 else f"temp({sensor},{rnd.randrange(100)})")
                 continue
             pred = "read_valA" if rnd.random() < terminators else "read_valB"
             facts.append(f"<{EX}{pred}>(<{EX}sensor{rnd.randrange(500)}>,{rnd.randrange(100)})")
         written += len(facts)
-        lines.append(json.dumps({"t": t, "facts": facts}))
+        record: dict = {"t": t, "facts": facts}
+        if changes_every and (t // 1000) % changes_every == changes_every - 1:
+            sensor, room = rnd.randrange(500), rnd.randrange(50)
+            record["background"] = {"remove": [f"<{EX}located>(<{EX}sensor{sensor}>,<{EX}room{rooms[sensor]}>)"],
+                                    "add": [f"<{EX}located>(<{EX}sensor{sensor}>,<{EX}room{room}>)"]}
+            rooms[sensor] = room
+        lines.append(json.dumps(record))
         t += 1000
         if len(lines) == points_per_file or written >= size:
             path = stream / f"{t:012d}.jsonl"
@@ -120,16 +129,19 @@ def run_embedded(folder: Path) -> tuple[float, float, int]:
     load = time.perf_counter() - started
     started = time.perf_counter()
 
-    def elements():
+    def results():  # (one record per time point; a background change before its time point, as dotr run)
         for path in sorted((folder / "in").iterdir()):
             with open(path) as f:
                 for record in read_jsonl(f):
-                    yield record.t, record.facts
+                    yield from reasoner.between(record.t)
+                    if record.background:
+                        reasoner.change_background(record.background.add, record.background.remove)
+                    yield reasoner.step(record.t, record.facts)
 
     outputs = 0
     with open(folder / "out-embedded.jsonl", "w", encoding="utf-8") as out:
         writer = ResultWriter(out, "jsonl", full_iris=True)
-        for result in reasoner.run(elements()):
+        for result in results():
             if not result.is_empty():
                 writer.write(result)
                 outputs += 1
@@ -162,8 +174,8 @@ def _run_query(spark, folder: Path, split: bool) -> dict:
     name = master.replace("/", "_").replace(":", "_") + ("" if split else "-one-key")
     out = folder / f"out-{name}"
     started, busy = time.perf_counter(), _busy_cpu()
-    query = job.write(job.results(job.read_files(folder / "in", max_files_per_trigger=1)), out,
-                      folder / f"checkpoint-{name}")
+    query = job.write(job.results(job.read_files(folder / "in", max_files_per_trigger=1), folder / f"changes-{name}"),
+                      out, folder / f"checkpoint-{name}")
     query.awaitTermination()
     elapsed = time.perf_counter() - started
     cores = (_busy_cpu() - busy) / elapsed if busy is not None else None
@@ -229,6 +241,8 @@ def main(argv=None) -> int:
                              "a background join); mixed: both kinds of rules over the same readings")
     parser.add_argument("--one-key", action="store_true",
                         help="also run local[2] with the temporal stage on one key (not split by key)")
+    parser.add_argument("--changes-every", type=int, default=0, metavar="N",
+                        help="every N-th time point moves a sensor to another room (a background change)")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--spark-only", nargs=3, metavar=("FOLDER", "MASTER", "SPLIT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -243,7 +257,8 @@ def main(argv=None) -> int:
         for batch in args.batches:
             folder = Path(tempfile.mkdtemp(prefix="dotr-bench-spark-"))
             try:
-                write_workload(folder, size, batch, args.per_point, args.terminators, args.rules, args.workload)
+                write_workload(folder, size, batch, args.per_point, args.terminators, args.rules, args.workload,
+                               args.changes_every)
                 embedded_s, load_s, embedded_outputs = run_embedded(folder)
                 row = {"triples": size, "batch": batch, "embedded_s": embedded_s,
                        "embedded_per_s": size / embedded_s, "outputs": embedded_outputs}
