@@ -276,9 +276,10 @@ class LarsEngine(BackgroundChanges):
         """The first time point after ``last`` at which the output can change, or None: after
         ``last`` itself when something was given or placed there (it holds then only), or when
         an ``@T`` window's atom held at ``last``; where a fact's horizon passes; where an ``@T``
-        head placed an atom; where a box window over a fact that holds on fills. Conclusions through ``not``, boxes and tuple windows hold at the time
-        point they were drawn for only, but they change only with one of these: they are drawn
-        again where they still hold, not evaluated again at every time point in between."""
+        head placed an atom; where a box window over a fact that holds on fills. Conclusions
+        through ``not``, boxes and tuple windows hold at the time point they were drawn for only,
+        but they change only with one of these: they are drawn again where they still hold, not
+        evaluated again at every time point in between."""
         candidates = [when + 1 for when in self.store.expiry_times(last) if when > last]
         if self._given_at == last or self._held_until(last):
             candidates.append(last + 1)

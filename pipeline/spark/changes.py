@@ -25,6 +25,11 @@ import os
 import pickle
 from pathlib import Path
 
+def local_path(path: str) -> str:
+    """The local file of a ``file:`` path as Spark gives it (not URL-encoded)."""
+    return path[7:] if path.startswith("file://") else path[5:] if path.startswith("file:") else path
+
+
 #: per log directory, the change files read in this process: name -> (modification time, entry)
 _READ: dict[str, dict[str, tuple[int, tuple]]] = {}
 
@@ -48,8 +53,7 @@ class ChangeLog:
     """
 
     def __init__(self, path: str | Path):
-        path = str(path)
-        self.path = Path(path[7:] if path.startswith("file://") else path[5:] if path.startswith("file:") else path)
+        self.path = Path(local_path(str(path)))
         self.path.mkdir(parents=True, exist_ok=True)
 
     def evaluated_before(self, ids: set[RecordId]) -> int | None:

@@ -59,7 +59,7 @@ from ..embedded import (InputError, Reasoner, Result, intern_all, make_partition
                         split_point)
 from ..io import BackgroundChange, Record, read_jsonl, read_laserpp, read_trig
 from ..wire import decode_point, encode_point
-from .changes import ChangeLog, RecordId
+from .changes import ChangeLog, RecordId, local_path
 
 ELEMENTS = "source string, line long, t long, format string, payload binary"
 POINTS = "t long, grp long, kind string, payload binary"
@@ -178,7 +178,7 @@ def split_file(source: str, fmt: str, content: bytes | None = None) -> Iterator[
         if content is not None:
             data = content
         else:
-            with open(_local_path(source), "rb") as f:
+            with open(local_path(source), "rb") as f:
                 data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else b""
     except OSError as err:
         yield source, 0, None, "error", _reject(source, None, f"cannot read the file: {err}", None)
@@ -240,11 +240,6 @@ def _is_local(path: str | Path) -> bool:
     return urlparse(str(path)).scheme in ("", "file")
 
 
-def _local_path(source: str) -> str:
-    """The local file of a ``file:`` path as Spark's binary file source gives it (not URL-encoded)."""
-    return source[7:] if source.startswith("file://") else source[5:] if source.startswith("file:") else source
-
-
 _SPAN = struct.Struct("<qq")  # a record's (offset, length) in its file
 _T = re.compile(rb'\s*\{\s*"t"\s*:\s*(-?[0-9]{1,18})\s*[,}]')  # a record opening with its time
 
@@ -272,7 +267,7 @@ def _read_spans(rows: Iterable[tuple]) -> Iterator[tuple]:
             source, line, t, fmt, payload = row[:5]
             if fmt == "span":
                 try:
-                    f = files.get(source) or files.setdefault(source, open(_local_path(source), "rb"))
+                    f = files.get(source) or files.setdefault(source, open(local_path(source), "rb"))
                     start, size = _SPAN.unpack(payload)
                     f.seek(start)
                     row = (source, line, t, "jsonl", f.read(size), *row[5:])
