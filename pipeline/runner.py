@@ -36,8 +36,10 @@ EXIT_OK, EXIT_USAGE, EXIT_BAD_RECORD, EXIT_SIGINT, EXIT_SIGTERM = 0, 2, 3, 130, 
 STATE = "state.pickle"
 
 
-class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived (``code``: the exit code)."""
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived (``code``: the exit code). Not an ``Exception``: a reader that
+    turns any error of a record into a bad record (``except Exception``) must let it through,
+    or a signal landing while a record is read ends the run as a bad record (exit 3)."""
 
     def __init__(self, code: int):
         super().__init__(code)
