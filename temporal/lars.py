@@ -7,8 +7,12 @@ whose facts carry the window's guarantee:
 * ``[n] <> p(X)``: ``p(X)`` held at some u in [t-n, t], so the window atom holds until the last
   time p(X) holds plus n (``<> p`` without a window: for ever);
 * ``[n] @T p(X)``: one fact ``(X, T)`` per time point T at which p(X) held, until T + n;
-* ``[n] [] p(X)``, tuple windows ``[n #] ...``: recomputed at every time point (a box cannot be
-  guaranteed beyond now; a tuple window moves with every arriving atom), horizon t.
+* ``[n] [] p(X)``: recomputed at every time point (a box cannot be guaranteed beyond now),
+  horizon t;
+* tuple windows ``[n #] ...``: no horizon (a tuple window moves with every arriving atom); kept
+  from the atoms that enter and leave it, and removed with what was built on them when they leave
+  (``temporal.tuples``); recomputed at every time point, horizon t, when a rule in a recursion
+  reads one.
 
 A derivation's horizon is the minimum of its premises' (the body holds that long); a fact keeps
 the maximum over its derivations; a conclusion is not derived again while its horizon lasts, and
@@ -47,6 +51,7 @@ from rules.engine.terms import TermDictionary, format_fact
 from temporal.background import BackgroundChanges
 from temporal.windows import _TUPLE, Kind, _add, _Aux
 from temporal.negation import NegationView, split_rule, terms_of
+from temporal.tuples import TupleWindow
 
 
 
@@ -146,19 +151,23 @@ class LarsEngine(BackgroundChanges):
                         self._reads.add((d.intern(pred), len(lit.atom.args)))
             negated = any(isinstance(l, ir.AtomLiteral) and l.negated for l in body)
             compiled.append((rule, compile_rule(head, body, d), negated, head, body))
-        # a rule with ``not`` whose positive part does not depend on its head is maintained
-        # incrementally (temporal.negation): its positive part as a rule of its own
+        # a rule with ``not`` or a tuple window whose positive part does not depend on its head
+        # is maintained incrementally (temporal.negation, temporal.tuples): its positive part as
+        # a rule of its own
+        tuple_windows = {aux.rel for aux in self._pertime if aux.kind in _TUPLE}
         views: dict[int, tuple] = {}
         for i, (rule, c, negated, head, body) in enumerate(compiled):
             head_rel = (d.intern(rule.head.pred), len(rule.head.args))
-            if negated and semi_naive and c.body_relations and None not in c.body_relations and not any(
+            windows = tuple(lit.atom for lit in body if isinstance(lit, ir.AtomLiteral) and not lit.negated
+                            and (d.intern(lit.atom.pred), len(lit.atom.args)) in tuple_windows)
+            if (negated or windows) and semi_naive and c.body_relations and None not in c.body_relations and not any(
                     nx.has_path(graph, head_rel, rel) for rel in c.body_relations):
-                body_atom, positive, negated_atoms = split_rule(i, head, body)
+                body_atom, positive, negated_atoms = split_rule(i, head, body, windows)
                 body_rel = (d.intern(body_atom.pred), len(body_atom.args))
                 for rel in c.body_relations:
                     graph.add_edge(rel, body_rel, negative=False)
                 graph.add_edge(body_rel, head_rel, negative=False)
-                views[i] = (body_atom, body_rel, positive, negated_atoms)
+                views[i] = (body_atom, body_rel, positive, negated_atoms, windows)
         strata, recursive, ratchets = self._stratify(graph)
         self._graph = graph  # relation -> the relations derived from it (a background removal cuts them)
         self._strata = strata
@@ -175,11 +184,14 @@ class LarsEngine(BackgroundChanges):
         #: relation -> what to tell of its new facts (a delta) and of its expired facts (one each)
         self._on_added: dict[RelKey, list] = defaultdict(list)
         self._on_expired: dict[RelKey, list] = defaultdict(list)
+        readers: dict[RelKey, list] = defaultdict(list)  # tuple window -> its readers (None: not a view)
         for i, (rule, c, negated, head, body) in enumerate(compiled):
             head_rel = (d.intern(rule.head.pred), len(rule.head.args))
             stratum = strata.get(head_rel, 0)
             if i in views and head_rel not in ratchets:
-                body_atom, body_rel, positive, negated_atoms = views[i]
+                body_atom, body_rel, positive, negated_atoms, windows = views[i]
+                for atom in windows:
+                    readers[(d.intern(atom.pred), len(atom.args))].append((body_rel, body_atom, atom))
                 body_rule = compile_rule(body_atom, positive, d)
                 for rel, plan in zip(body_rule.body_relations, body_rule.seeded):
                     self._loop.add(rel, plan)
@@ -192,7 +204,11 @@ class LarsEngine(BackgroundChanges):
                 for j, (rel, _) in enumerate(neg):
                     self._on_added[rel].append(partial(view.negated_changed, j))
                     self._on_expired[rel].append(partial(view.negated_expired, j))
-            elif negated or not c.body_relations or not semi_naive or head_rel in ratchets:
+                continue
+            for rel in c.body_relations:
+                if rel in tuple_windows:
+                    readers[rel].append(None)
+            if negated or not c.body_relations or not semi_naive or head_rel in ratchets:
                 self._full[stratum].append(c)  # (naive mode: all rules in full)
             else:
                 for rel, plan in zip(c.body_relations, c.seeded):
@@ -208,6 +224,14 @@ class LarsEngine(BackgroundChanges):
         for aux in self._pertime:
             if aux.rel in recursive:
                 self._recursive[strata.get(aux.rel, 0)].append(aux)
+        #: tuple windows kept from one time point to the next (temporal.tuples): those that only
+        #: views read (the others are drawn again at every time point)
+        self._tuple: dict[RelKey, TupleWindow] = {}
+        for aux in self._pertime:
+            if aux.rel in tuple_windows and aux.rel not in recursive and None not in readers[aux.rel]:
+                self._tuple[aux.rel] = window = TupleWindow(aux, d.number)
+                for body_rel, body_atom, atom in readers[aux.rel]:
+                    window.read_by(body_rel, body_atom, atom, d.intern)
         self.tuple_size = max((a.size for a in self._pertime if a.kind in _TUPLE), default=0)
         self._recent: deque = deque(maxlen=self.tuple_size or 1)  # (time, rel, fact) stream atoms
         self._seen_atoms = 0
@@ -354,6 +378,8 @@ class LarsEngine(BackgroundChanges):
         for views in self._views.values():
             for view in views:
                 view.rebuild(self.store)
+        for window in self._tuple.values():
+            window.rebuild(self._recent, self._seen_atoms)
 
     # ------------------------------------------------------------------ compilation
     def _stratify(self, graph: nx.DiGraph) -> tuple[dict, set, set]:
@@ -451,6 +477,8 @@ class LarsEngine(BackgroundChanges):
         self._seen_atoms += len(facts)
         if self.tuple_size:
             self._recent.extend((t, rel, fact) for rel, fact in facts)
+            for window in self._tuple.values():
+                window.arrive(self._seen_atoms - len(facts) + 1, t, facts, self._seen_atoms)
         targets = self._at_targets
         if targets:  # an input atom of an @ head's predicate holds at t (see _place)
             for rel, fact in facts + derived:
@@ -489,7 +517,7 @@ class LarsEngine(BackgroundChanges):
                 if not self._propagate(fresh):
                     break
         for aux in self._pertime:  # auxiliaries whose base is in the top stratum feed no rule
-            if aux.rel not in done:
+            if aux.rel not in done and aux.rel not in self._tuple:
                 self._pertime_facts(aux, t)
         self._prev_t = t
         self._rederive = set()
@@ -656,6 +684,8 @@ class LarsEngine(BackgroundChanges):
     def _pertime_facts(self, aux: _Aux, t: int, disable: bool = True) -> list[FactItem]:
         """The auxiliary facts of a box, @ or tuple window at t (its base is complete, or
         ``disable`` is False: it may still grow at t)."""
+        if aux.rel in self._tuple:
+            return self._tuple_facts(self._tuple[aux.rel], t)
         base_facts = self.store.relation(aux.base).facts
         number = self.dictionary.number
         out: list[FactItem] = []
@@ -691,15 +721,9 @@ class LarsEngine(BackgroundChanges):
                     append((rel, f, t))
             return out
         # tuple windows: the last n stream atoms (background facts hold throughout)
-        n = int(aux.size)
+        n, base = int(aux.size), aux.base
         recent = list(self._recent)[-n:]
-        first = self.start if self._seen_atoms < n else recent[0][0]
-        # background facts: (fact, first, last time point it held in the window)
-        since, base = self._since, aux.base
-        background = [(f, max(first, since.get((base, f), first)), t) for f, e in base_facts.items() if e >= INF]
-        if self._gone:  # removed by a change, but held in the window's time span
-            background += [(f, max(first, start), end) for (rel, f), runs in self._gone.items() if rel == base
-                           for start, end in runs if end >= first]
+        first, background = self._tuple_span(base, n, t)
         times: dict[tuple, set[int]] = defaultdict(set)  # fact -> the time points it held at
         for when, rel, f in recent:
             if rel == base:
@@ -719,6 +743,34 @@ class LarsEngine(BackgroundChanges):
             out = [(aux.rel, (*f, number(u)), t) for f, ts in times.items() for u in ts]
             out += [(aux.rel, (*f, number(u)), t) for f in throughout for u in range(first, t + 1)]
         return out
+
+    def _tuple_facts(self, window: TupleWindow, t: int) -> list[FactItem]:
+        """The facts that entered the tuple ``window`` at t, without a horizon; those that left
+        it are removed now, with the rules' groundings built on them."""
+        first, background = self._tuple_span(window.base, window.size, t)
+        if window.rel in self._rederive:  # (a background removal cut the window's facts)
+            window.full = True
+        add, remove = window.take(background, first, t, self.store.relation(window.rel).facts)
+        if remove:
+            store, on_expired = self.store, self._on_expired
+            for rel, fact in [(window.rel, f) for f in remove] + list(window.groundings(store, remove)):
+                if store.remove(rel, fact):
+                    for tell in on_expired.get(rel, ()):
+                        tell(fact)
+        return [(window.rel, f, INF) for f in add]
+
+    def _tuple_span(self, base: RelKey, n: int, t: int) -> tuple[int, list[tuple[tuple, int, int]]]:
+        """The first time point of the tuple window over the last ``n`` atoms at t, and the
+        background facts of ``base`` held in it, with the first and last time point each held
+        there (one removed by a change: while it held)."""
+        first = self.start if self._seen_atoms < n else self._recent[-n][0]
+        since = self._since
+        background = [(f, max(first, since.get((base, f), first)), t)
+                      for f, e in self.store.relation(base).facts.items() if e >= INF]
+        if self._gone:  # removed by a change, but held in the window's time span
+            background += [(f, max(first, start), end) for (rel, f), runs in self._gone.items() if rel == base
+                           for start, end in runs if end >= first]
+        return first, background
 
     # ------------------------------------------------------------------------- output
     def _output(self, t: int) -> list[tuple[RelKey, tuple]]:

@@ -167,9 +167,10 @@ class NegationView:
         self._t = None
 
 
-def split_rule(index: int, head: ir.Atom, body: tuple) -> tuple[ir.Atom, tuple, list]:
+def split_rule(index: int, head: ir.Atom, body: tuple, keep: tuple[ir.Atom, ...] = ()) -> tuple[ir.Atom, tuple, list]:
     """The body atom ``_lars:body:index(vars)`` of the rule ``head :- body``, its positive
-    literals, and its negated atoms: the three parts :class:`NegationView` is built from.
+    literals, and its negated atoms: the three parts :class:`NegationView` is built from. The
+    body atom has the variables of the head, of the negated atoms and of the atoms ``keep``.
 
     >>> from rules import parse
     >>> rule = parse("h(X, 1) :- p(X, Y), q(Y, Z), Z > 2, not r(Y) .").rules[0]
@@ -179,7 +180,7 @@ def split_rule(index: int, head: ir.Atom, body: tuple) -> tuple[ir.Atom, tuple, 
     """
     names: list[str] = []
     negated = [lit.atom for lit in body if isinstance(lit, ir.AtomLiteral) and lit.negated]
-    for atom in (head, *negated):
+    for atom in (head, *negated, *keep):
         for arg in atom.args:
             if isinstance(arg, ir.Var) and arg.name not in names:
                 names.append(arg.name)

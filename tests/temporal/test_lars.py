@@ -210,6 +210,16 @@ def test_tuple_windows_agree_with_the_definitions(program_text, stream):
     run(program_text, stream)
 
 
+def test_tuple_windows_see_a_background_fact_where_it_held():
+    """A box over the last atoms holds where stream atoms and a background fact added (or
+    removed) on the way cover the window's span between them; ``@T`` gives T each time point."""
+    stream = [["a(x)"], ["a(x)"], [], [], ["b(z)"], ["a(x)"], ["a(x)"], [], []]
+    changes = {2: (["a(x)"], []), 5: ([], ["a(x)"])}
+    for program in ("h(X) :- [4 #] [] a(X) .", "h(X, T) :- [4 #] @T a(X) .", "h(X) :- [3 #] <> a(X) ."):
+        run(program, stream, changes=changes)
+        run(program, stream, restart=6, changes=changes)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(programs(), streams())
 def test_rule_disabling_for_small_windows_changes_nothing(program_text, stream):
