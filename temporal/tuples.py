@@ -49,12 +49,12 @@ class TupleWindow:
         self.rel, self.base, self.kind, self.size = aux.rel, aux.base, aux.kind, int(aux.size)
         self._number = number  # (time point -> its term id: ``@T``'s facts end with it)
         #: diamond: fact -> its atoms in the window; ``@T``: (*fact, time id) -> the same
-        self.counts: dict[tuple, int] = {}
+        self._counts: dict[tuple, int] = {}
         #: box: fact -> {time point: its atoms then}, and the facts by how many time points they occur at
         self._times: dict[tuple, dict[int, int]] = {}
         self._spread: dict[int, set[tuple]] = {}
         self._window: deque[tuple[int, int, tuple]] = deque()  # (number, time, fact): the base's atoms in it
-        self.changed: set[tuple] = set()  # diamond, ``@T``: facts whose count went to or from 0
+        self._changed: set[tuple] = set()  # diamond, ``@T``: facts whose count went to or from 0
         self._before: set[tuple] = set()  # the background part (a box: the content) at the last take
         self.full = True  # compare the whole content with the store at the next :meth:`take`
         #: (body relation, its positions bound by the window atom, the window atom's argument at
@@ -110,20 +110,20 @@ class TupleWindow:
                     del self._times[fact]
             return
         key = fact if self.kind == Kind.TUPLE_DIAMOND else (*fact, self._number(when))
-        counts = self.counts
+        counts = self._counts
         count = counts.get(key, 0) + step
         if count:
             counts[key] = count
         else:
             del counts[key]
         if count == (step > 0):  # (went from 0 to 1, or from 1 to 0)
-            self.changed.add(key)
+            self._changed.add(key)
 
     def rebuild(self, recent: Iterable[tuple[int, RelKey, tuple]], seen: int) -> None:
         """Start again from the engine's last stream atoms (``(time, rel, fact)``, the last one
         numbered ``seen``), after a restore."""
         recent = list(recent)
-        self.counts.clear()
+        self._counts.clear()
         self._times.clear()
         self._spread.clear()
         self._window.clear()
@@ -133,7 +133,7 @@ class TupleWindow:
             self.arrive(number, t, atoms, number + len(atoms) - 1)
             number += len(atoms)
         self.arrive(number, 0, (), seen)
-        self.changed.clear()
+        self._changed.clear()
         self._before = set()
         self.full = True
 
@@ -152,9 +152,9 @@ class TupleWindow:
             else:
                 number = self._number
                 held = {(*fact, number(u)) for fact, start, end in background for u in range(start, end + 1)}
-            counts = self.counts
-            candidates = set(counts) | held | set(stored) if self.full else self.changed | (held ^ self._before)
-            self._before, self.changed = held, set()
+            counts = self._counts
+            candidates = set(counts) | held | set(stored) if self.full else self._changed | (held ^ self._before)
+            self._before, self._changed = held, set()
             content = _Either(counts, held)
         self.full = False
         add, remove = [], []
