@@ -16,12 +16,14 @@ Reported per size, micro-batch size and master: input triples/s end to end, micr
 latency (median, max), and the embedded pipeline (``dotr run``'s Reasoner, parsing included, its
 records written to a file as ``dotr run`` writes them) on the same files; then local[2] / local[1].
 
-    python benchmarks/spark.py [--workload dotr|lars|mixed] [--sizes 100000 1000000] [--batches 20000 100000]
+    python benchmarks/spark.py [--workload dotr|lars|lars+patterns|mixed] [--sizes 100000 1000000] [--batches 20000 100000]
         [--masters local[1] local[2] cluster] [--json FILE]
 
 ``--workload lars`` runs per-sensor LARS rules instead (``LARS_RULES``: windows, negation and a
-join with 500 sensors' rooms in the background), which split by sensor; ``--workload mixed`` runs
-the pattern rules and LARS rules over the same readings (``MIXED_LARS``), one key group.
+join with 500 sensors' rooms in the background), which split by sensor; ``--workload
+lars+patterns`` adds a pattern over the same readings, which splits by room beside them
+(``LARS_PATTERNS``); ``--workload mixed`` runs DOTR's pattern rules and LARS rules over the same
+readings in ms (``MIXED_LARS``), one key group.
 """
 
 from __future__ import annotations
@@ -54,6 +56,16 @@ cooled(S) :- [30] <> hot(S), not hot(S) .
 """
 
 
+#: the LARS workload with a pattern beside it (``--workload lars+patterns``): hot readings of two
+#: sensors in one room within 3 readings' time make a graph; the patterns split by room, the
+#: rules by sensor (temporal.keys.JointKeys)
+LARS_PATTERNS = """
+event Hot(?s, ?r, ?v) := temp(?s, ?v), :located(?s, ?r), ?v > 95 .
+pattern Crowd from Hot and last Hot(r = Hot.r) as Before within 3000 from Hot
+  construct { ?r :crowded ?v } with ?r = Hot.r, ?v = Hot.v .
+"""
+
+
 #: the mixed workload (``--workload mixed``): DOTR's pattern rules and LARS rules over the same
 #: readings (ms: windows of 10 s and 30 s, negation, a background join); patterns and LARS
 #: together run as one key group
@@ -74,8 +86,8 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
     """rules.dotr, background.nt and the stream files (``batch`` triples each) in ``folder``;
     ``changes_every`` n > 0: every n-th time point also moves a sensor to another room (a
     background change: its ``located`` fact removed, another added)."""
-    if workload == "lars":
-        (folder / "rules.dotr").write_text(LARS_RULES)
+    if workload.startswith("lars"):
+        (folder / "rules.dotr").write_text(LARS_RULES + (LARS_PATTERNS if workload == "lars+patterns" else ""))
         (folder / "background.nt").write_text(lars_background())
     else:
         (folder / "rules.dotr").write_text(program(rules=rules) + (MIXED_LARS if workload == "mixed" else ""))
@@ -93,7 +105,7 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
     while written < size:
         facts = []
         for _ in range(min(per_point, size - written)):
-            if workload == "lars":
+            if workload.startswith("lars"):
                 sensor = f"<{EX}sensor{rnd.randrange(500)}>"  # (the background's IRIs: the join meets them)
                 facts.append(f"maintenance({sensor})" if rnd.random() < 0.01 else f"temp({sensor},{rnd.randrange(100)})")
                 continue
@@ -236,7 +248,7 @@ def main(argv=None) -> int:
     parser.add_argument("--per-point", type=int, default=1000, help="triples per time point")
     parser.add_argument("--terminators", type=float, default=0.002)
     parser.add_argument("--rules", type=int, default=50, help="pattern rules")
-    parser.add_argument("--workload", choices=["dotr", "lars", "mixed"], default="dotr",
+    parser.add_argument("--workload", choices=["dotr", "lars", "lars+patterns", "mixed"], default="dotr",
                         help="dotr: the DOTR pattern scenario; lars: per-sensor LARS rules (windows, negation, "
                              "a background join); mixed: both kinds of rules over the same readings")
     parser.add_argument("--one-key", action="store_true",

@@ -34,15 +34,21 @@ def _split_line(result: CheckResult) -> str:
     """How the temporal stage splits into key groups on Spark (argument positions from 1), or
     why it does not."""
     from .embedded import split_keys, split_reason
-    from temporal.keys import FactKeys
+    from temporal.keys import FactKeys, JointKeys
+
+    def facts(keys: FactKeys) -> str:
+        return ", ".join(f"{f'<{pred}>' if ':' in pred else pred}/{arity} at {pos + 1}"
+                         for (pred, arity), pos in keys.items() if pos is not None)
+
+    def events(keys: dict) -> str:
+        return "events " + ", ".join(f"{event} at {pos + 1}" for event, pos in keys.items())
 
     keys = split_keys(result)
     if keys is None:
         return f"no ({split_reason(result)})"
-    if isinstance(keys, FactKeys):
-        return ", ".join(f"{f'<{pred}>' if ':' in pred else pred}/{arity} at {pos + 1}"
-                         for (pred, arity), pos in keys.items() if pos is not None)
-    return "events " + ", ".join(f"{event} at {pos + 1}" for event, pos in keys.items())
+    if isinstance(keys, JointKeys):
+        return f"{facts(keys.facts)}; {events(keys.events)}"
+    return facts(keys) if isinstance(keys, FactKeys) else events(keys)
 
 
 def _print_warnings(result: CheckResult) -> None:

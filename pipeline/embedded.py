@@ -29,7 +29,7 @@ from ontology import OntologicalStage
 from ontology.background import load_triples
 from rules.engine.terms import format_fact
 from rules import DotrError, InputError, TimeOrderError, check, ir
-from rules.lang.analysis import body_atoms
+from rules.lang.analysis import body_atoms, pred_key
 from rules.lang.loader import CheckResult
 from rules.lang.parser import KEYWORDS, parse
 from rules.engine.store import INF
@@ -39,7 +39,7 @@ from ontology.turtle import TokenTriple, intern_tokens
 from rules.lang.queries.csparql import is_csparql
 from rules.lang.queries.epsparql import is_epsparql
 from temporal.epsparql import EpSparqlEngine
-from temporal.keys import EventPartition, FactKeys, FactPartition, fact_keys, partition_keys
+from temporal.keys import EventPartition, FactKeys, FactPartition, JointKeys, JointPartition, fact_keys, partition_keys
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
@@ -137,11 +137,20 @@ class Enriched:
     group: int | None = None  # the key group whose part this is (split_point), None: all of it
 
 
-def split_point(point: Enriched, partition: EventPartition | FactPartition) -> list[Enriched]:
+Partition = EventPartition | FactPartition | JointPartition
+
+
+def split_point(point: Enriched, partition: Partition) -> list[Enriched]:
     """``point`` per group of a split temporal stage (:meth:`Reasoner.keep_group`). Patterns:
     each group's events, the ontological conclusions (printed once) in group 0 only. LARS
     rules: each group's stream facts and conclusions (by the key of their predicate; those of
-    unsplit predicates in every group)."""
+    unsplit predicates in every group). Both: each group's events, stream facts and
+    conclusions."""
+    if isinstance(partition, JointPartition):
+        facts = partition.facts
+        return [replace(point, stream=stream, conclusions=conclusions, events=events, group=group)
+                for group, (stream, conclusions, events) in enumerate(zip(
+                    facts.split(point.stream), facts.split(point.conclusions), partition.events.split(point.events)))]
     if isinstance(partition, FactPartition):
         return [replace(point, stream=stream, conclusions=conclusions, group=group) for group, (stream, conclusions)
                 in enumerate(zip(partition.split(point.stream), partition.split(point.conclusions)))]
@@ -149,12 +158,13 @@ def split_point(point: Enriched, partition: EventPartition | FactPartition) -> l
             for group, events in enumerate(partition.split(point.events))]
 
 
-def split_keys(checked: CheckResult) -> dict[str, int] | FactKeys | None:
+def split_keys(checked: CheckResult) -> dict[str, int] | FactKeys | JointKeys | None:
     """How the temporal stage of these rules can be split by key, or None (:func:`split_reason`
     says why). Patterns alone (no LARS rules, no queries) whose graphs never re-enter the
     ontological stage (no profile, no event reading them): event type -> key attribute position
     (:func:`temporal.keys.partition_keys`). LARS rules alone, in tick mode: predicate -> key
-    argument (:func:`temporal.keys.fact_keys`)."""
+    argument (:func:`temporal.keys.fact_keys`). Both, in tick mode, when the rules read and
+    derive nothing the patterns' graphs construct: :class:`temporal.keys.JointKeys`."""
     return _split(checked)[0]
 
 
@@ -165,22 +175,30 @@ def split_reason(checked: CheckResult) -> str:
 
 def _split(checked: CheckResult) -> tuple[dict | None, str]:
     program, analysis = checked.program, checked.analysis
-    if analysis.temporal:
-        if program.patterns or program.queries:
-            return None, "LARS rules with patterns or queries"
-        if program.timeunit != "ticks":
-            return None, "@timeunit ms (a key group's output would not be evaluated at the other groups' changes)"
-        return fact_keys(analysis.temporal)
     if program.queries:
-        return None, "queries"
-    if program.profiles or analysis.graphs_reach_events:
+        return None, "LARS rules with queries" if analysis.temporal else "queries"
+    if analysis.temporal and program.timeunit != "ticks":
+        return None, "@timeunit ms (a key group's output would not be evaluated at the other groups' changes)"
+    if program.patterns and (program.profiles or analysis.graphs_reach_events):
         return None, "pattern graphs re-enter the ontological stage (a profile, or an event reads them)"
-    keys = partition_keys(program)
-    return (keys, "") if keys is not None else (None, "no pattern keys" if program.patterns else "nothing temporal")
+    events = partition_keys(program)
+    if not analysis.temporal:
+        return (events, "") if events is not None else (None, "no pattern keys" if program.patterns else "nothing temporal")
+    facts, reason = fact_keys(analysis.temporal)
+    if facts is None or not program.patterns:
+        return facts, reason
+    if analysis.graphs_reach(pred_key(atom) for rule in analysis.temporal
+                             for atom in (rule.head, *(a for a, _, _ in body_atoms(rule.body)))):
+        return None, "the LARS rules read or derive what a pattern's graph constructs"
+    if events is None:
+        return None, "LARS rules with patterns that have no keys"
+    return JointKeys(facts, events), ""
 
 
-def make_partition(keys: dict, n: int, dictionary) -> EventPartition | FactPartition:
+def make_partition(keys: dict | JointKeys, n: int, dictionary) -> Partition:
     """The partition of :func:`split_keys`'s keys into ``n`` groups."""
+    if isinstance(keys, JointKeys):
+        return JointPartition(keys, n, dictionary)
     return FactPartition(keys, n, dictionary) if isinstance(keys, FactKeys) else EventPartition(keys, n, dictionary)
 
 
@@ -425,7 +443,7 @@ class Reasoner:
         self._last_t: int | None = None
         self._ontology_t: int | None = None  # the time point the ontological stage last processed
         self._base_terms = len(d)  # the terms every reasoner built from the same files shares
-        self._group: tuple[EventPartition, int] | None = None
+        self._group: tuple[Partition, int] | None = None
         self._background_derived: set[tuple] | None = None
         self._changes: list[tuple[list, list]] = []  # the background changes made, interned (temporal_snapshot)
         # the steps of conclude, one per stage the program has (pipeline.conclude)
@@ -513,15 +531,16 @@ class Reasoner:
         feed graphs back), or only its conclusions, events and solutions."""
         return self._reads_stream
 
-    def keep_group(self, partition: EventPartition | FactPartition, group: int) -> None:
+    def keep_group(self, partition: Partition, group: int) -> None:
         """From now on conclude only ``group``'s part of each time point (:func:`split_point`):
         the reasoners of all groups, each given every time point, together output what one
         reasoner outputs (group 0 the facts, each group the graphs of its matches). The
         partition's keys must be :func:`split_keys`'s."""
         if split_keys(self.checked) is None:
             raise ValueError("this program's temporal stage cannot be split by key")
-        if isinstance(partition, FactPartition) and self._lars_step is not None:
-            self._lars_step.owns = partial(partition.owns, group)
+        facts = partition.facts if isinstance(partition, JointPartition) else partition
+        if isinstance(facts, FactPartition) and self._lars_step is not None:
+            self._lars_step.owns = partial(facts.owns, group)
         self._group = (partition, group)
 
     def temporal_snapshot(self) -> dict:

@@ -25,6 +25,7 @@ alone finds exactly the matches the engine over all events finds. Where no assig
 from __future__ import annotations
 
 import zlib
+from typing import NamedTuple
 
 from rules import ir
 from rules.engine.terms import TermDictionary, format_term
@@ -293,3 +294,27 @@ class EventPartition:
         self._groups = {t: g for t, g in self._groups.items() if t < first}
 
 
+
+
+class JointKeys(NamedTuple):
+    """Keys for LARS rules and patterns in one program: the rules' facts by :func:`fact_keys`,
+    the patterns' events by :func:`partition_keys`. They may key different terms (the rules by
+    sensor, the patterns by room): valid when the two do not meet, that is when the rules read
+    and derive nothing that a pattern's graph constructs and no graph re-enters the ontological
+    stage (the patterns read only events, which the enrich step extracts)."""
+
+    facts: FactKeys
+    events: dict[str, int]
+
+
+class JointPartition:
+    """Routes a time point's facts by :class:`FactPartition` and its events by
+    :class:`EventPartition`, into the same ``n`` groups."""
+
+    def __init__(self, keys: JointKeys, n: int, dictionary: TermDictionary):
+        self.facts = FactPartition(keys.facts, n, dictionary)
+        self.events = EventPartition(keys.events, n, dictionary)
+
+    def forget_terms(self, first: int) -> None:
+        self.facts.forget_terms(first)
+        self.events.forget_terms(first)

@@ -20,7 +20,7 @@ other rule runs in the temporal stage.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import networkx as nx
 
@@ -65,10 +65,18 @@ class Analysis:
     #: extract (a rule of the stage or an event reads its predicates): then the graphs go through
     #: the stage again at their time point
     graphs_reach_events: bool = True
+    #: the predicates patterns' construct templates give triples of (None: any, a template has a
+    #: variable predicate)
+    graph_preds: frozenset | None = frozenset()
 
     @property
     def stratum_count(self) -> int:
         return max(self.rule_strata, default=-1) + 1
+
+    def graphs_reach(self, preds: Iterable[PredKey]) -> bool:
+        """Whether a triple of a pattern's graph can be a fact of one of ``preds``."""
+        outputs = self.graph_preds
+        return _overlap(outputs or frozenset(), frozenset(preds), outputs is None)
 
 
 def dependency_graph(rules: tuple[ir.Rule, ...]) -> nx.DiGraph:
@@ -154,6 +162,7 @@ def analyse(program: ir.Program, pattern_preds: frozenset = frozenset(), event_r
         derived=frozenset(pred_key(r.head) for r in rules) | frozenset(pattern_preds),
         negative_cycles=tuple(negative_cycles),
         graphs_reach_events=reach,
+        graph_preds=None if any_triple_output else frozenset(pattern_preds),
     )
 
 
@@ -163,8 +172,10 @@ def _overlap(outputs: frozenset, reads: frozenset, any_output: bool) -> bool:
         return False
     if any_output or ANY_TRIPLE in reads:
         return bool(outputs) or any_output
-    any_class = (_TYPE, 2) in reads
-    return any(key in reads or any_class and key[1] == 1 and isinstance(key[0], ir.Iri) for key in outputs)
+    def classes(keys: frozenset) -> bool:
+        return any(key[1] == 1 and isinstance(key[0], ir.Iri) for key in keys)
+    # (``rdf:type(X, C)`` with C a variable, read or constructed, meets every class)
+    return bool(outputs & reads) or (_TYPE, 2) in reads and classes(outputs) or (_TYPE, 2) in outputs and classes(reads)
 
 
 def transitive_steps(rules: Sequence[ir.Rule]) -> dict[int, int]:

@@ -357,14 +357,17 @@ def test_the_command_line_takes_spark_settings_and_shows_the_ui(tmp_path):
     assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr
 
 
-def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark, tmp_path):
+@pytest.mark.parametrize("patterns", [False, True])
+def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark, tmp_path, patterns):
     """LARS rules keyed by sensor (windows, negation, background joins, @): the conclude step
-    runs in two key groups over several micro-batches, ticks between inputs included."""
-    from tests.pipeline.test_keyed import BACKGROUND, RULES
-    from temporal.keys import FactKeys
+    runs in two key groups over several micro-batches, ticks between inputs included; with
+    patterns keyed by sensor and by room beside them (graphs, emitted events)."""
+    from tests.pipeline.test_keyed import BACKGROUND, PATTERNS, RULES
+    from temporal.keys import FactKeys, JointKeys
 
     rules = tmp_path / "rules.dotr"
-    rules.write_text(BACKGROUND + "\n".join(r.format(w=3, c=30) for r in RULES if "any_hot" not in r) + "\n")
+    rules.write_text(BACKGROUND + "\n".join(r.format(w=3, c=30) for r in RULES if "any_hot" not in r) + "\n"
+                     + "".join(p.format(w=3) + "\n" for p in PATTERNS if patterns))
     rnd = random.Random(7)
     sensors = ["s1", "s2", "s3", "s5"]
     lines = [json.dumps({"t": t, "facts": [rnd.choice([f"temp({s},{rnd.randrange(60)})", f"smoke({s})", f"ok({s})",
@@ -374,7 +377,7 @@ def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark,
         publish(tmp_path / "in", f"{i}.jsonl", lines[i * 6:(i + 1) * 6])
     (tmp_path / "bg.ttl").write_text("")
     job = SparkPipeline(spark, rules, [tmp_path / "bg.ttl"])
-    assert isinstance(job.keys, FactKeys) and len(job.groups) == 2
+    assert isinstance(job.keys, JointKeys if patterns else FactKeys) and len(job.groups) == 2
     out: list[dict] = []
     query = job.foreach(job.results(job.read_files(tmp_path / "in", max_files_per_trigger=1)),
                         lambda _, batch: out.extend(batch), tmp_path / "checkpoint")
@@ -384,6 +387,7 @@ def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark,
     expected = [json.dumps(r.to_json(), ensure_ascii=False)
                 for r in reasoner.run((r.t, r.facts) for r in read_jsonl(lines)) if not r.is_empty()]
     assert len(expected) > 10 and results == expected
+    assert not patterns or sum(len(r.get("graphs", ())) + len(r.get("events", ())) for r in map(json.loads, expected)) > 5
 
 
 def test_a_live_pipe_into_spark_gives_each_time_point_as_it_comes(tmp_path):
