@@ -42,6 +42,10 @@ def test_rules_over_pattern_output_stay_ontological():
     assert result.analysis.graphs_reach_events
     # classes are told apart: a rule over another class does not need the graphs
     assert not check_text(program.replace("READ", ":Broken")).analysis.graphs_reach_events
+    # a template whose class is a variable gives every class
+    variable_class = program.replace("READ", ":Broken").replace("{ ?x a :Alarm } with ?x = E.x",
+                                                                "{ ?x a ?c } with ?x = E.x, ?c = E.x")
+    assert check_text(variable_class).analysis.graphs_reach_events
 
 
 def test_class_variable_reads_every_class():
