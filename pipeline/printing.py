@@ -41,9 +41,12 @@ class Readable:
         namespaces = {**PREDECLARED, **prefixes}
         self._namespaces = sorted(((ns, name) for name, ns in namespaces.items() if ns),
                                   key=lambda item: -len(item[0]))
+        # (the longest namespace an IRI starts with, in one match: alternatives are tried in order)
+        self._namespace = re.compile("|".join(re.escape(ns) for ns, _ in self._namespaces) or "(?!)")
         self._iris: dict[str, str] = {}
         self._facts: dict[str, str] = {}
         self._last: dict[str, str] = {}
+        self._tails: dict[str, tuple[str, str]] = {}  # an N-Triples line's "P O ." -> readable (P, O)
 
     def record(self, record: dict) -> dict:
         """A record of :meth:`pipeline.embedded.Result.to_json`, readable."""
@@ -98,15 +101,36 @@ class Readable:
         shown = self._iris.get(iri)
         if shown is None:
             shown = f"<{iri}>"
-            for ns, name in self._namespaces:
-                if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
-                    shown = f"{name}:{iri[len(ns):]}"
-                    break
+            if self._namespace.match(iri):
+                for ns, name in self._namespaces:
+                    if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
+                        shown = f"{name}:{iri[len(ns):]}"
+                        break
             if len(self._iris) > 100_000:  # (terms of a long stream: keep the memory bounded)
                 self._iris.clear()
             self._iris[iri] = shown
         return shown
 
     def graph(self, ntriples: str) -> list[list[str]]:
-        """An N-Triples document as its triples, each ``[s, p, o]`` readable."""
-        return [[self.term(t) for t in _TERM.findall(line)[:3]] for line in ntriples.splitlines() if line.strip()]
+        """An N-Triples document as its triples, each ``[s, p, o]`` readable.
+
+        >>> Readable({"ex": "http://ex.org/"}).graph('_:b1 <http://ex.org/p> "a b" .\\n<http://ex.org/s>  <http://ex.org/p> <http://ex.org/o> .')
+        [['_:b1', 'ex:p', '"a b"'], ['ex:s', 'ex:p', 'ex:o']]
+        """
+        term, tails, out = self.term, self._tails, []
+        for line in ntriples.split("\n"):
+            # (a line as dotr writes it: "S P O .", one space apart; the readable P and O are
+            # kept, since graphs repeat them with fresh blank nodes)
+            subject, _, tail = line.partition(" ")
+            po = tails.get(tail)
+            if po is None:
+                p, _, o = tail.partition(" ")
+                if not (subject[:1] in "<_" and p[:1] == "<" and p[-1:] == ">" and o.endswith(" .")):
+                    if line.strip():
+                        out.append([term(t) for t in _TERM.findall(line)[:3]])
+                    continue
+                if len(tails) > 100_000:
+                    tails.clear()
+                po = tails[tail] = (term(p), term(o[:-2]))
+            out.append([subject if subject[0] == "_" else term(subject), *po])
+        return out

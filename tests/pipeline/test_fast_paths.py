@@ -10,6 +10,7 @@ from pipeline.embedded import (InputError, Reasoner, _ntriples, checked_fact, in
                                ntriples_with_rdflib, parse_fact, parse_fact_with_grammar, simple_fact_list,
                                simple_facts)
 from pipeline.io import _split_facts
+from pipeline.printing import _TERM, Readable
 from rules import check_text, ir
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)
@@ -89,6 +90,19 @@ terms = st.one_of(
                 min_size=1, max_size=6))
 def test_graph_text_agrees_with_rdflib(triples):
     assert _ntriples(triples) == ntriples_with_rdflib(triples)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(terms, st.builds(ir.Iri, st.sampled_from(["http://ex.org/p", "http://ex.org/q"])), terms),
+                max_size=4), st.lists(st.integers(0, 3), max_size=4))
+def test_readable_graphs_agree_with_reading_each_term(triples, repeats):
+    """The printer's lines as dotr writes them (and the same tails again, as fresh blank nodes
+    repeat them) read as the general term reader reads them."""
+    text = _ntriples(triples) + "".join(_ntriples([triples[i]]) for i in repeats if i < len(triples))
+    printer = Readable({"ex": "http://ex.org/"})
+    general = [[printer.term(t) for t in _TERM.findall(line)[:3]] for line in text.splitlines() if line.strip()]
+    assert printer.graph(text) == general
+    assert printer.graph(text) == general  # (again: from the printer's memory)
 
 
 def test_graphs_that_nothing_reads_do_not_grow_the_dictionary():
