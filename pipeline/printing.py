@@ -100,12 +100,13 @@ class Readable:
     def iri(self, iri: str) -> str:
         shown = self._iris.get(iri)
         if shown is None:
+            if not self._namespace.match(iri):  # (not kept: a match's fresh IRIs would crowd out the rest)
+                return f"<{iri}>"
             shown = f"<{iri}>"
-            if self._namespace.match(iri):
-                for ns, name in self._namespaces:
-                    if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
-                        shown = f"{name}:{iri[len(ns):]}"
-                        break
+            for ns, name in self._namespaces:
+                if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
+                    shown = f"{name}:{iri[len(ns):]}"
+                    break
             if len(self._iris) > 100_000:  # (terms of a long stream: keep the memory bounded)
                 self._iris.clear()
             self._iris[iri] = shown
