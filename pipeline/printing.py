@@ -121,7 +121,7 @@ class Readable:
         term, tails, out = self.term, self._tails, []
         for line in ntriples.split("\n"):
             # (a line as dotr writes it: "S P O .", one space apart; the readable P and O are
-            # kept, since graphs repeat them with fresh blank nodes)
+            # kept, since graphs repeat them with fresh subjects)
             subject, _, tail = line.partition(" ")
             po = tails.get(tail)
             if po is None:

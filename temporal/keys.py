@@ -294,8 +294,6 @@ class EventPartition:
         self._groups = {t: g for t, g in self._groups.items() if t < first}
 
 
-
-
 class JointKeys(NamedTuple):
     """Keys for LARS rules and patterns in one program: the rules' facts by :func:`fact_keys`,
     the patterns' events by :func:`partition_keys`. They may key different terms (the rules by

@@ -172,6 +172,7 @@ def _overlap(outputs: frozenset, reads: frozenset, any_output: bool) -> bool:
         return False
     if any_output or ANY_TRIPLE in reads:
         return bool(outputs) or any_output
+
     def classes(keys: frozenset) -> bool:
         return any(key[1] == 1 and isinstance(key[0], ir.Iri) for key in keys)
     # (``rdf:type(X, C)`` with C a variable, read or constructed, meets every class)
