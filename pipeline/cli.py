@@ -84,11 +84,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.engine == "spark":
         unsupported = [flag for flag, value in (("--reorder-within", args.reorder_within), ("--follow", args.follow),
-                                                ("--snapshot", args.snapshot), ("--resume", args.resume),
-                                                ("--stats", args.stats), ("--watch", args.watch)) if value]
+                                                ("--snapshot", args.snapshot), ("--resume", args.resume)) if value]
         if unsupported:
             print(f"dotr: {', '.join(unsupported)} cannot be used with --engine spark (docs/cli.md: a Spark query "
-                  "continues from its --checkpoint; --stats and --watch are not built for it yet)", file=sys.stderr)
+                  "continues from its --checkpoint)", file=sys.stderr)
             return 2
     checked = check(args.rules)
     _print_warnings(checked)
@@ -193,18 +192,21 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
     """``dotr run --engine spark``: the Spark job's results, written here (pipeline/spark/run.py)."""
     import json
     import tempfile
-    import time
 
     from rules import DotrError, RuleError
 
     from .embedded import InputError
     from .io import ResultWriter
+    from .printing import Readable
     from .spark.run import spark_results
+    from .summary import RunStats
 
     rejects: list[dict] = []
     counts = {"records": 0, "time points": 0, "outputs": 0}
+    stats, readable = RunStats(), Readable(checked.program.prefixes)
+    stats.counting = bool(not args.quiet or args.stats or args.watch)
     try:
-        results = spark_results(args, rejects, counts)
+        results = spark_results(args, rejects, counts, on_start=lambda: stats.start(started))
     except RuleError as err:
         print(err.render(), file=sys.stderr)
         return 2
@@ -219,10 +221,19 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
     else:
         out = tempfile.NamedTemporaryFile("w", delete=False, encoding="utf-8", dir=target_dir, suffix=".part")
     writer = ResultWriter(out, args.format, checked.program.prefixes, args.full_iris)
+    progress = None
     try:
         previous: set[str] = set()
+        if args.watch:
+            from .watch import Watch
+
+            progress = Watch(stats, counts, readable)
         for result in results:
             counts["time points"] += 1
+            # (the records do not say which pattern or query built each graph)
+            stats.observe(result, None, ["(patterns and queries)"] * len(result.graphs))
+            if progress is not None:
+                progress.update(result.t)
             if args.changes:  # only what was added or removed since the previous time point
                 previous = result.keep_changes(previous)
                 if not result.removed and result.is_empty() and not args.all_time_points:
@@ -243,6 +254,9 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
         print(f"{err.source or args.input}:{err}", file=sys.stderr)
         print("dotr: stopped; nothing was written (use --on-error skip to skip bad records)", file=sys.stderr)
         return 3
+    finally:
+        if progress is not None:
+            progress.close()
     if not live:
         out.close()
         if args.output == "-":
@@ -259,9 +273,12 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
             for r in rejects:
                 f.write(json.dumps(r) + "\n")
         print(f"dotr: {len(rejects)} record(s) rejected, see {path}", file=sys.stderr)
+    figures = (counts["records"], counts["outputs"], len(rejects))
     if not args.quiet:
-        print(f"dotr: Spark: {counts['time points']} time points, {counts['outputs']} outputs in "
-              f"{time.perf_counter() - started:.2f} s", file=sys.stderr)
+        print("\n".join(stats.lines(*figures, readable=readable)), file=sys.stderr)
+    if args.stats:
+        with open(args.stats, "w", encoding="utf-8") as f:
+            json.dump(stats.to_json(*figures, readable=readable), f, indent=1)
     return 0
 
 

@@ -43,11 +43,11 @@ class RunStats:
         self.started = time.perf_counter()
         self.startup = self.started - process_started
 
-    def observe(self, result: Result, seconds: float, graph_sources: list[str] | None = None) -> None:
-        """Count ``result``, which took ``seconds`` to evaluate; ``graph_sources`` names the
-        pattern or query of each of its graphs."""
+    def observe(self, result: Result, seconds: float | None, graph_sources: list[str] | None = None) -> None:
+        """Count ``result``, which took ``seconds`` to evaluate (None: not known, as on Spark);
+        ``graph_sources`` names the pattern or query of each of its graphs (None: not known)."""
         self.time_points += 1
-        if self.slowest is None or seconds > self.slowest[0]:
+        if seconds is not None and (self.slowest is None or seconds > self.slowest[0]):
             self.slowest = (seconds, result.t)
         if not self.counting or result.is_empty():
             return

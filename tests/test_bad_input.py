@@ -205,6 +205,6 @@ def test_a_record_longer_than_the_bound_is_a_bad_record_and_is_never_held_whole(
 
 
 def test_options_spark_does_not_have_are_refused_before_it_starts(capsys):
-    for option in (["--stats", "s.json"], ["--watch"]):
+    for option in (["--follow"], ["--snapshot", "s.pickle"]):
         assert main(["run", "--engine", "spark", "--rules", "examples/fire/rules.dotr", *option]) == 2
         assert f"{option[0]} cannot be used with --engine spark" in capsys.readouterr().err

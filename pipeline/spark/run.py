@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..embedded import InputError, Result
 
@@ -27,9 +27,12 @@ def _trigger(text: str) -> dict:
     return {"availableNow": True} if text == "available-now" else {"processingTime": text}
 
 
-def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict) -> Iterator[Result]:
+def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict,
+                  on_start: Callable[[], None] = lambda: None) -> Iterator[Result]:
     """The results of ``args``'s run on Spark, in time order; bad records go to ``rejects`` (with
-    ``--on-error skip``) or raise :class:`InputError`."""
+    ``--on-error skip``) or raise :class:`InputError`. At the end ``counts["records"]`` is the
+    number of non-blank lines of the input files; ``on_start`` is called as the query starts (the
+    set-up done)."""
     from .job import SparkPipeline, result_of
     from .session import spark_session
 
@@ -60,12 +63,14 @@ def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict) -
                     shutil.copyfileobj(open(source, encoding="utf-8") if source else sys.stdin, f)
                 part.replace(watched / name)
         if args.checkpoint and args.trigger == "available-now":
-            yield from _committed_results(spark, job, watched, home, args, rejects)
+            yield from _committed_results(spark, job, watched, home, args, rejects, on_start)
+            counts["records"] = _input_lines(watched)
             return
         records: queue.Queue = queue.Queue()
         query = job.foreach(job.results(job.read_files(watched), home / "background"),
                             lambda _, batch: [records.put(r) for r in batch],
                             args.checkpoint or scratch / "checkpoint", _trigger(args.trigger))
+        on_start()
         if spool is not None:
             spool.query = query
             spool.start()
@@ -83,11 +88,22 @@ def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict) -
                 yield result_of(record)
             if query.exception() is not None:
                 raise RuntimeError(f"the Spark query failed: {query.exception()}")
+            counts["records"] = _input_lines(watched)
         finally:
             if query.isActive:
                 query.stop()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _input_lines(folder: Path) -> int:
+    """The non-blank lines of the files in ``folder`` (the input the query read)."""
+    count = 0
+    for path in folder.iterdir():
+        if path.is_file() and not path.name.startswith("."):
+            with open(path, "rb") as f:
+                count += sum(1 for line in f if line.strip())
+    return count
 
 
 class Spool(threading.Thread):
@@ -163,7 +179,7 @@ def _time_of(line: str) -> int | None:
 
 
 def _committed_results(spark, job, watched: Path, home: Path, args: argparse.Namespace,
-                       rejects: list[dict]) -> Iterator[Result]:
+                       rejects: list[dict], on_start: Callable[[], None]) -> Iterator[Result]:
     """The results of a checkpointed run: Spark's file sink in the checkpoint directory commits
     each micro-batch's results exactly once with its state, and the output is derived from
     everything committed so far, so a run killed and started again, or run again after it
@@ -175,6 +191,7 @@ def _committed_results(spark, job, watched: Path, home: Path, args: argparse.Nam
     results = home / "results"
     query = job.write(job.results(job.read_files(watched), home / "background"), results, home / "spark", "jsonl",
                       {"availableNow": True})
+    on_start()
     query.awaitTermination()
     if query.exception() is not None:
         raise RuntimeError(f"the Spark query failed: {query.exception()}")

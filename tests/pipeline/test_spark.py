@@ -127,12 +127,21 @@ def test_feed_source(spark, tmp_path):
 
 
 def test_the_command_line_runs_on_spark(spark, tmp_path):
+    """... and its ``--stats`` counts what the embedded run's count (graphs in total: the
+    records do not name the pattern that built each)."""
     rules, ontologies = files("fire")
     out = tmp_path / "out.jsonl"
-    code = main(["run", "-q", "--engine", "spark", "--rules", rules, "--ontology", ontologies[0],
-                 "--input", str(ROOT / "examples/fire/stream.jsonl"), "--output", str(out)])
+    args = ["run", "-q", "--rules", rules, "--ontology", ontologies[0], "--input", str(ROOT / "examples/fire/stream.jsonl")]
+    code = main([*args, "--engine", "spark", "--output", str(out), "--stats", str(tmp_path / "spark.json")])
     assert code == 0
     assert out.read_text() == (ROOT / "tests/pipeline/golden/fire.jsonl").read_text()
+    assert main([*args, "--output", str(tmp_path / "embedded.jsonl"), "--stats", str(tmp_path / "embedded.json")]) == 0
+    spark_stats, embedded = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("spark", "embedded"))
+    for key in ("records", "time_points", "outputs", "rejects"):
+        assert spark_stats[key] == embedded[key], key
+    conclusions, expected = spark_stats["conclusions"], embedded["conclusions"]
+    assert conclusions["facts"] == expected["facts"] and conclusions["events"] == expected["events"]
+    assert conclusions["graphs"] == {"(patterns and queries)": sum(expected["graphs"].values())} != {}
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
