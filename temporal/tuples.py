@@ -145,7 +145,7 @@ class TupleWindow:
         if self.kind == Kind.TUPLE_BOX:
             content = self._box(background, first, t)
             candidates = content | set(stored) if self.full else content ^ self._before
-            self._before = content
+            self._before, holds = content, content.__contains__
         else:
             if self.kind == Kind.TUPLE_DIAMOND:
                 held = {fact for fact, _, _ in background}
@@ -155,11 +155,13 @@ class TupleWindow:
             counts = self._counts
             candidates = set(counts) | held | set(stored) if self.full else self._changed | (held ^ self._before)
             self._before, self._changed = held, set()
-            content = _Either(counts, held)
+
+            def holds(fact: tuple) -> bool:
+                return fact in counts or fact in held
         self.full = False
         add, remove = [], []
         for fact in candidates:
-            if fact in content:
+            if holds(fact):
                 if fact not in stored:
                     add.append(fact)
             elif fact in stored:
@@ -196,15 +198,3 @@ class TupleWindow:
                 key = fact[args[0]] if len(args) == 1 else tuple(fact[k] for k in args)
                 for g in list(index.get(key, ())):
                     yield body_rel, g
-
-
-class _Either:
-    """Membership in either of two collections."""
-
-    __slots__ = ("a", "b")
-
-    def __init__(self, a, b):
-        self.a, self.b = a, b
-
-    def __contains__(self, item) -> bool:
-        return item in self.a or item in self.b
