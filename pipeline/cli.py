@@ -107,7 +107,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
     """``dotr run`` in this process: live output, ``--checkpoint`` commits (pipeline/runner.py)."""
-    import json
     import pickle
 
     from rules import DotrError, RuleError
@@ -178,14 +177,20 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         with open(args.snapshot + ".part", "wb") as f:
             pickle.dump(run.reasoner.snapshot(), f)
         os.replace(args.snapshot + ".part", args.snapshot)
-    counts, readable = run.state.counts, Readable(checked.program.prefixes)
-    figures = (counts["records"], counts["outputs"], len(run.state.rejects))
+    _report(args, run.stats, run.state.counts, len(run.state.rejects), Readable(checked.program.prefixes))
+    return code
+
+
+def _report(args: argparse.Namespace, stats, counts: dict, rejects: int, readable) -> None:
+    """The run's summary on standard error (unless ``-q``), and in ``--stats FILE``."""
+    import json
+
+    figures = (counts["records"], counts["outputs"], rejects)
     if not args.quiet:
-        print("\n".join(run.stats.lines(*figures, readable=readable)), file=sys.stderr)
+        print("\n".join(stats.lines(*figures, readable=readable)), file=sys.stderr)
     if args.stats:
         with open(args.stats, "w", encoding="utf-8") as f:
-            json.dump(run.stats.to_json(*figures, readable=readable), f, indent=1)
-    return code
+            json.dump(stats.to_json(*figures, readable=readable), f, indent=1)
 
 
 def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
@@ -273,12 +278,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
             for r in rejects:
                 f.write(json.dumps(r) + "\n")
         print(f"dotr: {len(rejects)} record(s) rejected, see {path}", file=sys.stderr)
-    figures = (counts["records"], counts["outputs"], len(rejects))
-    if not args.quiet:
-        print("\n".join(stats.lines(*figures, readable=readable)), file=sys.stderr)
-    if args.stats:
-        with open(args.stats, "w", encoding="utf-8") as f:
-            json.dump(stats.to_json(*figures, readable=readable), f, indent=1)
+    _report(args, stats, counts, len(rejects), readable)
     return 0
 
 
