@@ -44,6 +44,7 @@ from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
 from pipeline import conclude
+from pipeline.fact_texts import FactTexts
 
 
 
@@ -285,6 +286,9 @@ def simple_facts(text: str) -> list[str] | None:
     >>> simple_facts("p(0, 1)"), simple_facts("p(not)"), simple_facts('p("a")')
     (None, None, None)
     """
+    facts = text.strip().split(", ")  # (the common separator: each piece checked on its own)
+    if all(map(_is_simple, facts)):
+        return facts
     if _SIMPLE_LIST.fullmatch(text) is None or not KEYWORDS.isdisjoint(_TOKEN_BREAK.split(text)):
         return None
     return _ONE_FACT.findall(text)
@@ -292,16 +296,31 @@ def simple_facts(text: str) -> list[str] | None:
 
 def simple_fact_list(facts: list) -> list[str] | None:
     """``facts`` (a record's fact strings) when every one is simple and written tight, as
-    :func:`checked_fact` gives them, checked at once; else None.
+    :func:`checked_fact` gives them; else None.
 
     >>> simple_fact_list(["p(0,1)", "q"]), simple_fact_list(["p(0, 1)"]), simple_fact_list(["p", 1])
     (['p(0,1)', 'q'], None, None)
     """
-    one = _ONE_FACT.fullmatch
-    for fact in facts:
-        if type(fact) is not str or one(fact) is None:
-            return None
-    return facts if KEYWORDS.isdisjoint(_TOKEN_BREAK.split(",".join(facts))) else None
+    return facts if all(map(_is_simple, facts)) else None
+
+
+def _is_simple(fact) -> bool:
+    """Whether ``fact`` is a simple fact string written tight (a fact of names, IRIs and numbers,
+    no keyword). The strings found simple are remembered (the last ``FACT_CACHE`` of them): a
+    stream repeats its facts, and a remembered one costs one set probe."""
+    if type(fact) is not str:
+        return False
+    if fact in _SIMPLE:
+        return True
+    if _ONE_FACT.fullmatch(fact) is None or not KEYWORDS.isdisjoint(_TOKEN_BREAK.split(fact)):
+        return False
+    if len(_SIMPLE) >= FACT_CACHE:
+        _SIMPLE.clear()
+    _SIMPLE.add(fact)
+    return True
+
+
+_SIMPLE: set[str] = set()
 
 
 def intern_all(stage: OntologicalStage, facts: Iterable) -> list[tuple]:
@@ -467,7 +486,7 @@ class Reasoner:
         self._noticed = False
         self._stream_rels: set[tuple] = set()  # the stream relations seen (for the arity notice)
         self._arities: dict[int, set[int]] | None = None  # plain predicate id -> the arities the program uses
-        self._texts: dict[tuple, str] = {}  # (rel, fact) -> printed text ("": not printed), of the last time point
+        self._texts = FactTexts(self._text)  # the printed facts of the last time point
         #: whether a time point evaluated only because the stream facts of an earlier one expired
         #: can print anything (None: to be decided at the next time point, the background changed)
         self._expiries_matter: bool | None = self._after_expiry_observable()
@@ -748,7 +767,7 @@ class Reasoner:
         for step in self._steps:
             step.conclude(now)
         result = now.result
-        result.facts = self._texts_of(now.derived - set(point.stream))
+        result.facts = self._texts.update(now.derived - set(point.stream))
         now.graph_matches.sort(key=lambda gm: gm[0])
         result.graphs = [doc for doc, _ in now.graph_matches]
         self.last_matches = [m for _, m in now.graph_matches]  # the traces of result.graphs (a query's name)
@@ -766,14 +785,9 @@ class Reasoner:
             self._background_derived = derived - given
         return self._background_derived
 
-    def _texts_of(self, items: set) -> list[str]:
-        """The printed forms of the facts ``items`` that are printed, sorted. The texts of one
-        time point are kept for the next: a fact that holds on (in a window) is formatted once."""
-        texts = dict(zip(items, map(self._texts.get, items)))
-        for item in [item for item, text in texts.items() if text is None]:
-            texts[item] = format_fact(self.dictionary, *item) if self._printed(*item) else ""
-        self._texts = texts
-        return sorted(filter(None, texts.values()))
+    def _text(self, rel, fact) -> str:
+        """The printed form of a fact, "" for one not printed."""
+        return format_fact(self.dictionary, rel, fact) if self._printed(rel, fact) else ""
 
     def _printed(self, rel, fact) -> bool:
         """Not a helper (``_name``), and named by ``@output`` if the rules have one: its

@@ -1,6 +1,7 @@
 """The pipeline's fast paths give exactly what their references give: parse_fact what the rule
 grammar gives, the graphs' N-Triples text what rdflib's serializer writes; pattern graphs are
-interned only when something reads them."""
+interned only when something reads them; the printed facts kept from one time point to the next
+are those sorted afresh."""
 
 import functools
 
@@ -9,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from pipeline.embedded import (InputError, Reasoner, _ntriples, checked_fact, intern_all, intern_input,
                                ntriples_with_rdflib, parse_fact, parse_fact_with_grammar, simple_fact_list,
                                simple_facts)
+from pipeline.fact_texts import FactTexts
 from pipeline.io import _split_facts
 from pipeline.printing import _TERM, Readable
 from rules import check_text, ir
@@ -72,6 +74,19 @@ def test_reading_and_interning_a_record_at_once_agrees_with_one_fact_at_a_time(t
             return
         assert intern_all(bulk, batch) == expected, batch
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sets(st.tuples(st.sampled_from(["q", "r", "_h"]), st.integers(0, 6))), max_size=8))
+def test_printed_facts_kept_between_time_points_are_those_sorted_afresh(points):
+    """FactTexts gives each time point's texts sorted and each once, as sorting them afresh does:
+    facts coming and going, texts shared by two facts (r prints like q), facts not printed (_h)."""
+    def text(rel, fact):
+        return "" if rel == "_h" else f"q({fact[0]})" if fact[0] % 3 == 0 else f"{rel}({fact[0]})"
+    texts = FactTexts(text)
+    for items in points:
+        items = {(rel, (n,)) for rel, n in items}
+        assert texts.update(items) == sorted({text(*item) for item in items} - {""})
 
 terms = st.one_of(
     st.builds(ir.Iri, st.from_regex(r"http://ex\.org/[a-z0-9#/:._-]{0,8}", fullmatch=True)),
