@@ -344,9 +344,16 @@ def intern_all(stage: OntologicalStage, facts: Iterable) -> list[tuple]:
                 continue
             if fact[-1:] == ")" and fact[0] != "<":
                 open_ = fact.find("(")
-                ids = [get(piece) for piece in fact[open_ + 1:-1].split(",")]
+                pieces = fact[open_ + 1:-1].split(",")
+                ids = [get(piece) for piece in pieces]
                 pred = get(fact[:open_])
                 if pred is not None and None not in ids:
+                    append(known.setdefault(fact, ((pred, len(ids)), tuple(ids))))
+                    continue
+                if _is_simple(fact):  # (so each piece is a name, an IRI or a number)
+                    if pred is None:  # (ids in the order the grammar's path gives them)
+                        pred = _intern_token(stage, fact[:open_])
+                    ids = [_intern_token(stage, p) if i is None else i for i, p in zip(ids, pieces)]
                     append(known.setdefault(fact, ((pred, len(ids)), tuple(ids))))
                     continue
             if " " not in fact:  # (tight: a term not seen before)
@@ -385,6 +392,15 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
     if pieces[0][0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
         return (stage.dictionary.intern(ir.Iri(ir.RDF_TYPE)), 2), (ids[1], ids[0])
     return (ids[0], len(ids) - 1), tuple(ids[1:])
+
+
+def _intern_token(stage: OntologicalStage, token: str) -> int:
+    """The id of a name, IRI or number of a simple fact (:func:`_is_simple`) not seen before;
+    remembered in ``stage.token_ids``."""
+    d = stage.dictionary
+    i = stage.token_ids[token] = d.intern_name(token) if token[0].isalpha() or token[0] == "_" else d.intern(
+        _simple_term(token))
+    return i
 
 
 def _intern_text(stage: OntologicalStage, text: str) -> tuple:
