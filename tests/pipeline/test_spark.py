@@ -370,7 +370,8 @@ def test_the_command_line_takes_spark_settings_and_shows_the_ui(tmp_path):
 def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark, tmp_path, patterns):
     """LARS rules keyed by sensor (windows, negation, background joins, @): the conclude step
     runs in two key groups over several micro-batches, ticks between inputs included; with
-    patterns keyed by sensor and by room beside them (graphs, emitted events)."""
+    patterns keyed by sensor and by room beside them (graphs, emitted events), also through
+    ``dotr run --engine spark``."""
     from tests.pipeline.test_keyed import BACKGROUND, PATTERNS, RULES
     from temporal.keys import FactKeys, JointKeys
 
@@ -397,6 +398,13 @@ def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark,
                 for r in reasoner.run((r.t, r.facts) for r in read_jsonl(lines)) if not r.is_empty()]
     assert len(expected) > 10 and results == expected
     assert not patterns or sum(len(r.get("graphs", ())) + len(r.get("events", ())) for r in map(json.loads, expected)) > 5
+    if patterns:  # the same program as a user runs it: ``dotr run --engine spark`` against the embedded run
+        (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n")
+        args = ["run", "-q", "--rules", str(rules), "--ontology", str(tmp_path / "bg.ttl"),
+                "--input", str(tmp_path / "stream.jsonl")]
+        assert main([*args, "--engine", "spark", "--output", str(tmp_path / "spark.jsonl")]) == 0
+        assert main([*args, "--output", str(tmp_path / "embedded.jsonl")]) == 0
+        assert (tmp_path / "spark.jsonl").read_text() == (tmp_path / "embedded.jsonl").read_text() != ""
 
 
 def test_a_live_pipe_into_spark_gives_each_time_point_as_it_comes(tmp_path):
