@@ -21,7 +21,18 @@ timing, the outputs are compared at a sample of time points: Laser's conclusions
 the facts dotr prints at t, and, for ``@T`` heads, what Laser reports for earlier time points
 against what dotr printed there. Reported: microseconds of CPU per input atom.
 
+With ``--growth [WINDOW ...]`` it measures instead the cost per time point as the window grows
+(benchmarks/lars.py --growth: 100 atoms per time point over 100 keys; time windows of n time
+points, tuple windows of 100n atoms): Laser's CPU time of ``evaluate()`` over the last 200 time
+points, and ``dotr run``'s CPU time over the same time points (a run over n + 210 time points minus
+one over n + 10: start-up and filling the window cancel out), in ms per time point. Programs with
+``not`` are left out: Laser's negation of an atom whose variables a window atom binds (``p(A,B)
+and not(r(A))``, also without a window) derives nothing on this stream, and its
+``diamond(not(r(A)))`` means "some time point in the window without r(A)", not LARS's "no r(A) in
+the window".
+
     python benchmarks/peers/laser.py [--window 20] [--rate 200] [--points 100] [--streams dotr|laser] [--json PATH]
+    python benchmarks/peers/laser.py --growth [10 100 400]
 """
 
 from __future__ import annotations
@@ -38,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 sys.path.insert(0, str(common.REPO))
-from benchmarks.lars import WORKLOADS as DOTR_WORKLOADS, stream  # noqa: E402
+from benchmarks.lars import GROWTH, WORKLOADS as DOTR_WORKLOADS, run_growth_cli, stream  # noqa: E402
 
 # Laser's rule strings, as in its eval.py (predicate IRIs shortened to p and q)
 LASER_RULES = {
@@ -56,6 +67,12 @@ LASER_RULES = {
         "veryCold(T) :- time_win({n},0,1, @(T, liquid(V))) and COMP(=, V, 1)",
         "freeze :- not(alarm) and not(normal)",
     ],
+}
+# the growth programs of benchmarks/lars.py that Laser derives the same conclusions for
+LASER_GROWTH = {
+    "diamond": "q(A) :- time_win({n}, 0, 1, diamond(p(A,B)))",
+    "tuple": "q(A) :- tuple_win({m}, diamond(p(A,B)))",
+    "tuple box": "q(A) :- tuple_win({m}, box(p(A,B)))",
 }
 # predicates of @T heads: Laser reports them at the time points they were placed at
 AT_HEADS = {"cooling": ("steam", "liquid", "isSteam", "isLiquid")}
@@ -89,11 +106,12 @@ spec = json.load(open(sys.argv[1]))
 record = set(spec["record"])
 real_stdout, sys.stdout = sys.stdout, open(os.devnull, "w")   # Laser prints as it parses
 program = Program(spec["rules"], MemoryStream(spec["points"]))
-cpu, outputs = 0.0, {}
+cpu, outputs, timed_from = 0.0, {}, spec.get("timed_from", 0)
 for t in range(len(spec["points"])):
     start = time.process_time()
     holds, derived = program.evaluate(t)
-    cpu += time.process_time() - start
+    if t >= timed_from:
+        cpu += time.process_time() - start
     if t in record:
         outputs[t] = {k: sorted(v) for k, v in derived.items()}
 json.dump({"cpu_s": cpu, "atoms": sum(len(f) for f in spec["points"]), "outputs": outputs},
@@ -146,9 +164,12 @@ def prepare_laser(cache: Path, source: str | None, python: str) -> tuple[Path, s
     return py3, commit
 
 
-def run_laser(py3: Path, python: str, rules: list[str], data, record: list[int], work: Path) -> dict:
+def run_laser(py3: Path, python: str, rules: list[str], data, record: list[int], work: Path,
+              timed_from: int = 0) -> dict:
+    """Laser on DATA; its CPU seconds in evaluate() from time point TIMED_FROM on, and its
+    conclusions at the time points RECORD."""
     spec, result = work / "laser_spec.json", work / "laser_result.json"
-    spec.write_text(json.dumps({"rules": rules, "points": data, "record": record}))
+    spec.write_text(json.dumps({"rules": rules, "points": data, "record": record, "timed_from": timed_from}))
     common.run_cpu([python, "-OO", "-W", "ignore", "dotr_peer_driver.py", str(spec), str(result)], cwd=py3)
     return json.loads(result.read_text())
 
@@ -180,6 +201,37 @@ def compare(name: str, laser_out: dict, dotr_out: dict[int, dict], points: list[
                                set(atoms), placed, "Laser")
 
 
+def growth(args, py3: Path, commit: str, work: Path) -> None:
+    """``--growth``: ms per time point of Laser and of ``dotr run`` as the window grows."""
+    windows, timed, rows = args.growth or [10, 100, 400], 200, []
+    for name, template in LASER_GROWTH.items():
+        for n in windows:
+            rules = [template.format(n=n, m=n * 100)]
+            if not args.skip_check:
+                points = [n, n + 5, n + 19]
+                common.log(f"growth {name}, window {n}: comparing Laser and dotr at time points {points}")
+                data = stream("growth", 100, n + 20)
+                dotr_rules, jsonl, _ = write_dotr_inputs("diamond", n, data, work)
+                dotr_rules.write_text(GROWTH[name].format(n=n, m=n * 100) + "\n")
+                dotr_out = work / "growth.out.jsonl"
+                common.dotr_run(dotr_rules, jsonl, dotr_out)
+                compare(name, run_laser(py3, args.python, rules, data, points, work)["outputs"],
+                        common.read_dotr_jsonl(dotr_out), points)
+            common.log(f"growth {name}, window {n}: timing")
+            data = stream("growth", 100, n + 10 + timed)
+            laser = min(run_laser(py3, args.python, rules, data, [], work, timed_from=n + 10)["cpu_s"]
+                        for _ in range(args.repeat)) / timed * 1e3
+            dotr = run_growth_cli(GROWTH[name].format(n=n, m=n * 100), data, timed) * 1e3
+            rows.append({"program": name, "window": n, "laser_ms": laser, "dotr_ms": dotr, "ratio": laser / dotr})
+    common.print_table(
+        f"Laser ({common.short(commit)}) vs dotr run as the window grows: CPU ms per time point, 100 atoms per "
+        f"time point, time windows of n time points, tuple windows of 100n atoms",
+        [("program", "program", ""), ("window", "n", "d"), ("laser_ms", "Laser", ".2f"),
+         ("dotr_ms", "dotr run", ".2f"), ("ratio", "ratio", ".2f")], rows)
+    print("ratio = Laser / dotr (> 1: dotr faster). dotr: a run over n + 210 time points minus one over n + 10.")
+    common.write_json(args.json, "Laser", {"commit": commit, "laser_python": args.python, "growth": True}, rows)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", help="Laser's source: a git directory, a checkout or a copy "
@@ -194,6 +246,8 @@ def main(argv=None) -> None:
     ap.add_argument("--streams", choices=["dotr", "laser"], default="dotr",
                     help="dotr: the generators of benchmarks/lars.py; laser: the shapes of the streams "
                          "of Laser's eval.py")
+    ap.add_argument("--growth", type=int, nargs="*", metavar="WINDOW",
+                    help="only the cost per time point as the window grows (default windows 10 100 400)")
     common.common_arguments(ap, "Laser")
     args = ap.parse_args(argv)
 
@@ -201,6 +255,8 @@ def main(argv=None) -> None:
     py3, commit = prepare_laser(cache, args.source, args.python)
     work = cache / "work" / "laser"
     work.mkdir(parents=True, exist_ok=True)
+    if args.growth is not None:
+        return growth(args, py3, commit, work)
     n = args.window
     rows = []
     for name in args.workloads:
