@@ -398,9 +398,9 @@ def _intern_token(stage: OntologicalStage, token: str) -> int:
     """The id of a name, IRI or number of a simple fact (:func:`_is_simple`) not seen before;
     remembered in ``stage.token_ids``."""
     d = stage.dictionary
-    i = stage.token_ids[token] = d.intern_name(token) if token[0].isalpha() or token[0] == "_" else d.intern(
-        _simple_term(token))
-    return i
+    term_id = d.intern_name(token) if token[0].isalpha() or token[0] == "_" else d.intern(_simple_term(token))
+    stage.token_ids[token] = term_id
+    return term_id
 
 
 def _intern_text(stage: OntologicalStage, text: str) -> tuple:
