@@ -25,6 +25,7 @@ import os
 import pickle
 from pathlib import Path
 
+
 def local_path(path: str) -> str:
     """The local file of a ``file:`` path as Spark gives it (not URL-encoded)."""
     return path[7:] if path.startswith("file://") else path[5:] if path.startswith("file:") else path
