@@ -565,18 +565,23 @@ class LarsEngine(BackgroundChanges):
         prev = self._prev_t
         carried = prev is not None and prev < t - 1 and self._given_at != prev and not self._held_until(prev)
         self._carried = []
+        occ, held_of, since = self._occ, self._held, prev or 0
+        last = tells = runs = None
         for rel, fact, expiry in self.store.expire(t):
-            if rel in on_expired:
-                for tell in on_expired[rel]:
+            if rel is not last:  # (the dropped facts come in runs of one relation)
+                last, tells, runs = rel, on_expired.get(rel), occ.get(rel)
+            if tells:
+                for tell in tells:
                     tell(fact)
             until = t - 1 if carried and expiry == prev else expiry
-            runs = self._occ.get(rel)
-            if runs is not None and fact in runs and runs[fact][-1][1] >= (prev or 0):
-                runs[fact][-1][1] = max(runs[fact][-1][1], until)
-            held = self._held.get(rel)
-            if until > expiry and held is not None and fact in held and held[fact][-1][1] == expiry:
-                held[fact][-1][1] = until
-            if until > expiry:  # its diamonds see it at the skipped time points too
+            if runs is not None:
+                fact_runs = runs.get(fact)
+                if fact_runs is not None and since <= fact_runs[-1][1] < until:
+                    fact_runs[-1][1] = until
+            if until > expiry:  # held through the skipped time points: its diamonds see it there too
+                held = held_of.get(rel)
+                if held is not None and fact in held and held[fact][-1][1] == expiry:
+                    held[fact][-1][1] = until
                 self._carried.extend((aux.rel, fact, _add(until, aux.size)) for aux in self._dia_of.get(rel, ())
                                      if _add(until, aux.size) >= t)
         if prev is not None and prev < t - 1:
