@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import repeat
+from operator import itemgetter
 from typing import Callable, Container, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 
 INF = 1 << 62  # expiry of facts that never expire
@@ -58,53 +59,53 @@ class Relation:
     [(1000, 0), (1002, 0)]
     """
 
-    __slots__ = ("facts", "indexes", "churn")
+    __slots__ = ("facts", "indexes", "churn", "_keyed")
 
     def __init__(self) -> None:
         self.facts: dict[tuple, int] = {}
         self.indexes: dict[tuple[int, ...], dict] = {}
         self.churn = 0  # insertions and deletions since an index was last asked for
+        self._keyed: list[tuple[Callable[[tuple], object], dict]] = []  # (a fact's key, index) per index
 
     def index(self, positions: tuple[int, ...]) -> dict:
         self.churn = 0
         idx = self.indexes.get(positions)
         if idx is None:
             idx = defaultdict(set)
-            if len(positions) == 1:
-                p = positions[0]
-                for fact in self.facts:
-                    idx[fact[p]].add(fact)
-            else:
-                for fact in self.facts:
-                    idx[tuple(fact[p] for p in positions)].add(fact)
+            # (one position: the term itself; several: a tuple; none: the empty tuple)
+            key = itemgetter(*positions) if positions else _no_key
+            for fact in self.facts:
+                idx[key(fact)].add(fact)
             self.indexes[positions] = idx
+            self._keyed.append((key, idx))
         return idx
 
     def _insert(self, fact: tuple) -> None:
-        indexes = self.indexes
-        if indexes:
-            for positions, idx in indexes.items():
-                if len(positions) == 1:
-                    idx[fact[positions[0]]].add(fact)
-                else:
-                    idx[tuple(fact[p] for p in positions)].add(fact)
-            self.churn += 1
-            if self.churn > len(self.facts) + UNUSED_INDEX_SLACK:
-                indexes.clear()
+        if self._keyed:
+            for key, idx in self._keyed:
+                idx[key(fact)].add(fact)
+            self._churned()
 
     def _delete(self, fact: tuple) -> None:
-        indexes = self.indexes
-        if indexes:
-            for positions, idx in indexes.items():
-                key = fact[positions[0]] if len(positions) == 1 else tuple(fact[p] for p in positions)
-                bucket = idx.get(key)
+        if self._keyed:
+            for key, idx in self._keyed:
+                k = key(fact)
+                bucket = idx.get(k)
                 if bucket is not None:
                     bucket.discard(fact)
                     if not bucket:
-                        del idx[key]
-            self.churn += 1
-            if self.churn > len(self.facts) + UNUSED_INDEX_SLACK:
-                indexes.clear()
+                        del idx[k]
+            self._churned()
+
+    def _churned(self) -> None:
+        self.churn += 1
+        if self.churn > len(self.facts) + UNUSED_INDEX_SLACK:
+            self.indexes.clear()
+            self._keyed = []
+
+
+def _no_key(fact: tuple) -> tuple:
+    return ()
 
 
 @runtime_checkable
