@@ -92,7 +92,7 @@ def test_sigint_commits_and_the_same_command_finishes_the_job(tmp_path):
 @pytest.mark.parametrize("seed", [random.randrange(10**6)])  # other moments in every run
 def test_killed_with_minus_9_at_random_moments_the_same_command_gives_the_same_output(tmp_path, seed):
     rnd = random.Random(seed)
-    stream = _cooling_stream(tmp_path / "s.jsonl", 3000, seed)
+    stream = _cooling_stream(tmp_path / "s.jsonl", 12000, seed)  # (a whole run: about 2.5 s)
     assert _run("--input", str(stream), "--output", str(tmp_path / "whole.jsonl")).returncode == 0
     args = [*DOTR, "--rules", str(COOLING / "rules.dotr"), "--ontology", str(COOLING / "ontology.ttl"),
             "--input", str(stream), "--output", str(tmp_path / "o.jsonl"), "--checkpoint", str(tmp_path / "ck"),
@@ -106,14 +106,16 @@ def test_killed_with_minus_9_at_random_moments_the_same_command_gives_the_same_o
             proc.kill()
             proc.wait()
             kills += 1
+            if kills >= 10:
+                break
             continue
         assert proc.returncode == 0, (seed, proc.stderr.read())
-        if kills >= 10:
-            break
         # finished before the kill: start over, so that at least 10 kills land in runs
         for path in (tmp_path / "o.jsonl", tmp_path / "ck" / "state.pickle"):
             path.unlink(missing_ok=True)
     assert kills >= 10, seed
+    finish = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)  # the same command, left to finish
+    assert finish.returncode == 0, (seed, finish.stderr)
     assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes(), seed
 
 
