@@ -179,11 +179,16 @@ def write_dotr_inputs(name: str, n: int, data, work: Path) -> tuple[Path, Path, 
     rules = work / f"{name}.dotr"
     rules.write_text(template.format(n=n))
     jsonl, one = work / f"{name}.jsonl", work / f"{name}.one.jsonl"
-    with open(jsonl, "w") as f:
-        for t, facts in enumerate(data):
-            f.write(json.dumps({"t": t, "facts": [f"{p}({','.join(map(str, a))})" for p, a in facts]}) + "\n")
+    write_jsonl(jsonl, data)
     one.write_text(jsonl.open().readline())
     return rules, jsonl, one
+
+
+def write_jsonl(path: Path, data) -> None:
+    """The atoms as dotr's JSON Lines stream, one record per time point."""
+    with open(path, "w") as f:
+        for t, facts in enumerate(data):
+            f.write(json.dumps({"t": t, "facts": [f"{p}({','.join(map(str, a))})" for p, a in facts]}) + "\n")
 
 
 def compare(name: str, laser_out: dict, dotr_out: dict[int, dict], points: list[int]) -> None:
@@ -211,9 +216,9 @@ def growth(args, py3: Path, commit: str, work: Path) -> None:
                 points = [n, n + 5, n + 19]
                 common.log(f"growth {name}, window {n}: comparing Laser and dotr at time points {points}")
                 data = stream("growth", 100, n + 20)
-                dotr_rules, jsonl, _ = write_dotr_inputs("diamond", n, data, work)
+                dotr_rules, jsonl, dotr_out = (work / f"growth.{ext}" for ext in ("dotr", "jsonl", "out.jsonl"))
                 dotr_rules.write_text(GROWTH[name].format(n=n, m=n * 100) + "\n")
-                dotr_out = work / "growth.out.jsonl"
+                write_jsonl(jsonl, data)
                 common.dotr_run(dotr_rules, jsonl, dotr_out)
                 compare(name, run_laser(py3, args.python, rules, data, points, work)["outputs"],
                         common.read_dotr_jsonl(dotr_out), points)
