@@ -143,7 +143,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
                       full_iris=args.full_iris)
     run = EmbeddedRun(options, build, notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
-    run.stats.counting = bool(not args.quiet or args.stats or args.watch)  # (else nobody reads the counts)
+    run.stats.counting = _counted(args)
     if args.watch:
         from .watch import Watch
 
@@ -181,6 +181,11 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     return code
 
 
+def _counted(args: argparse.Namespace) -> bool:
+    """Whether the run's conclusions are counted: someone reads the counts (summary, --stats, --watch)."""
+    return bool(not args.quiet or args.stats or args.watch)
+
+
 def _report(args: argparse.Namespace, stats, counts: dict, rejects: int, readable) -> None:
     """The run's summary on standard error (unless ``-q``), and in ``--stats FILE``."""
     import json
@@ -209,7 +214,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
     rejects: list[dict] = []
     counts = {"records": 0, "time points": 0, "outputs": 0}
     stats, readable = RunStats(), Readable(checked.program.prefixes)
-    stats.counting = bool(not args.quiet or args.stats or args.watch)
+    stats.counting = _counted(args)
     try:
         results = spark_results(args, rejects, counts, on_start=lambda: stats.start(started))
     except RuleError as err:

@@ -278,8 +278,9 @@ def checked_fact(text: str, prefixes: dict[str, str] | None = None) -> str | ir.
 
 def simple_facts(text: str) -> list[str] | None:
     """The facts of a comma-separated list when every one is simple and written tight (names,
-    IRIs and numbers, no space inside, no keyword): as :func:`checked_fact` gives them, read in
-    one pass; else None.
+    IRIs and numbers, no space inside, no keyword): as :func:`checked_fact` gives them; else
+    None. Split at ``", "``, each fact is checked on its own (:func:`_is_simple`: one set probe
+    for a fact seen before); with any other separator the list is read by one regex.
 
     >>> simple_facts("p(0,1), q(a) ,r")
     ['p(0,1)', 'q(a)', 'r']
@@ -395,8 +396,8 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
 
 
 def _intern_token(stage: OntologicalStage, token: str) -> int:
-    """The id of a name, IRI or number of a simple fact (:func:`_is_simple`) not seen before;
-    remembered in ``stage.token_ids``."""
+    """The id of a token of a simple fact not seen before (a name, IRI or number, as the
+    simple-fact patterns read it; not a keyword); remembered in ``stage.token_ids``."""
     d = stage.dictionary
     term_id = d.intern_name(token) if token[0].isalpha() or token[0] == "_" else d.intern(_simple_term(token))
     stage.token_ids[token] = term_id
@@ -416,10 +417,9 @@ def _intern_text(stage: OntologicalStage, text: str) -> tuple:
     for token in pieces:
         i = cache.get(token)
         if i is None:
-            term = _simple_term(token)
-            if isinstance(term, ir.Name) and term.value in KEYWORDS:
+            if token in KEYWORDS:
                 return stage.intern(parse_fact(text, stage.program.prefixes))
-            i = cache[token] = stage.dictionary.intern(term)
+            i = _intern_token(stage, token)
         ids.append(i)
     if pieces[0][0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
         return (stage.dictionary.intern(ir.Iri(ir.RDF_TYPE)), 2), (ids[1], ids[0])

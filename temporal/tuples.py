@@ -36,7 +36,7 @@ from itertools import groupby
 from typing import Callable, Iterable, Iterator
 
 from rules import ir
-from rules.engine.store import RelKey, Store
+from rules.engine.store import RelKey, Store, index_key
 from temporal.windows import Kind, _Aux
 
 
@@ -59,7 +59,7 @@ class TupleWindow:
         self.full = True  # compare the whole content with the store at the next :meth:`take`
         #: (body relation, its positions bound by the window atom, the window atom's argument at
         #: each, the window atom's (argument, constant) pairs, its repeated variables' argument pairs)
-        self._readers: list[tuple[RelKey, tuple[int, ...], tuple[int, ...], list, list]] = []
+        self._readers: list[tuple[RelKey, tuple[int, ...], Callable[[tuple], object], list, list]] = []
 
     def read_by(self, body_rel: RelKey, body_atom: ir.Atom, atom: ir.Atom, intern) -> None:
         """A view's body relation ``body_atom`` whose rule reads the window as ``atom``."""
@@ -75,7 +75,7 @@ class TupleWindow:
                     args.append(k)
             else:
                 consts.append((k, intern(arg)))
-        self._readers.append((body_rel, tuple(positions), tuple(args), consts, same))
+        self._readers.append((body_rel, tuple(positions), index_key(tuple(args)), consts, same))
 
     def arrive(self, number: int, t: int, facts: Iterable[tuple[RelKey, tuple]], seen: int) -> None:
         """Stream atoms of time point ``t`` numbered from ``number`` arrived; ``seen`` atoms have
@@ -190,11 +190,10 @@ class TupleWindow:
     def groundings(self, store: Store, facts: list[tuple]) -> Iterator[tuple[RelKey, tuple]]:
         """The readers' body facts built on ``facts`` (each keeps the window atom's arguments, so
         every derivation of one used that window fact)."""
-        for body_rel, positions, args, consts, same in self._readers:
+        for body_rel, positions, key, consts, same in self._readers:
             index = store.index(body_rel, positions)
             for fact in facts:
                 if any(fact[k] != c for k, c in consts) or any(fact[i] != fact[j] for i, j in same):
                     continue
-                key = fact[args[0]] if len(args) == 1 else tuple(fact[k] for k in args)
-                for g in list(index.get(key, ())):
+                for g in list(index.get(key(fact), ())):
                     yield body_rel, g

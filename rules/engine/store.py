@@ -72,8 +72,7 @@ class Relation:
         idx = self.indexes.get(positions)
         if idx is None:
             idx = defaultdict(set)
-            # (one position: the term itself; several: a tuple; none: the empty tuple)
-            key = itemgetter(*positions) if positions else _no_key
+            key = index_key(positions)
             for fact in self.facts:
                 idx[key(fact)].add(fact)
             self.indexes[positions] = idx
@@ -102,6 +101,16 @@ class Relation:
         if self.churn > len(self.facts) + UNUSED_INDEX_SLACK:
             self.indexes.clear()
             self._keyed = []
+
+
+def index_key(positions: tuple[int, ...]) -> Callable[[tuple], object]:
+    """A fact's key in the index on ``positions``: the term itself for one position, a tuple for
+    several, the empty tuple for none.
+
+    >>> index_key((1,))((7, 8, 9)), index_key((2, 0))((7, 8, 9)), index_key(())((7, 8, 9))
+    (8, (9, 7), ())
+    """
+    return itemgetter(*positions) if positions else _no_key
 
 
 def _no_key(fact: tuple) -> tuple:
