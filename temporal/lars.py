@@ -37,6 +37,7 @@ import bisect
 from collections import defaultdict, deque
 from functools import partial
 from itertools import repeat
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -245,7 +246,7 @@ class LarsEngine(BackgroundChanges):
         self._held: dict[RelKey, dict[tuple, list[list[int]]]] = defaultdict(dict)
         # how far back an @ head can place an atom again: both are kept that long
         self._placement_horizon = max((_reach(r) for r in rules if r.at is not None), default=0) + 1
-        self._inputs: set[tuple[RelKey, tuple]] = set()
+        self._inputs: list[tuple[RelKey, tuple]] = []  # the stream atoms of the current time point
         self._prev_t: int | None = None
         self._given_at: int | None = None  # the last time point something was given or placed at
         self._mark: tuple[int | None, int] = (None, 0)  # (t, facts listed under t before t was stepped)
@@ -471,7 +472,7 @@ class LarsEngine(BackgroundChanges):
         self._advance(t)
         self._mark, self._held_known = (t, len(self.store.buckets.get(t, ()))), None
         facts, derived = list(facts), list(derived)
-        self._inputs = {(rel, fact) for rel, fact in facts}
+        self._inputs = facts
         if facts or derived or t in self._future or added or self._rederive:
             self._given_at = t
         self._seen_atoms += len(facts)
@@ -563,8 +564,20 @@ class LarsEngine(BackgroundChanges):
         ``not``, a box, ...) held through them too."""
         on_expired = self._on_expired
         prev = self._prev_t
-        carried = prev is not None and prev < t - 1 and self._given_at != prev and not self._held_until(prev)
         self._carried = []
+        if prev == t - 1:  # nothing skipped: every dropped fact held until prev, as recorded then
+            if not on_expired:
+                self.store.expire(t)
+                return
+            last = tells = None
+            for rel, fact, _ in self.store.expire(t):
+                if rel is not last:
+                    last, tells = rel, on_expired.get(rel)
+                if tells:
+                    for tell in tells:
+                        tell(fact)
+            return
+        carried = prev is not None and self._given_at != prev and not self._held_until(prev)
         occ, held_of, since = self._occ, self._held, prev or 0
         last = tells = runs = None
         for rel, fact, expiry in self.store.expire(t):
@@ -603,16 +616,19 @@ class LarsEngine(BackgroundChanges):
         t = self.t if self.t is not None else self.start
         delta: dict[RelKey, dict[tuple, int]] = {}
         while items:
-            plain = []
-            for item in items:
-                rel = item[0]
-                if rel in at_heads:  # @T head: the last argument is the time
-                    fact = item[1]
-                    when = self.dictionary.value(fact[-1])
-                    if isinstance(when, int):
-                        plain.extend(self._place(at_heads[rel], fact[:-1], when, t))
-                else:
-                    plain.append(item)
+            if at_heads:
+                plain = []
+                for item in items:
+                    rel = item[0]
+                    if rel in at_heads:  # @T head: the last argument is the time
+                        fact = item[1]
+                        when = self.dictionary.value(fact[-1])
+                        if isinstance(when, int):
+                            plain.extend(self._place(at_heads[rel], fact[:-1], when, t))
+                    else:
+                        plain.append(item)
+            else:
+                plain = items
             items = []  # the diamond auxiliaries of what changed in this pass
             for rel, changed in self.store.apply(plain).items():
                 if changed:
@@ -787,7 +803,8 @@ class LarsEngine(BackgroundChanges):
             r = store.relations.get(rel)
             if r is not None and r.facts:
                 out.extend(zip(repeat(rel), r.facts))
-        if inputs and any(rel in self.intensional for rel, _ in inputs):
+        if inputs and not self.intensional.isdisjoint(map(itemgetter(0), inputs)):
+            inputs = set(inputs)
             out = [item for item in out if item not in inputs]
         return out
 

@@ -22,6 +22,8 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Callable, Container, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 
+from rules.engine.dict_loops import apply_items, expire_buckets
+
 INF = 1 << 62  # expiry of facts that never expire
 
 RelKey = tuple  # (predicate term id, arity)
@@ -283,34 +285,10 @@ class DictStore:
                 buckets[e].append((rel, fact))
 
     def apply(self, items, delta: dict | None = None) -> dict[RelKey, dict[tuple, int]]:
-        """``add`` for each ``(rel, fact, expiry)``, inlined (this is the engines' hot loop);
-        returns (or extends) the delta: rel -> {fact: expiry} of what is new or rose."""
-        relations, buckets = self.relations, self.buckets
-        delta = {} if delta is None else delta
-        last = r = facts = changed = None
-        for rel, fact, expiry in items:
-            if rel is not last:  # items come in runs of one relation (one rule's head)
-                r = relations.get(rel)
-                if r is None:
-                    r = self.relation(rel)
-                facts = r.facts
-                changed = delta.get(rel)
-                if changed is None:
-                    changed = delta[rel] = {}
-                last = rel
-            old = facts.get(fact)
-            if old is None:
-                facts[fact] = expiry
-                if r.indexes:
-                    r._insert(fact)
-            elif old >= expiry:
-                continue
-            else:
-                facts[fact] = expiry
-            if expiry != INF:
-                buckets[expiry].append((rel, fact))
-            changed[fact] = expiry
-        return delta
+        """``add`` for each ``(rel, fact, expiry)`` (the engines' hot loop, compiled:
+        ``rules.engine.dict_loops``); returns (or extends) the delta: rel -> {fact: expiry} of what
+        is new or rose."""
+        return apply_items(self, items, {} if delta is None else delta)
 
     def remove(self, rel: RelKey, fact: tuple) -> bool:
         r = self.relations.get(rel)
@@ -322,21 +300,8 @@ class DictStore:
 
     def expire(self, now: int) -> list[tuple[RelKey, tuple, int]]:
         """Drop every fact whose expiry is before ``now``; return what was dropped, with the
-        expiry each had."""
-        dropped = []
-        relations = self.relations
-        for when in sorted(t for t in self.buckets if t < now):
-            last = r = facts = None
-            for rel, fact in self.buckets.pop(when):
-                if rel is not last:  # entries come in runs of one relation
-                    r = relations[rel]
-                    facts, last = r.facts, rel
-                if facts.get(fact) == when:  # else: its expiry rose, it is listed again later
-                    del facts[fact]
-                    if r.indexes:
-                        r._delete(fact)
-                    dropped.append((rel, fact, when))
-        return dropped
+        expiry each had (compiled: ``rules.engine.dict_loops``)."""
+        return expire_buckets(self, now)
 
     def __iter__(self) -> Iterator[tuple[RelKey, tuple, int]]:
         for rel, r in self.relations.items():
