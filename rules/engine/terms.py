@@ -59,16 +59,25 @@ def _int_of(term) -> int | None:
 class TermDictionary:
     """term <-> int; ``value(id)`` is the Python value (number, string, bool) or None for IRIs."""
 
-    __slots__ = ("_ids", "_terms", "_values", "_keys")
+    __slots__ = ("_ids", "_names", "_terms", "_values", "_keys")
 
     def __init__(self) -> None:
-        self._ids: dict[Const, int] = {}
+        self._ids: dict[Const, int] = {}  # every term but names
+        self._names: dict[str, int] = {}  # names by their text (a dataclass hashes slowly)
         self._terms: list[Const] = []
         self._values: list[object] = []
         self._keys: list[tuple] = []  # sort_key of each stored term
 
     def intern(self, term: Const) -> int:
         """The id of ``term``, assigning the next free id to a new term."""
+        if type(term) is Name:
+            found = self._names.get(term.value)
+            if found is None:
+                found = self._names[term.value] = len(self._terms)
+                self._terms.append(term)
+                self._values.append(term.value)
+                self._keys.append((1, 0, term.value))
+            return found
         found = self._ids.get(term)
         if found is not None:
             return found
@@ -87,11 +96,10 @@ class TermDictionary:
 
     def intern_name(self, value: str) -> int:
         """``intern(Name(value))``, faster (for the names a stream brings)."""
-        term = Name(value)
-        found = self._ids.get(term)
+        found = self._names.get(value)
         if found is None:
-            found = self._ids[term] = len(self._terms)
-            self._terms.append(term)
+            found = self._names[value] = len(self._terms)
+            self._terms.append(Name(value))
             self._values.append(value)
             self._keys.append((1, 0, value))
         return found
@@ -109,6 +117,8 @@ class TermDictionary:
 
     def lookup(self, term: Const) -> int | None:
         """The id of ``term`` if it was interned, else None (never assigns)."""
+        if type(term) is Name:
+            return self._names.get(term.value)
         found = self._ids.get(term)
         if found is not None:
             return found
@@ -155,7 +165,10 @@ class TermDictionary:
     def truncate(self, size: int) -> None:
         """Forget every term but the first ``size`` (their ids stay)."""
         for term in self._terms[size:]:
-            del self._ids[term]
+            if type(term) is Name:
+                del self._names[term.value]
+            else:
+                del self._ids[term]
         del self._terms[size:], self._values[size:], self._keys[size:]
 
     def snapshot(self) -> list[Const]:
