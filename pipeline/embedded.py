@@ -399,7 +399,12 @@ def _intern_token(stage: OntologicalStage, token: str) -> int:
     """The id of a token of a simple fact not seen before (a name, IRI or number, as the
     simple-fact patterns read it; not a keyword); remembered in ``stage.token_ids``."""
     d = stage.dictionary
-    term_id = d.intern_name(token) if token[0].isalpha() or token[0] == "_" else d.intern(_simple_term(token))
+    if token[0].isalpha() or token[0] == "_":
+        term_id = d.intern_name(token)
+    elif token.isdecimal():  # (an integer has its id without the dictionary)
+        term_id = d.number(int(token))
+    else:
+        term_id = d.intern(_simple_term(token))
     stage.token_ids[token] = term_id
     return term_id
 
