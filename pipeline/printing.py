@@ -119,6 +119,7 @@ class Readable:
         [['_:b1', 'ex:p', '"a b"'], ['ex:s', 'ex:p', 'ex:o']]
         """
         term, tails, out = self.term, self._tails, []
+        last = shown = None  # (the lines of a match's graph share their subject)
         for line in ntriples.split("\n"):
             # (a line as dotr writes it: "S P O .", one space apart; the readable P and O are
             # kept, since graphs repeat them with fresh subjects)
@@ -133,5 +134,7 @@ class Readable:
                 if len(tails) > 100_000:
                     tails.clear()
                 po = tails[tail] = (term(p), term(o[:-2]))
-            out.append([subject if subject[0] == "_" else term(subject), *po])
+            if subject != last:
+                last, shown = subject, subject if subject[0] == "_" else term(subject)
+            out.append([shown, *po])
         return out
