@@ -299,7 +299,8 @@ class LarsEngine(BackgroundChanges):
 
     def next_change(self, last: int) -> int | None:
         """The first time point after ``last`` at which the output can change, or None: after
-        ``last`` itself when something was given or placed there (it holds then only), or when
+        ``last`` itself when something was given or placed there (it holds then only) or placed
+        in the past into windows that reach no further than ``last``, or when
         an ``@T`` window's atom held at ``last``; where a fact's horizon passes; where an ``@T``
         head placed an atom; where a box window over a fact that holds on fills. Conclusions
         through ``not``, boxes and tuple windows hold at the time point they were drawn for only,
@@ -665,6 +666,8 @@ class LarsEngine(BackgroundChanges):
             if aux.base == rel and aux.kind == Kind.BOX:
                 self._record(rel, fact, when, when)
                 self._disabled_until.pop(aux.rel, None)  # the past changed: decide again
+        if any(expiry == now for _, _, expiry in out):  # (its window facts stop holding after now)
+            self._given_at = now
         return out
 
     def _note_held(self, rel: RelKey, fact: tuple, start: int, end: int) -> None:

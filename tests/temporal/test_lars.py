@@ -266,6 +266,8 @@ def test_background_changes_agree_with_the_lars_definitions(program_text, stream
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(programs() | tuple_programs(), streams(), st.lists(st.integers(1, 6), min_size=7, max_size=7),
        st.integers(0, 12))
+# (h0(x) is placed at 0 when 1 is evaluated: its diamond ends at 1, so h1(x) goes at 2)
+@example("@T h0(X) :- @T a(X), not a(X) .\nh1(X) :- [1] <> h0(X), not a(X) .", [["a(x)"]], [1] * 7, 0)
 def test_the_time_points_next_change_skips_print_what_the_one_before_printed(program_text, stream, gaps, restart):
     """Stepped only at the records' time points and where ``next_change`` says the output can
     change (as ``@timeunit ms`` steps), the engine prints at every time point in between what an
