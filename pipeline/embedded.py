@@ -38,8 +38,9 @@ from rules.engine.sparql.algebra import compile_select
 from ontology.turtle import TokenTriple, intern_tokens
 from rules.lang.queries.csparql import is_csparql
 from rules.lang.queries.epsparql import is_epsparql
-from temporal.epsparql import EpSparqlEngine
-from temporal.keys import EventPartition, FactKeys, FactPartition, JointKeys, JointPartition, fact_keys, partition_keys
+from temporal.epsparql import EpSparqlEngine, query_keys
+from temporal.keys import (EventPartition, FactKeys, FactPartition, JointKeys, JointPartition, QueryKeys, SolutionPartition,
+                           fact_keys, partition_keys)
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
@@ -99,11 +100,13 @@ class Result:
 
 def merge_records(records: list[dict]) -> dict:
     """One time point's output records (:meth:`Result.to_json`) from the groups of a split
-    temporal stage as one record: facts and graphs united and sorted, as one reasoner gives them
-    (a split stage has no query answers).
+    temporal stage as one record: facts and graphs united and sorted, and each query's answers
+    joined, as one reasoner gives them.
 
     >>> merge_records([{"t": 3, "facts": ["b"], "graphs": ["g2"]}, {"t": 3, "facts": [], "graphs": ["g1"]}])
     {'t': 3, 'facts': ['b'], 'graphs': ['g1', 'g2']}
+    >>> merge_records([{"t": 3, "facts": [], "answers": {"Q": [{"c": "b"}]}}, {"t": 3, "facts": [], "answers": {"Q": [{"c": "a"}]}}])
+    {'t': 3, 'facts': [], 'answers': {'Q': [{'c': 'a'}, {'c': 'b'}]}}
     """
     merged: dict = {"t": records[0]["t"], "facts": sorted({f for r in records for f in r["facts"]})}
     if any("removed" in r for r in records):
@@ -120,6 +123,12 @@ def merge_records(records: list[dict]) -> dict:
     events = sorted((e for r in records for e in r.get("events", ())), key=json.dumps)
     if events:
         merged["events"] = events
+    answers: dict[str, list] = {}
+    for r in records:
+        for name, rows in r.get("answers", {}).items():
+            answers.setdefault(name, []).extend(rows)
+    if answers:  # (each query's rows in the order EpSparql.conclude gives them)
+        merged["answers"] = {name: sorted(rows, key=lambda row: sorted(row.items())) for name, rows in sorted(answers.items())}
     return merged
 
 
@@ -138,7 +147,7 @@ class Enriched:
     group: int | None = None  # the key group whose part this is (split_point), None: all of it
 
 
-Partition = EventPartition | FactPartition | JointPartition
+Partition = EventPartition | FactPartition | JointPartition | SolutionPartition
 
 
 def split_point(point: Enriched, partition: Partition) -> list[Enriched]:
@@ -146,7 +155,8 @@ def split_point(point: Enriched, partition: Partition) -> list[Enriched]:
     each group's events, the ontological conclusions (printed once) in group 0 only. LARS
     rules: each group's stream facts and conclusions (by the key of their predicate; those of
     unsplit predicates in every group). Both: each group's events, stream facts and
-    conclusions."""
+    conclusions. EP-SPARQL queries: each group's solutions of the queries' groups, the
+    ontological conclusions in group 0 only."""
     if isinstance(partition, JointPartition):
         facts = partition.facts
         return [replace(point, stream=stream, conclusions=conclusions, events=events, group=group)
@@ -155,17 +165,22 @@ def split_point(point: Enriched, partition: Partition) -> list[Enriched]:
     if isinstance(partition, FactPartition):
         return [replace(point, stream=stream, conclusions=conclusions, group=group) for group, (stream, conclusions)
                 in enumerate(zip(partition.split(point.stream), partition.split(point.conclusions)))]
+    if isinstance(partition, SolutionPartition):
+        return [replace(point, solutions=solutions, conclusions=point.conclusions if group == 0 else [], group=group)
+                for group, solutions in enumerate(partition.split(point.solutions))]
     return [replace(point, events=events, conclusions=point.conclusions if group == 0 else [], group=group)
             for group, events in enumerate(partition.split(point.events))]
 
 
-def split_keys(checked: CheckResult) -> dict[str, int] | FactKeys | JointKeys | None:
+def split_keys(checked: CheckResult) -> dict[str, int] | FactKeys | JointKeys | QueryKeys | None:
     """How the temporal stage of these rules can be split by key, or None (:func:`split_reason`
     says why). Patterns alone (no LARS rules, no queries) whose graphs never re-enter the
     ontological stage (no profile, no event reading them): event type -> key attribute position
     (:func:`temporal.keys.partition_keys`). LARS rules alone, in tick mode: predicate -> key
     argument (:func:`temporal.keys.fact_keys`). Both, in tick mode, when the rules read and
-    derive nothing the patterns' graphs construct: :class:`temporal.keys.JointKeys`."""
+    derive nothing the patterns' graphs construct: :class:`temporal.keys.JointKeys`. EP-SPARQL
+    queries alone (no C-SPARQL query, LARS rule or pattern): each query by a variable
+    (:func:`temporal.epsparql.query_keys`)."""
     return _split(checked)[0]
 
 
@@ -177,7 +192,11 @@ def split_reason(checked: CheckResult) -> str:
 def _split(checked: CheckResult) -> tuple[dict | None, str]:
     program, analysis = checked.program, checked.analysis
     if program.queries:
-        return None, "LARS rules with queries" if analysis.temporal else "queries"
+        if any(is_csparql(q.query) for q in program.queries):
+            return None, "C-SPARQL queries"
+        if analysis.temporal or program.patterns:
+            return None, "EP-SPARQL queries with LARS rules" if analysis.temporal else "EP-SPARQL queries with patterns"
+        return query_keys(EpSparqlEngine.from_program(program, parsed=checked.queries))
     if analysis.temporal and program.timeunit != "ticks":
         return None, "@timeunit ms (a key group's output would not be evaluated at the other groups' changes)"
     if program.patterns and (program.profiles or analysis.graphs_reach_events):
@@ -200,6 +219,8 @@ def make_partition(keys: dict | JointKeys, n: int, dictionary) -> Partition:
     """The partition of :func:`split_keys`'s keys into ``n`` groups."""
     if isinstance(keys, JointKeys):
         return JointPartition(keys, n, dictionary)
+    if isinstance(keys, QueryKeys):
+        return SolutionPartition(keys, n, dictionary)
     return FactPartition(keys, n, dictionary) if isinstance(keys, FactKeys) else EventPartition(keys, n, dictionary)
 
 

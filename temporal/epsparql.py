@@ -51,6 +51,7 @@ from rules.lang.errors import RuleError
 from rules.lang.queries.sparql import parse_select, rdf_term
 from rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
 from rules.engine.terms import TermDictionary, format_term
+from temporal.keys import QueryKeys, consistent
 
 Mapping = dict  # variable name -> term id
 Sol = tuple  # (mapping, start, end); a mapping is never changed once built
@@ -587,3 +588,45 @@ class EpSparqlEngine:
         for q in self.queries:
             for node, node_state in zip(q.nodes, state["nodes"][q.name]):
                 node.load(node_state)
+
+
+def query_keys(engine: EpSparqlEngine) -> tuple[QueryKeys | None, str]:
+    """How the queries of ``engine`` can be split by key, or why they cannot (``(None, reason)``).
+
+    A query is split by a variable X that every one of its groups binds in every solution. Its
+    operators (``seq``, ``and``, ``equals``, the optional forms) combine only solutions that
+    agree on their shared variables, and a union passes its operands' on: every solution of an
+    answer has the answer's value of X. The engine given only the group solutions of some X
+    values finds exactly the answers with those values, so the groups' answers together are
+    the answers (a bag: rows are not merged). A ``select distinct`` query must also select X,
+    so that rows from different groups differ. A group shared by several queries gets one
+    variable for all of them. A CONSTRUCT query is not split: its triples re-enter the
+    ontological stage, where any group's queries could read them.
+
+    >>> from rules import parse
+    >>> engine = EpSparqlEngine.from_program(parse('''@prefix : <http://ex.org/> .
+    ... query Up := select ?c ?p2 where { ?c :price ?p1 } seq { ?c :price ?p2 } filter(?p2 > ?p1) .'''))
+    >>> query_keys(engine)
+    (QueryKeys(queries={'Up': 'c'}, groups=('c', 'c')), '')
+    >>> query_keys(EpSparqlEngine.from_program(parse('''@prefix : <http://ex.org/> .
+    ... query Pair := select ?p1 ?p2 where { ?a :price ?p1 } seq { ?b :price ?p2 } .''')))[1]
+    'query Pair: no variable is bound by every group'
+    """
+    if not engine.queries:
+        return None, "no EP-SPARQL queries"
+    options = []
+    for q in engine.queries:
+        if q.form != "select":
+            return None, f"query {q.name} constructs triples (they re-enter the ontological stage)"
+        groups = [node for node in q.nodes if isinstance(node, _GroupNode)]
+        bound = frozenset.intersection(*(node.certain for node in groups))
+        if q.distinct and q.projection is not None:
+            bound &= {var for var, expr in q.projection if expr is None}
+        if not bound:
+            return None, f"query {q.name}: no variable is bound by every group{' and selected' * q.distinct}"
+        options.append([{node.index: var for node in groups} for var in sorted(bound)])
+    found = consistent({}, options)
+    if found is None:
+        return None, "the queries' keys disagree (a group they share would need two keys)"
+    names = {q.name: found[next(n.index for n in q.nodes if isinstance(n, _GroupNode))] for q in engine.queries}
+    return QueryKeys(names, tuple(found[i] for i in range(len(engine.groups)))), ""

@@ -41,7 +41,7 @@ def partition_keys(program: ir.Program) -> dict[str, int] | None:
         if p.emit is not None:
             attrs.setdefault(p.emit.event, tuple(b.name for b in p.emit.bindings))
     options = [_pattern_options(p, attrs) for p in program.patterns]
-    found = _consistent({}, options)
+    found = consistent({}, options)
     return None if found is None else {name: attrs[name].index(a) for name, a in sorted(found.items())}
 
 
@@ -111,12 +111,18 @@ def _emits_key(p: ir.PatternDecl, labels: dict[str, str], types: dict[str, str])
     return types.setdefault(p.emit.event, keyed[0]) in keyed
 
 
-def _consistent(chosen: dict[str, str], options: list[list[dict[str, str]]]) -> dict[str, str] | None:
+def consistent(chosen: dict, options: list[list[dict]]) -> dict | None:
+    """One option of each list (a partial assignment) such that all agree with each other and
+    with ``chosen``, merged; None if there is none.
+
+    >>> consistent({}, [[{"A": 0}, {"A": 1}], [{"A": 1, "B": 0}]])
+    {'A': 1, 'B': 0}
+    """
     if not options:
         return chosen
     for option in options[0]:
         if all(chosen.get(t, a) == a for t, a in option.items()):
-            found = _consistent({**chosen, **option}, options[1:])
+            found = consistent({**chosen, **option}, options[1:])
             if found is not None:
                 return found
     return None
@@ -169,7 +175,7 @@ def fact_keys(rules) -> tuple[FactKeys | None, str]:
                 choices.append(choice)
         choices.append({_pred(a): None for a in atoms})  # nothing split: always consistent
         options.append(choices)
-    found = _consistent({}, options)
+    found = consistent({}, options)
     read = {_pred(lit.atom) for rule in rules for lit in rule.body if isinstance(lit, (ir.AtomLiteral, ir.TemporalLiteral))}
     if found is not None and any(v is not None for k, v in found.items() if k in read):
         return FactKeys(sorted(found.items())), ""
@@ -193,7 +199,27 @@ def _rule_text(rule: ir.Rule) -> str:
     return f"{head.pred.value}({args}) :- ..." if head.args else f"{head.pred.value} :- ..."
 
 
-class FactPartition:
+class _ByTerm:
+    """Groups of terms: a digest of the term's text modulo ``n``, the same in every process
+    whatever the term ids (cached per id while the ids are valid)."""
+
+    def __init__(self, n: int, dictionary: TermDictionary):
+        self.n, self.dictionary = n, dictionary
+        self._groups: dict[int, int] = {}  # term id -> group
+
+    def group_of_term(self, term: int) -> int:
+        group = self._groups.get(term)
+        if group is None:
+            text = format_term(self.dictionary.term(term)).encode()
+            group = self._groups[term] = zlib.crc32(text) % self.n
+        return group
+
+    def forget_terms(self, first: int) -> None:
+        """Drop the cached groups of term ids from ``first`` on (the dictionary was truncated)."""
+        self._groups = {t: g for t, g in self._groups.items() if t < first}
+
+
+class FactPartition(_ByTerm):
     """Routes the facts the LARS rules read to ``n`` groups by the term at their predicate's key
     (:func:`fact_keys`); facts of unsplit predicates go to every group, facts the rules do not
     read to group 0.
@@ -210,9 +236,9 @@ class FactPartition:
     """
 
     def __init__(self, keys: dict[tuple[str, int], int | None], n: int, dictionary: TermDictionary):
-        self.keys, self.n, self.dictionary = keys, n, dictionary
+        super().__init__(n, dictionary)
+        self.keys = keys
         self._routes: dict[tuple, int | None | str] = {}  # relation -> key position, None (all) or "0" (group 0)
-        self._groups: dict[int, int] = {}  # term id -> group
 
     def _route(self, rel: tuple):
         route = self._routes.get(rel, "?")
@@ -221,13 +247,6 @@ class FactPartition:
             key = (getattr(term, "value", None), rel[1])
             route = self._routes[rel] = self.keys[key] if key in self.keys else "0"
         return route
-
-    def group_of_term(self, term: int) -> int:
-        group = self._groups.get(term)
-        if group is None:
-            text = format_term(self.dictionary.term(term)).encode()
-            group = self._groups[term] = zlib.crc32(text) % self.n
-        return group
 
     def split(self, facts: list[tuple]) -> list[list[tuple]]:
         """``facts`` ((relation, args), or longer tuples starting so) per group."""
@@ -252,12 +271,11 @@ class FactPartition:
         return not isinstance(route, int) or self.group_of_term(args[route]) == group
 
     def forget_terms(self, first: int) -> None:
-        """Drop the cached groups of term ids from ``first`` on (the dictionary was truncated)."""
-        self._groups = {t: g for t, g in self._groups.items() if t < first}
+        super().forget_terms(first)
         self._routes = {rel: r for rel, r in self._routes.items() if rel[0] < first}
 
 
-class EventPartition:
+class EventPartition(_ByTerm):
     """Routes events to ``n`` groups by the term of their key attribute (a digest of its text, the
     same in every process whatever the term ids).
 
@@ -269,16 +287,11 @@ class EventPartition:
     """
 
     def __init__(self, keys: dict[str, int], n: int, dictionary: TermDictionary):
-        self.keys, self.n, self.dictionary = keys, n, dictionary
-        self._groups: dict[int, int] = {}  # term id -> group (valid while the ids are)
+        super().__init__(n, dictionary)
+        self.keys = keys
 
     def group_of(self, event_type: str, values: tuple[int, ...]) -> int:
-        term = values[self.keys[event_type]]
-        group = self._groups.get(term)
-        if group is None:
-            text = format_term(self.dictionary.term(term)).encode()
-            group = self._groups[term] = zlib.crc32(text) % self.n
-        return group
+        return self.group_of_term(values[self.keys[event_type]])
 
     def split(self, events: dict[str, list[tuple[int, ...]]]) -> list[dict[str, list[tuple[int, ...]]]]:
         """The events per group (types without a key, which no pattern uses, are left out)."""
@@ -288,10 +301,6 @@ class EventPartition:
                 for values in rows:
                     out[self.group_of(name, values)].setdefault(name, []).append(values)
         return out
-
-    def forget_terms(self, first: int) -> None:
-        """Drop the cached groups of term ids from ``first`` on (the dictionary was truncated)."""
-        self._groups = {t: g for t, g in self._groups.items() if t < first}
 
 
 class JointKeys(NamedTuple):
@@ -316,3 +325,39 @@ class JointPartition:
     def forget_terms(self, first: int) -> None:
         self.facts.forget_terms(first)
         self.events.forget_terms(first)
+
+
+class QueryKeys(NamedTuple):
+    """Keys for EP-SPARQL queries (``temporal.epsparql.query_keys``): per query, the variable
+    its answers are split by; per group of the engine (``EpSparqlEngine.groups``, in order), the
+    variable its solutions are routed by."""
+
+    queries: dict[str, str]
+    groups: tuple[str, ...]
+
+
+class SolutionPartition(_ByTerm):
+    """Routes the solutions of the EP-SPARQL queries' groups to ``n`` groups by the term each
+    binds to its group's key variable.
+
+    >>> d = TermDictionary()
+    >>> part = SolutionPartition(QueryKeys({"Q": "c"}, ("c", "c")), 2, d)
+    >>> a = d.intern(ir.Name("acme"))
+    >>> groups = part.split([[{"c": a, "p": 1}], [{"c": a, "p": 2}]])
+    >>> groups[part.group_of_term(a)]
+    [[{'c': ..., 'p': 1}], [{'c': ..., 'p': 2}]]
+    >>> groups[1 - part.group_of_term(a)]
+    [[], []]
+    """
+
+    def __init__(self, keys: QueryKeys, n: int, dictionary: TermDictionary):
+        super().__init__(n, dictionary)
+        self.keys = keys
+
+    def split(self, solutions: list[list[dict]]) -> list[list[list[dict]]]:
+        """``solutions`` (per engine group: mappings variable -> term id) per key group."""
+        out: list[list[list[dict]]] = [[[] for _ in solutions] for _ in range(self.n)]
+        for i, (var, mappings) in enumerate(zip(self.keys.groups, solutions)):
+            for mapping in mappings:
+                out[self.group_of_term(mapping[var])][i].append(mapping)
+        return out

@@ -53,9 +53,7 @@ from ontology.background import load_triples
 from rules import DotrError, check
 from rules.lang.loader import CheckResult
 
-from temporal.keys import EventPartition, FactPartition
-
-from ..embedded import (InputError, Reasoner, Result, intern_all, make_partition, merge_records, split_keys,
+from ..embedded import (InputError, Partition, Reasoner, Result, intern_all, make_partition, merge_records, split_keys,
                         split_point)
 from ..io import BackgroundChange, Record, read_jsonl, read_laserpp, read_trig
 from ..wire import decode_point, encode_point
@@ -86,7 +84,7 @@ class _Worker:
         self.checked, self.background, self.reasoner_options, self.options = pickle.loads(bundle)
         self.keys, self.labels = self.options["keys"], self.options["groups"]
         self._enricher: Reasoner | None = None
-        self.partition: EventPartition | FactPartition | None = None  # the enrich step's
+        self.partition: Partition | None = None  # the enrich step's
         self._made: list[tuple] = []  # the background changes the enricher made (_key)
         self.kept_terms = 0  # the enricher's terms that are not the stream's
         self._stages: dict[int, tuple[OntologicalStage, int]] = {}  # per group: the temporal engine's

@@ -203,3 +203,62 @@ def test_a_rule_reading_a_pattern_graph_keeps_the_program_on_one_key():
     assert split_reason(checked) == "the LARS rules read or derive what a pattern's graph constructs"
     elements = [(0, ["smoke(s1)", "smoke(s3)"]), (1, ["smoke(s2)", "temp(s1, 20)", "smoke(s3)"]), (2, ["smoke(s1)"])]
     assert "watch(s2)" in _outputs(lambda: Reasoner(checked), elements, 1)[1]["facts"]
+
+
+# ------------------------------------------------------------------ EP-SPARQL queries split by key
+#: groups over companies (?x), one of them reading the background (:r), one binding another
+#: variable (?y) only, and sequence operators of every kind (the reference test's)
+from tests.temporal.test_epsparql_reference import trees  # noqa: E402
+
+EP_GROUPS = ("{ ?x :p ?v }", "{ ?x :q ?w }", "{ ?x :p ?v . ?x :q ?w }", "{ ?x :q ?w OPTIONAL { ?x :r ?y } }",
+             "{ ?x :p 1 }", "{ ?x :r ?y }", "{ ?y :p ?v }")
+
+
+@st.composite
+def ep_programs(draw):
+    """EP-SPARQL queries (select *, or a projection with or without ?x, distinct or not: a
+    distinct one without the key is not split) over
+    a background of :r facts and a stream of :p and :q readings of five companies."""
+    queries = []
+    for i in range(draw(st.integers(1, 3))):
+        head = draw(st.sampled_from(["select *", "select ?x ?v", "select distinct ?x ?w", "select ?v ?w",
+                                     "select distinct ?v"]))
+        top = draw(st.sampled_from(["", "filter(getDURATION() >= 1)", "filter(?v > 0 || ?w > 0)"]))
+        queries.append(f"query Q{i} := {head} where {draw(trees(groups=EP_GROUPS))} {top} within {draw(st.integers(1, 8))} .")
+    companies = "abcde"
+    background = " ".join(f":r({c}, n{draw(st.integers(0, 2))}) ." for c in companies if draw(st.booleans()))
+    fact = st.builds(lambda c, p, v: f"<http://ex.org/{p}>({c},{v})", st.sampled_from(companies), st.sampled_from("pq"),
+                     st.integers(0, 2))
+    times = sorted(draw(st.sets(st.integers(0, 20), min_size=2, max_size=12)))
+    text = "@prefix : <http://ex.org/> .\n" + background + "\n" + "\n".join(queries) + "\n"
+    return text, [(t, draw(st.lists(fact, min_size=1, max_size=8))) for t in times]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(ep_programs(), st.sampled_from([2, 3]))
+def test_generated_epsparql_queries_split_by_key_give_one_reasoners_output(case, groups):
+    """The groups' solutions routed by the key variable's term; a query whose groups do not all
+    bind one selected variable keeps the program on one key."""
+    text, elements = case
+    checked = check_text(text)
+    assert checked.ok, (text, checked.diagnostics)
+    if split_keys(checked) is None:
+        assert split_reason(checked)
+        return
+    make = lambda: Reasoner(checked)  # noqa: E731
+    assert _outputs(make, elements, groups) == _outputs(make, elements, 1), text
+
+
+def test_check_says_how_queries_split_or_why_not(tmp_path, capsys):
+    up = "query Up := select ?x ?v ?w where { ?x :p ?v } seq { ?x :q ?w } within 5 .\n"
+    files = {"a": up, "b": up + "query Any := select ?v where { ?x :p ?v } seq { ?y :q ?w } within 5 .\n",
+             "c": up + "query Mark := construct { ?x a :Seen } where { ?x :p ?v } seq { ?x :q ?w } within 5 .\n",
+             "d": up + "hot(X) :- <http://ex.org/p>(X, V), V > 1 .\n@T late(X) :- [3] @T hot(X) .\n"}
+    for name, text in files.items():
+        (tmp_path / f"{name}.dotr").write_text("@prefix : <http://ex.org/> .\n" + text)
+    assert main(["check", *(str(tmp_path / f"{name}.dotr") for name in files)]) == 0
+    out = capsys.readouterr().out
+    assert "  split by key: queries Up by ?x\n" in out
+    assert "  split by key: no (query Any: no variable is bound by every group)" in out
+    assert "  split by key: no (query Mark constructs triples (they re-enter the ontological stage))" in out
+    assert "  split by key: no (EP-SPARQL queries with LARS rules)" in out

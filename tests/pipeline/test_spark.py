@@ -366,6 +366,26 @@ def test_the_command_line_takes_spark_settings_and_shows_the_ui(tmp_path):
     assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr
 
 
+def _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines: list[str], keys: type) -> list[str]:
+    """Run ``rules`` on ``lines`` (three micro-batches of six records) in two key groups of the
+    kind ``keys``; assert the job's records are the embedded run's, and return those."""
+    for i in range(3):
+        publish(tmp_path / "in", f"{i}.jsonl", lines[i * 6:(i + 1) * 6])
+    (tmp_path / "bg.ttl").write_text("")
+    job = SparkPipeline(spark, rules, [tmp_path / "bg.ttl"])
+    assert isinstance(job.keys, keys) and len(job.groups) == 2
+    out: list[dict] = []
+    query = job.foreach(job.results(job.read_files(tmp_path / "in", max_files_per_trigger=1)),
+                        lambda _, batch: out.extend(batch), tmp_path / "checkpoint")
+    query.awaitTermination()
+    results = [json.dumps(r, ensure_ascii=False) for r in out if r.pop("kind") == "result"]
+    reasoner = Reasoner.from_files(rules, [tmp_path / "bg.ttl"])
+    expected = [json.dumps(r.to_json(), ensure_ascii=False)
+                for r in reasoner.run((r.t, r.facts) for r in read_jsonl(lines)) if not r.is_empty()]
+    assert results == expected
+    return expected
+
+
 @pytest.mark.parametrize("patterns", [False, True])
 def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark, tmp_path, patterns):
     """LARS rules keyed by sensor (windows, negation, background joins, @): the conclude step
@@ -383,20 +403,8 @@ def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark,
     lines = [json.dumps({"t": t, "facts": [rnd.choice([f"temp({s},{rnd.randrange(60)})", f"smoke({s})", f"ok({s})",
                                                        f"level({rnd.randrange(5)})"]) for s in rnd.sample(sensors, 2)]})
              for t in sorted(rnd.sample(range(40), 18))]
-    for i in range(3):
-        publish(tmp_path / "in", f"{i}.jsonl", lines[i * 6:(i + 1) * 6])
-    (tmp_path / "bg.ttl").write_text("")
-    job = SparkPipeline(spark, rules, [tmp_path / "bg.ttl"])
-    assert isinstance(job.keys, JointKeys if patterns else FactKeys) and len(job.groups) == 2
-    out: list[dict] = []
-    query = job.foreach(job.results(job.read_files(tmp_path / "in", max_files_per_trigger=1)),
-                        lambda _, batch: out.extend(batch), tmp_path / "checkpoint")
-    query.awaitTermination()
-    results = [json.dumps(r, ensure_ascii=False) for r in out if r.pop("kind") == "result"]
-    reasoner = Reasoner.from_files(rules, [tmp_path / "bg.ttl"])
-    expected = [json.dumps(r.to_json(), ensure_ascii=False)
-                for r in reasoner.run((r.t, r.facts) for r in read_jsonl(lines)) if not r.is_empty()]
-    assert len(expected) > 10 and results == expected
+    expected = _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines, JointKeys if patterns else FactKeys)
+    assert len(expected) > 10
     assert not patterns or sum(len(r.get("graphs", ())) + len(r.get("events", ())) for r in map(json.loads, expected)) > 5
     if patterns:  # the same program as a user runs it: ``dotr run --engine spark`` against the embedded run
         (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n")
@@ -405,6 +413,28 @@ def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark,
         assert main([*args, "--engine", "spark", "--output", str(tmp_path / "spark.jsonl")]) == 0
         assert main([*args, "--output", str(tmp_path / "embedded.jsonl")]) == 0
         assert (tmp_path / "spark.jsonl").read_text() == (tmp_path / "embedded.jsonl").read_text() != ""
+
+
+def test_epsparql_queries_split_by_key_give_the_embedded_output(spark, tmp_path):
+    """EP-SPARQL queries keyed by company (sequences, an optional part over the background, a
+    union): two key groups over several micro-batches, answers merged; then the same program
+    through ``dotr run --engine spark`` against the embedded run."""
+    from temporal.keys import QueryKeys
+
+    rules = tmp_path / "rules.dotr"
+    rules.write_text("@prefix : <http://ex.org/> .\n:r(a, n1) . :r(c, n2) .\n"
+                     "query Up := select * where { ?x :p ?v } seq { { ?x :q ?w } optional { ?x :r ?y } } within 6 .\n"
+                     "query Any := select ?x ?v where { { ?x :p ?v } union { ?x :q ?v } } and { ?x :p 1 } within 3 .\n")
+    rnd = random.Random(3)
+    lines = [json.dumps({"t": t, "facts": [f"<http://ex.org/{rnd.choice('pq')}>({rnd.choice('abcde')},{rnd.randrange(3)})"
+                                           for _ in range(3)]}) for t in sorted(rnd.sample(range(40), 18))]
+    expected = _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines, QueryKeys)
+    assert sum(len(rows) for r in map(json.loads, expected) for rows in r.get("answers", {}).values()) > 10
+    (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n")
+    args = ["run", "-q", "--rules", str(rules), "--input", str(tmp_path / "stream.jsonl")]
+    assert main([*args, "--engine", "spark", "--output", str(tmp_path / "spark.jsonl")]) == 0
+    assert main([*args, "--output", str(tmp_path / "embedded.jsonl")]) == 0
+    assert (tmp_path / "spark.jsonl").read_text() == (tmp_path / "embedded.jsonl").read_text() != ""
 
 
 def test_a_live_pipe_into_spark_gives_each_time_point_as_it_comes(tmp_path):

@@ -24,11 +24,11 @@ CONDITIONS = ["", "filter(?v < ?w)", "filter(getDURATION() < 3)", "filter(!bound
 
 
 @st.composite
-def trees(draw, depth=2):
+def trees(draw, depth=2, groups=tuple(GROUPS)):
     if depth == 0 or draw(st.integers(0, 2)) == 0:
-        return draw(st.sampled_from(GROUPS))
+        return draw(st.sampled_from(groups))
     op = draw(st.sampled_from(OPS))
-    left, right = draw(trees(depth - 1)), draw(trees(depth - 1))
+    left, right = draw(trees(depth - 1, groups)), draw(trees(depth - 1, groups))
     condition = draw(st.sampled_from(CONDITIONS)) if op in ("optional", "optionalseq", "equalsoptional") else ""
     if condition:  # the optional operand's block carries the join condition
         if op == "optionalseq":
