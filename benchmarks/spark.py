@@ -23,7 +23,8 @@ records written to a file as ``dotr run`` writes them) on the same files; then l
 join with 500 sensors' rooms in the background), which split by sensor; ``--workload
 lars+patterns`` adds a pattern over the same readings, which splits by room beside them
 (``LARS_PATTERNS``); ``--workload mixed`` runs DOTR's pattern rules and LARS rules over the same
-readings in ms (``MIXED_LARS``), one key group.
+readings in ms (``MIXED_LARS``): the rules by sensor and the patterns by room, each group
+evaluating its own time points, the merge carrying each group's facts to the others'.
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ pattern Crowd from Hot and last Hot(r = Hot.r) as Before within 3000 from Hot
 
 
 #: the mixed workload (``--workload mixed``): DOTR's pattern rules and LARS rules over the same
-#: readings (ms: windows of 10 s and 30 s, negation, a background join); patterns and LARS
-#: together run as one key group
+#: readings (ms: windows of 10 s and 30 s, negation, a background join); the rules split by
+#: sensor, the patterns by room
 MIXED_LARS = """
 hot(S) :- [10000] <> :read_valB(S, V), V > 90 .
 checked(S) :- :read_valA(S, W) .

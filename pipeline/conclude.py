@@ -170,36 +170,20 @@ class Lars:
     def __init__(self, engine: LarsEngine, printed: Callable[[tuple, tuple], bool]):
         self.engine, self.printed = engine, printed
         self.ahead: dict[int, set] = {}  # time -> atoms placed there by @T heads, reported in ``at``
-        self.owns: Callable[[tuple, tuple], bool] | None = None  # split by key: the facts this group reports
-        self._mine: dict[tuple, bool] = {}  # fact -> owns(fact)
 
     def conclude(self, now: Moment) -> None:
         t, engine, result = now.t, self.engine, now.result
         out = engine.step(t, now.point.stream, derived=list(now.conclusions) + now.graph_facts)
-        background = engine.background
+        held = set(out.facts) - engine.background  # (iterates the facts, not the background)
         ahead = self.ahead.pop(t, ())
-        owns = self.owns
-        if owns is None:
-            held = set(out.facts) - background  # (iterates the facts, not the background)
-            if ahead:
-                held -= ahead
-            now.derived |= held
-        else:  # (a fact holds at many time points: whether it is this group's is remembered)
-            mine = self._mine
-            if len(mine) > 1_000_000:
-                mine.clear()
-            for item in out.facts:
-                if item not in background and item not in ahead:
-                    owned = mine.get(item)
-                    if owned is None:
-                        owned = mine[item] = owns(*item)
-                    if owned:
-                        now.derived.add(item)
+        if ahead:
+            held -= ahead
+        now.derived |= held
         d = engine.dictionary
         for when, rel, fact in out.at:
             if when > t:
                 self.ahead.setdefault(when, set()).add((rel, fact))
-            if self.printed(rel, fact) and (owns is None or owns(rel, fact)):
+            if self.printed(rel, fact):
                 result.at.setdefault(when, []).append(format_fact(d, rel, fact))
         for v in result.at.values():
             v.sort()

@@ -176,8 +176,8 @@ def split_keys(checked: CheckResult) -> dict[str, int] | FactKeys | JointKeys | 
     """How the temporal stage of these rules can be split by key, or None (:func:`split_reason`
     says why). Patterns alone (no LARS rules, no queries) whose graphs never re-enter the
     ontological stage (no profile, no event reading them): event type -> key attribute position
-    (:func:`temporal.keys.partition_keys`). LARS rules alone, in tick mode: predicate -> key
-    argument (:func:`temporal.keys.fact_keys`). Both, in tick mode, when the rules read and
+    (:func:`temporal.keys.partition_keys`). LARS rules alone: predicate -> key argument
+    (:func:`temporal.keys.fact_keys`; in ms, see :func:`carried`). Both, when the rules read and
     derive nothing the patterns' graphs construct: :class:`temporal.keys.JointKeys`. EP-SPARQL
     queries alone (no C-SPARQL query, LARS rule or pattern): each query by a variable
     (:func:`temporal.epsparql.query_keys`)."""
@@ -197,8 +197,6 @@ def _split(checked: CheckResult) -> tuple[dict | None, str]:
         if analysis.temporal or program.patterns:
             return None, "EP-SPARQL queries with LARS rules" if analysis.temporal else "EP-SPARQL queries with patterns"
         return query_keys(EpSparqlEngine.from_program(program, parsed=checked.queries))
-    if analysis.temporal and program.timeunit != "ticks":
-        return None, "@timeunit ms (a key group's output would not be evaluated at the other groups' changes)"
     if program.patterns and (program.profiles or analysis.graphs_reach_events):
         return None, "pattern graphs re-enter the ontological stage (a profile, or an event reads them)"
     events = partition_keys(program)
@@ -213,6 +211,42 @@ def _split(checked: CheckResult) -> tuple[dict | None, str]:
     if events is None:
         return None, "LARS rules with patterns that have no keys"
     return JointKeys(facts, events), ""
+
+
+def carried(checked: CheckResult) -> bool:
+    """Whether the key groups of :func:`split_keys` evaluate different time points, so that a
+    group's printed facts must be carried to the time points it skips (:func:`carry_facts`):
+    LARS rules in ``@timeunit ms``, where each group evaluates where its own facts change."""
+    return checked.program.timeunit != "ticks" and isinstance(split_keys(checked), (FactKeys, JointKeys))
+
+
+def carry_facts(records: Iterable[tuple[int, dict]], held: dict[int, list[str]] | None = None
+                ) -> tuple[list[dict], dict[int, list[str]]]:
+    """The records of :func:`carried` key groups, ``(group, record)`` for every time point each
+    group evaluated (empty records too), as one reasoner's, in time order: at each time point
+    some group evaluated, the facts every group printed last (``held``: each group's facts at
+    the last time point it evaluated before these) and the rest of that time point's records
+    (:func:`merge_records`). Returns those that are not empty, and the facts each group holds
+    after them.
+
+    >>> carry_facts([(0, {"t": 5, "facts": ["a"]}), (1, {"t": 7, "facts": []}), (0, {"t": 9, "facts": []})],
+    ...             {1: ["b"]})
+    ([{'t': 5, 'facts': ['a', 'b']}, {'t': 7, 'facts': ['a']}], {1: [], 0: []})
+    """
+    by_t: dict[int, list[tuple[int, dict]]] = {}
+    for group, record in records:
+        by_t.setdefault(record["t"], []).append((group, record))
+    held = dict(held or {})
+    out = []
+    for t in sorted(by_t):
+        parts = by_t[t]
+        for group, record in parts:
+            held[group] = record["facts"]
+        merged = merge_records([record for _, record in parts])
+        merged["facts"] = sorted({fact for facts in held.values() for fact in facts})
+        if merged["facts"] or any(key in merged for key in ("at", "graphs", "answers", "events")):
+            out.append(merged)
+    return out, held
 
 
 def make_partition(keys: dict | JointKeys, n: int, dictionary) -> Partition:
@@ -600,8 +634,8 @@ class Reasoner:
         if split_keys(self.checked) is None:
             raise ValueError("this program's temporal stage cannot be split by key")
         facts = partition.facts if isinstance(partition, JointPartition) else partition
-        if isinstance(facts, FactPartition) and self._lars_step is not None:
-            self._lars_step.owns = partial(facts.owns, group)
+        if isinstance(facts, FactPartition) and self.lars is not None:  # (it keeps and reports its keys' facts only)
+            self.lars.keep = partial(facts.owns, group)
         self._group = (partition, group)
 
     def temporal_snapshot(self) -> dict:

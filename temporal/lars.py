@@ -39,7 +39,7 @@ from functools import partial
 from itertools import repeat
 from operator import itemgetter
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 import networkx as nx
 
@@ -272,6 +272,10 @@ class LarsEngine(BackgroundChanges):
         self._plain: LarsEngine | None = None  # see change_background
         self._plain_needed: set[RelKey] = set()
         self._rederive: set[RelKey] = set()  # after a removal: the relations to derive again from
+        #: in a key group (``pipeline.embedded.Reasoner.keep_group``): whether the engine keeps a
+        #: derived fact (its key is the group's); the others are dropped as they are derived, so
+        #: that the engine holds, and ``next_change`` follows, its own keys' facts only
+        self.keep: Callable[[RelKey, tuple], bool] | None = None
         self.add_background([self._fact(a) for a in facts] + list(background))
 
     def add_background(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
@@ -616,7 +620,10 @@ class LarsEngine(BackgroundChanges):
         at_heads, dia_of, tracked, on_added = self._at_heads, self._dia_of, self._tracked, self._on_added
         t = self.t if self.t is not None else self.start
         delta: dict[RelKey, dict[tuple, int]] = {}
+        keep = self.keep
         while items:
+            if keep is not None:
+                items = [item for item in items if keep(item[0], item[1])]
             if at_heads:
                 plain = []
                 for item in items:
@@ -646,6 +653,8 @@ class LarsEngine(BackgroundChanges):
 
     def _place(self, rel: RelKey, fact: tuple, when: int, now: int) -> list[FactItem]:
         """``@when fact``: now, in the past (its windows learn of it) or in the future."""
+        if self.keep is not None and not self.keep(rel, fact):
+            return []
         key = (when, rel, fact)
         if when == now:
             self._placed.add(key)

@@ -53,8 +53,8 @@ from ontology.background import load_triples
 from rules import DotrError, check
 from rules.lang.loader import CheckResult
 
-from ..embedded import (InputError, Partition, Reasoner, Result, intern_all, make_partition, merge_records, split_keys,
-                        split_point)
+from ..embedded import (InputError, Partition, Reasoner, Result, carried, carry_facts, intern_all, make_partition,
+                        merge_records, split_keys, split_point)
 from ..io import BackgroundChange, Record, read_jsonl, read_laserpp, read_trig
 from ..wire import decode_point, encode_point
 from .changes import ChangeLog, RecordId, local_path
@@ -392,25 +392,31 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
     points = {t: payload for t, kind, payload in rows if kind == "point"}
     cached = worker.engines.pop(group, None)  # (put back at the end: a micro-batch that fails half
     if cached is not None and cached[0] == version:  # way leaves no engine its retry could take)
-        engine = cached[1]
+        _, engine, printed = cached
     else:  # a new worker, or a micro-batch run again after a failure
-        engine = worker.fresh_reasoner(group)
+        engine, printed = worker.fresh_reasoner(group), []
         if blob is not None:
             saved = pickle.loads(blob)
             if saved.get("background_changes"):
                 worker.changed.add(group)
+            printed = saved.pop("printed", [])
             engine.restore_temporal(saved)
     if changes:  # (before any is made: a failure half way leaves the background changed)
         worker.changed.add(group)
-    keep_empty = worker.options.get("keep_empty", False)
+    keep_empty, carry = worker.options.get("keep_empty", False), worker.options.get("carry", False)
     out: list[tuple] = []
+    if carry:  # the facts this group printed last, for the time points it does not evaluate
+        out.append((engine.last_t, "carry", json.dumps({"group": group, "facts": printed}, ensure_ascii=False), None))
 
     apart = len(worker.labels) > 1
 
     def emit(result: Result) -> None:
-        if keep_empty or not result.is_empty():
+        nonlocal printed
+        if keep_empty or carry or not result.is_empty():  # (carried: the merge needs every one)
             record = result.to_json()
             graphs = record.pop("graphs", []) if apart else None
+            if carry:
+                record["group"], printed = group, result.facts
             out.append((result.t, "result", json.dumps(record, ensure_ascii=False), graphs))
 
     rejects = sorted(((t, json.loads(payload)) for t, kind, payload in rows if kind == "reject"),
@@ -440,8 +446,9 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
             log.record(*change)
         log.close_batch(engine.last_t, before, [rid for _, _, ids in changes.values() for rid in ids])
     version = secrets.randbits(62)  # unique: a cached engine matches only the state it wrote
-    worker.engines[group] = (version, engine)
-    return out, (version, pickle.dumps(engine.temporal_snapshot(), protocol=pickle.HIGHEST_PROTOCOL))
+    worker.engines[group] = (version, engine, printed)
+    saved = {**engine.temporal_snapshot(), "printed": printed}
+    return out, (version, pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 # ------------------------------------------------------------------------- the job
@@ -460,11 +467,16 @@ class SparkPipeline:
         background = [t for path in ontologies for t in load_triples(path)]
         stage = OntologicalStage(checked, background)
         self.keys = split_keys(checked) if split_by_key else None
+        #: the key groups evaluate different time points (ms): the merge carries their facts. Every
+        #: time point printed (``keep_empty``) would need the one reasoner's time points: one key
+        self.carry = self.keys is not None and carried(checked)
+        if self.carry and keep_empty:
+            self.keys, self.carry = None, False
         groups = int(spark.conf.get("spark.sql.shuffle.partitions")) if self.keys is not None else 1
         self.groups = _group_labels(spark, groups)
         bundle = pickle.dumps((checked, stage.snapshot(), {"include_background": include_background},
-                               {"keep_empty": keep_empty, "keys": self.keys, "groups": self.groups}),
-                              protocol=pickle.HIGHEST_PROTOCOL)
+                               {"keep_empty": keep_empty, "keys": self.keys, "groups": self.groups,
+                                "carry": self.carry}), protocol=pickle.HIGHEST_PROTOCOL)
         self.spark = spark
         self.job = hashlib.sha1(bundle).hexdigest()
         self.input_format = input_format
@@ -583,7 +595,9 @@ class SparkPipeline:
         # them: otherwise Spark 4.3 fails casting them (ColumnarBatchRow) to UnsafeRow. A
         # projection the optimizer keeps (``t + 0`` it removes):
         copied = results.select("t", F.concat("kind", F.lit("")).alias("kind"), "json", "graphs")
-        return copied.repartition(partitions, "t").mapInPandas(dotr_merge, RESULTS)
+        # carried facts go from a group's time points to the next ones: one task sees them all
+        merged = copied.repartition(1) if self.carry else copied.repartition(partitions, "t")
+        return merged.mapInPandas(dotr_merge, RESULTS)
 
     # --------------------------------------------------------------------- sinks
     def write(self, results, path: str | Path, checkpoint: str | Path, fmt: str = "jsonl",
@@ -620,16 +634,27 @@ class SparkPipeline:
 
 def dotr_merge(frames):
     """The *merge* step: ``GROUP_RESULTS`` rows to ``RESULTS`` rows, the records of each time
-    point from the key groups, with their graphs, as one record (the graphs never parsed)."""
+    point from the key groups, with their graphs, as one record (the graphs never parsed). With
+    ``carry`` rows (the groups' facts before the micro-batch), the groups evaluated different time
+    points: each group's facts are carried to the others' (``carry_facts``)."""
     rows = _rows(frames, ["t", "kind", "json", "graphs"])
     by_t: dict[int, list[dict]] = defaultdict(list)
+    held: dict[int, list[str]] | None = None
     out = []
     for t, kind, text, graphs in rows:
         if kind == "result":
             by_t[t].append({**json.loads(text), "graphs": graphs})
+        elif kind == "carry":
+            carried_facts = json.loads(text)
+            held = held or {}
+            held[carried_facts["group"]] = carried_facts["facts"]
         else:
             out.append((t, kind, text))
-    out.extend((t, "result", json.dumps(merge_records(parts), ensure_ascii=False)) for t, parts in by_t.items())
+    if held is not None:
+        records = [(record.pop("group"), record) for parts in by_t.values() for record in parts]
+        out.extend((m["t"], "result", json.dumps(m, ensure_ascii=False)) for m in carry_facts(records, held)[0])
+    else:
+        out.extend((t, "result", json.dumps(merge_records(parts), ensure_ascii=False)) for t, parts in by_t.items())
     yield pd.DataFrame(out, columns=["t", "kind", "json"]).astype({"t": "Int64"})
 
 

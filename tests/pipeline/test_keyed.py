@@ -8,7 +8,7 @@ import pytest
 from benchmarks.patterns import EX, background, program
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pipeline.embedded import Reasoner, make_partition, merge_records, split_keys, split_reason
+from pipeline.embedded import Reasoner, carried, carry_facts, make_partition, merge_records, split_keys, split_reason
 from pipeline.cli import main
 from rules import check_text
 from temporal.keys import EventPartition, JointKeys
@@ -20,6 +20,8 @@ def _outputs(make, elements, groups: int) -> list[dict]:
     reasoners = [make() for _ in range(groups)]
     for g, r in enumerate(reasoners):
         r.keep_group(make_partition(split_keys(r.checked), groups, r.dictionary), g)
+    if carried(reasoners[0].checked):  # (each group evaluates its own time points)
+        return carry_facts((g, result.to_json()) for g, r in enumerate(reasoners) for result in r.run(elements))[0]
     by_t: dict[int, list[dict]] = {}
     for r in reasoners:
         for result in r.run(elements):
@@ -98,10 +100,12 @@ def lars_programs(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(lars_programs(), st.sampled_from([2, 3]))
-def test_generated_lars_programs_split_by_key_give_one_reasoners_output(case, groups):
+@given(lars_programs(), st.sampled_from([2, 3]), st.sampled_from(["ticks", "ms"]))
+def test_generated_lars_programs_split_by_key_give_one_reasoners_output(case, groups, unit):
+    """In ms, each group evaluates the time points where its own keys' facts change: the facts
+    it printed last are carried to the others' time points (carry_facts)."""
     text, elements = case
-    checked = check_text(text)
+    checked = check_text(f"@timeunit {unit} .\n" + text)
     assert checked.ok, text
     keys = split_keys(checked)
     if keys is None:  # (any_hot alone, or a rule that ties no sensor)
@@ -165,12 +169,12 @@ def mixed_programs(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(mixed_programs(), st.sampled_from([2, 3]))
-def test_generated_lars_rules_with_patterns_split_by_key_give_one_reasoners_output(case, groups):
+@given(mixed_programs(), st.sampled_from([2, 3]), st.sampled_from(["ticks", "ms"]))
+def test_generated_lars_rules_with_patterns_split_by_key_give_one_reasoners_output(case, groups, unit):
     """The rules' facts split by their key (sensor), the patterns' events by theirs (sensor or
     room); a program whose rules read a pattern's graph is not split."""
     text, elements = case
-    checked = check_text(text)
+    checked = check_text(f"@timeunit {unit} .\n" + text)
     assert checked.ok, (text, checked.diagnostics)
     keys = split_keys(checked)
     if keys is None:

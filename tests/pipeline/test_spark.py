@@ -15,11 +15,11 @@ import pytest
 
 from ontology import OntologicalStage
 from pipeline.cli import main
-from pipeline.embedded import Reasoner, split_keys
+from pipeline.embedded import Reasoner, carried, split_keys
 from pipeline.io import read_jsonl
 from pipeline.spark.changes import ChangeLog
 from pipeline.spark.job import SparkPipeline, _Worker, conclude_rows, dotr_merge, enrich_rows, result_of, split_file
-from rules import check
+from rules import check, check_text
 from tests.pipeline.test_spark_changes import embedded as embedded_records
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,6 +172,37 @@ def test_a_restored_state_continues_exactly(example, tmp_path):
     continuous = _conclude(live, enrich_rows(live, elements, logs[2]), [None] * len(groups), logs[2])
     assert outputs == continuous == reused_outputs
     assert [json for _, kind, json in outputs if kind == "result"] == embedded(example, lines, keep_empty=True)
+
+
+def test_carried_key_groups_restored_each_micro_batch_continue_exactly():
+    """LARS rules in ms split by sensor: each group's state, with the facts it printed last, is
+    restored by a fresh worker every micro-batch; the carrying merge gives the live run's and the
+    embedded run's records. No Spark: the steps themselves."""
+    from tests.pipeline.test_keyed import BACKGROUND, RULES
+
+    checked = check_text("@timeunit ms .\n" + BACKGROUND + "\n".join(r.format(w=3, c=30) for r in RULES
+                                                                     if "any_hot" not in r) + "\n")
+    keys = split_keys(checked)
+    assert keys is not None and carried(checked)
+    bundle = pickle.dumps((checked, OntologicalStage(checked, []).snapshot(), {},
+                           {"keep_empty": False, "keys": keys, "groups": [7, 3], "carry": True}))
+    rnd = random.Random(11)
+    # (every second record is empty, so that the groups' next time points after a micro-batch
+    # differ: after a record with facts, every group evaluates the next tick, when they expire)
+    lines = [json.dumps({"t": t, "facts": [rnd.choice([f"temp({s},{rnd.randrange(60)})", f"smoke({s})", f"ok({s})"])
+                                           for s in rnd.sample(["s1", "s2", "s3", "s5"], 2 * (i % 2 == 0))]})
+             for i, t in enumerate(sorted(rnd.sample(range(150), 30)))]
+    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))
+    times = sorted({row[2] for row in elements})
+    outputs, states = [], [None, None]
+    for i in range(0, len(times), 2):
+        batch = [row for row in elements if row[2] in times[i:i + 2]]
+        outputs += _conclude(_Worker(bundle), enrich_rows(_Worker(bundle), batch), states)
+    live = _Worker(bundle)
+    assert outputs == _conclude(live, enrich_rows(live, elements), [None, None])
+    records, _ = embedded_records(checked, [], lines)
+    expected = [line for line in records if not result_of(json.loads(line)).is_empty()]
+    assert len(expected) > 20 and [text for _, kind, text in outputs if kind == "result"] == expected
 
 
 def _conclude(worker: _Worker, rows: list[tuple], states: list, log: ChangeLog | None = None) -> list[tuple]:
@@ -366,14 +397,15 @@ def test_the_command_line_takes_spark_settings_and_shows_the_ui(tmp_path):
     assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr
 
 
-def _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines: list[str], keys: type) -> list[str]:
+def _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines: list[str], keys: type,
+                                        carry: bool = False) -> list[str]:
     """Run ``rules`` on ``lines`` (three micro-batches of six records) in two key groups of the
     kind ``keys``; assert the job's records are the embedded run's, and return those."""
     for i in range(3):
         publish(tmp_path / "in", f"{i}.jsonl", lines[i * 6:(i + 1) * 6])
     (tmp_path / "bg.ttl").write_text("")
     job = SparkPipeline(spark, rules, [tmp_path / "bg.ttl"])
-    assert isinstance(job.keys, keys) and len(job.groups) == 2
+    assert isinstance(job.keys, keys) and len(job.groups) == 2 and job.carry == carry
     out: list[dict] = []
     query = job.foreach(job.results(job.read_files(tmp_path / "in", max_files_per_trigger=1)),
                         lambda _, batch: out.extend(batch), tmp_path / "checkpoint")
@@ -386,24 +418,26 @@ def _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines: list[str
     return expected
 
 
-@pytest.mark.parametrize("patterns", [False, True])
-def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark, tmp_path, patterns):
+@pytest.mark.parametrize("patterns, unit", [(False, "ticks"), (True, "ticks"), (True, "ms")])
+def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark, tmp_path, patterns, unit):
     """LARS rules keyed by sensor (windows, negation, background joins, @): the conclude step
     runs in two key groups over several micro-batches, ticks between inputs included; with
     patterns keyed by sensor and by room beside them (graphs, emitted events), also through
-    ``dotr run --engine spark``."""
+    ``dotr run --engine spark``. In ms, each group evaluates its own time points, and the merge
+    carries each group's facts to the others' (across micro-batches too)."""
     from tests.pipeline.test_keyed import BACKGROUND, PATTERNS, RULES
     from temporal.keys import FactKeys, JointKeys
 
     rules = tmp_path / "rules.dotr"
-    rules.write_text(BACKGROUND + "\n".join(r.format(w=3, c=30) for r in RULES if "any_hot" not in r) + "\n"
-                     + "".join(p.format(w=3) + "\n" for p in PATTERNS if patterns))
+    rules.write_text(f"@timeunit {unit} .\n" + BACKGROUND + "\n".join(r.format(w=3, c=30) for r in RULES if "any_hot" not in r)
+                     + "\n" + "".join(p.format(w=3) + "\n" for p in PATTERNS if patterns))
     rnd = random.Random(7)
     sensors = ["s1", "s2", "s3", "s5"]
     lines = [json.dumps({"t": t, "facts": [rnd.choice([f"temp({s},{rnd.randrange(60)})", f"smoke({s})", f"ok({s})",
                                                        f"level({rnd.randrange(5)})"]) for s in rnd.sample(sensors, 2)]})
              for t in sorted(rnd.sample(range(40), 18))]
-    expected = _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines, JointKeys if patterns else FactKeys)
+    expected = _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines, JointKeys if patterns else FactKeys,
+                                                    carry=unit == "ms")
     assert len(expected) > 10
     assert not patterns or sum(len(r.get("graphs", ())) + len(r.get("events", ())) for r in map(json.loads, expected)) > 5
     if patterns:  # the same program as a user runs it: ``dotr run --engine spark`` against the embedded run
