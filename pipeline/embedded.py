@@ -635,7 +635,7 @@ class Reasoner:
             raise ValueError("this program's temporal stage cannot be split by key")
         facts = partition.facts if isinstance(partition, JointPartition) else partition
         if isinstance(facts, FactPartition) and self.lars is not None:  # (it keeps and reports its keys' facts only)
-            self.lars.keep = partial(facts.owns, group)
+            self.lars.keep = partial(facts.owned, group)
         self._group = (partition, group)
 
     def temporal_snapshot(self) -> dict:

@@ -262,13 +262,33 @@ class FactPartition(_ByTerm):
                 out[self.group_of_term(fact[1][route])].append(fact)
         return out
 
-    def owns(self, group: int, rel: tuple, args: tuple) -> bool:
-        """Whether ``group`` reports the fact: its key's value is the group's (an unsplit
-        predicate's facts are everyone's). A group derives facts of other groups' values too
-        (from the whole background, under a negation of data it does not have): those are not
-        its to report."""
-        route = self._route(rel)
-        return not isinstance(route, int) or self.group_of_term(args[route]) == group
+    def owned(self, group: int, items: list[tuple]) -> list[tuple]:
+        """The items ``(relation, args, ...)`` that ``group`` reports: those whose key's value is
+        the group's, and every item of an unsplit predicate. A group could derive facts of other
+        groups' values too (from the whole background, under a negation of data it does not
+        have): those are not its own.
+
+        >>> d = TermDictionary()
+        >>> part = FactPartition({("temp", 2): 0}, 2, d)
+        >>> temp, a = (d.intern(ir.Name("temp")), 2), d.intern(ir.Name("s1"))
+        >>> [len(part.owned(g, [(temp, (a, 1), 5), (temp, (a, 2), 5)])) for g in range(2)] == [
+        ...     2 * (part.group_of_term(a) == g) for g in range(2)]
+        True
+        """
+        route_of, groups, out = self._route, self._groups, []
+        last = route = None
+        for item in items:
+            rel = item[0]
+            if rel is not last:  # (items come in runs of one relation)
+                last, route = rel, route_of(rel)
+            if type(route) is not int:
+                out.append(item)
+                continue
+            term = item[1][route]
+            found = groups.get(term)
+            if (found if found is not None else self.group_of_term(term)) == group:
+                out.append(item)
+        return out
 
     def forget_terms(self, first: int) -> None:
         super().forget_terms(first)

@@ -272,10 +272,11 @@ class LarsEngine(BackgroundChanges):
         self._plain: LarsEngine | None = None  # see change_background
         self._plain_needed: set[RelKey] = set()
         self._rederive: set[RelKey] = set()  # after a removal: the relations to derive again from
-        #: in a key group (``pipeline.embedded.Reasoner.keep_group``): whether the engine keeps a
-        #: derived fact (its key is the group's); the others are dropped as they are derived, so
-        #: that the engine holds, and ``next_change`` follows, its own keys' facts only
-        self.keep: Callable[[RelKey, tuple], bool] | None = None
+        #: in a key group (``pipeline.embedded.Reasoner.keep_group``): of a list of items
+        #: ``(rel, fact, ...)``, those the engine keeps (their key is the group's); the others are
+        #: dropped as they are derived, so that the engine holds, and ``next_change`` follows, its
+        #: own keys' facts only
+        self.keep: Callable[[list], list] | None = None
         self.add_background([self._fact(a) for a in facts] + list(background))
 
     def add_background(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
@@ -623,7 +624,7 @@ class LarsEngine(BackgroundChanges):
         keep = self.keep
         while items:
             if keep is not None:
-                items = [item for item in items if keep(item[0], item[1])]
+                items = keep(items)
             if at_heads:
                 plain = []
                 for item in items:
@@ -653,7 +654,7 @@ class LarsEngine(BackgroundChanges):
 
     def _place(self, rel: RelKey, fact: tuple, when: int, now: int) -> list[FactItem]:
         """``@when fact``: now, in the past (its windows learn of it) or in the future."""
-        if self.keep is not None and not self.keep(rel, fact):
+        if self.keep is not None and not self.keep([(rel, fact)]):
             return []
         key = (when, rel, fact)
         if when == now:
