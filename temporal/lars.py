@@ -573,7 +573,7 @@ class LarsEngine(BackgroundChanges):
         self._carried = []
         if prev == t - 1:  # nothing skipped: every dropped fact held until prev, as recorded then
             if not on_expired:
-                self.store.expire(t)
+                self.store.expire(t, report=False)
                 return
             last = tells = None
             for rel, fact, _ in self.store.expire(t):

@@ -52,12 +52,13 @@ def apply_items(store, items, dict delta):
     return delta
 
 
-def expire_buckets(store, now) -> list:
+def expire_buckets(store, now, bint report=True):
     """Drop every fact of ``store`` whose expiry is before ``now``; return the dropped facts as
-    ``(rel, fact, expiry)``, bucket by bucket."""
+    ``(rel, fact, expiry)``, bucket by bucket (``report=False``: how many)."""
     cdef dict relations = store.relations
     buckets = store.buckets
     cdef list dropped = []
+    cdef Py_ssize_t count = 0
     cdef dict facts = None
     cdef object last
     cdef object r = None
@@ -73,5 +74,8 @@ def expire_buckets(store, now) -> list:
                 del facts[fact]
                 if r.indexes:
                     r._delete(fact)
-                dropped.append((rel, fact, when))
-    return dropped
+                if report:
+                    dropped.append((rel, fact, when))
+                else:
+                    count += 1
+    return dropped if report else count

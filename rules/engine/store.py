@@ -147,7 +147,7 @@ class Store(Protocol):
 
     def remove(self, rel: RelKey, fact: tuple) -> bool: ...
 
-    def expire(self, now: int) -> list[tuple[RelKey, tuple, int]]: ...
+    def expire(self, now: int, report: bool = True) -> list[tuple[RelKey, tuple, int]] | int: ...
 
     def expiry_times(self, since: int) -> list[int]: ...
 
@@ -298,10 +298,10 @@ class DictStore:
         r._delete(fact)
         return True
 
-    def expire(self, now: int) -> list[tuple[RelKey, tuple, int]]:
+    def expire(self, now: int, report: bool = True) -> list[tuple[RelKey, tuple, int]] | int:
         """Drop every fact whose expiry is before ``now``; return what was dropped, with the
-        expiry each had (compiled: ``rules.engine.dict_loops``)."""
-        return expire_buckets(self, now)
+        expiry each had (``report=False``: how many; compiled: ``rules.engine.dict_loops``)."""
+        return expire_buckets(self, now, report)
 
     def __iter__(self) -> Iterator[tuple[RelKey, tuple, int]]:
         for rel, r in self.relations.items():

@@ -41,6 +41,8 @@ def test_expire_drops_what_ends_before_now(store):
     assert store.expire(11) == [(E, (1, 2), 10)]
     assert _facts(store, E) == {(1, 3): INF, (1, 4): 11}
     assert store.expiry_times(0) == [11]
+    store.add(F, (5, 6), 12)
+    assert store.expire(13, report=False) == 2 and len(store) == 1  # (how many, without the list)
 
 
 def test_indexes_follow_insertions_and_deletions(store):
