@@ -629,8 +629,10 @@ class Reasoner:
     def keep_group(self, partition: Partition, group: int) -> None:
         """From now on conclude only ``group``'s part of each time point (:func:`split_point`):
         the reasoners of all groups, each given every time point, together output what one
-        reasoner outputs (group 0 the facts, each group the graphs of its matches). The
-        partition's keys must be :func:`split_keys`'s."""
+        reasoner outputs: their records of a time point merged (:func:`merge_records`), or, when
+        the groups evaluate different time points (:func:`carried`), all their records, empty
+        ones too, merged by :func:`carry_facts`. The partition's keys must be
+        :func:`split_keys`'s."""
         if split_keys(self.checked) is None:
             raise ValueError("this program's temporal stage cannot be split by key")
         facts = partition.facts if isinstance(partition, JointPartition) else partition
