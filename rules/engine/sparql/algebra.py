@@ -75,6 +75,8 @@ class _Plans:
                 candidates = relation.index(positions).get(key, ())
             else:
                 candidates = relation.facts
+            if not candidates:  # (an atom of the conjunction matches nothing)
+                return []
             if best_size is None or len(candidates) < best_size:
                 best, best_delta, best_size = i, (candidates, relation.facts), len(candidates)
         out = []
