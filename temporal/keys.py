@@ -264,9 +264,10 @@ class FactPartition(_ByTerm):
 
     def owned(self, group: int, items: list[tuple]) -> list[tuple]:
         """The items ``(relation, args, ...)`` that ``group`` reports: those whose key's value is
-        the group's, and every item of an unsplit predicate. A group could derive facts of other
-        groups' values too (from the whole background, under a negation of data it does not
-        have): those are not its own.
+        the group's, and every item of a relation that is not split (an unsplit predicate, or one
+        the keys do not name: the LARS engine's own auxiliary relations). A group could derive
+        facts of other groups' values too (from the whole background, under a negation of data
+        it does not have): those are not its own.
 
         >>> d = TermDictionary()
         >>> part = FactPartition({("temp", 2): 0}, 2, d)

@@ -639,18 +639,18 @@ def dotr_merge(frames):
     points: each group's facts are carried to the others' (``carry_facts``)."""
     rows = _rows(frames, ["t", "kind", "json", "graphs"])
     by_t: dict[int, list[dict]] = defaultdict(list)
-    held: dict[int, list[str]] | None = None
+    held: dict[int, list[str]] = {}  # (carry rows: the groups' facts before the micro-batch)
+    carried_rows = False
     out = []
     for t, kind, text, graphs in rows:
         if kind == "result":
             by_t[t].append({**json.loads(text), "graphs": graphs})
         elif kind == "carry":
-            carried_facts = json.loads(text)
-            held = held or {}
-            held[carried_facts["group"]] = carried_facts["facts"]
+            carried_rows, row = True, json.loads(text)
+            held[row["group"]] = row["facts"]
         else:
             out.append((t, kind, text))
-    if held is not None:
+    if carried_rows:
         records = [(record.pop("group"), record) for parts in by_t.values() for record in parts]
         out.extend((m["t"], "result", json.dumps(m, ensure_ascii=False)) for m in carry_facts(records, held)[0])
     else:

@@ -23,7 +23,6 @@ def apply_items(store, items, dict delta):
     cdef object old
     cdef long long e
     cdef long long last_e = -1
-    cdef bint indexed = False
     for rel, fact, expiry in items:
         if rel is not last:  # items come in runs of one relation (one rule's head)
             r = relations.get(rel)

@@ -71,13 +71,7 @@ class TermDictionary:
     def intern(self, term: Const) -> int:
         """The id of ``term``, assigning the next free id to a new term."""
         if type(term) is Name:
-            found = self._names.get(term.value)
-            if found is None:
-                found = self._names[term.value] = len(self._terms)
-                self._terms.append(term)
-                self._values.append(term.value)
-                self._keys.append((1, 0, term.value))
-            return found
+            return self.intern_name(term.value)
         found = self._ids.get(term)
         if found is not None:
             return found
