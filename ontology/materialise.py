@@ -61,23 +61,24 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
+from functools import cached_property
 from collections import defaultdict
-from typing import Callable, Iterable
-
-import networkx as nx
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from rules import ir
 from rules.lang.analysis import dependency_graph, pred_key, stratify
+from rules.lang.digraph import descendants
 from rules.lang.analysis import transitive_steps as find_transitive_steps
 from rules.engine.terms import TermDictionary
-
-from rules.engine.columnar import ColumnarRules
 from rules.engine.planning import Unsupported
 from rules.engine.native_store import NativeStore
 from rules.engine.native_plans import NativeRules
 from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
 from rules.engine.fixpoint import SemiNaive
 from rules.engine.store import INF, DictStore, FactItem, RelKey, Store
+
+if TYPE_CHECKING:
+    from rules.engine.columnar import ColumnarRules
 
 BULK_THRESHOLD = 2000
 #: a batch of at least this share of the store's size is closed set-at-a-time when it never
@@ -122,7 +123,7 @@ class Materialiser:
         downstream = set()
         for key in negated:
             if key in graph:
-                downstream |= nx.descendants(graph, key)
+                downstream |= descendants(graph, key)
         self.incremental: list[CompiledRule] = []
         self.local: list[tuple[int, CompiledRule]] = []  # (stratum, rule)
         strata, _ = stratify(graph)
@@ -143,7 +144,6 @@ class Materialiser:
         #: are a large enough share of the store (which is read into arrays): BULK_SHARE,
         #: BULK_SHARE_TAGGED; None: always fact by fact
         self.bulk_threshold = bulk_threshold
-        self._bulk: ColumnarRules | None = None
         #: the compiled plans over a native store (rules.engine.native_plans), which replace the
         #: set-at-a-time paths and the transitive steps
         self._incremental_rules = incremental_rules
@@ -151,11 +151,10 @@ class Materialiser:
         self._native = NativeRules(incremental_rules, self.incremental, dictionary,
                                    find_transitive_steps(incremental_rules) if transitive_steps else {}) \
             if isinstance(self.store, NativeStore) else None
-        if bulk_threshold is not None and self._native is None:
-            try:
-                self._bulk = ColumnarRules([r for r in rules if pred_key(r.head) not in downstream], dictionary)
-            except Unsupported:
-                pass
+        #: the rules closed set-at-a-time (``_bulk``, compiled at the first large batch: numpy is
+        #: imported only by a run that has one)
+        self._bulk_rules = [r for r in rules if pred_key(r.head) not in downstream] \
+            if bulk_threshold is not None and self._native is None else None
         steps = set(self._steps)
         self._loop = SemiNaive()  # the plans by seed, run to the fixpoint (rules.engine.fixpoint)
         for rule, compiled in zip(incremental_rules, self.incremental):
@@ -185,7 +184,7 @@ class Materialiser:
         items = facts if isinstance(facts, list) else list(facts)
         if self._native is not None:
             return self._native.propagate(self.store, items, True)
-        if self._bulk is not None and len(items) >= self.bulk_threshold:
+        if self._bulk_rules is not None and len(items) >= self.bulk_threshold and self._bulk is not None:
             size = len(self.store)
             if len(items) >= size * BULK_SHARE and not self.store.buckets and all(item[2] == INF for item in items):
                 return self._bulk_add(items)
@@ -193,6 +192,17 @@ class Materialiser:
                 return self._bulk_add_tagged(items)
         self._add_explicit(items)
         return self._propagate(items)
+
+    @cached_property
+    def _bulk(self) -> ColumnarRules | None:
+        """The set-at-a-time plans of the rules (rules.engine.columnar); None if some rule has none."""
+        if self._bulk_rules is None:
+            return None
+        from rules.engine.columnar import ColumnarRules
+        try:
+            return ColumnarRules(self._bulk_rules, self.dictionary)
+        except Unsupported:
+            return None
 
     def _add_explicit(self, items: list[FactItem]) -> None:
         if self._native is not None:  # the store keeps them

@@ -17,10 +17,9 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Iterable
 
-import networkx as nx
-
 from rules import ir
 from rules.engine.store import INF, RelKey
+from rules.lang.digraph import descendants
 from temporal.windows import Kind, _add
 
 
@@ -161,7 +160,7 @@ class BackgroundChanges:
             affected |= set(store.relations)
         for rel in list(affected):
             if rel in self._graph:
-                affected |= nx.descendants(self._graph, rel)
+                affected |= descendants(self._graph, rel)
         diamonds = {aux.rel: aux for aux in self._aux.values() if aux.kind == Kind.DIAMOND and aux.rel in affected}
         past = {aux.rel for aux in self._aux.values() if aux.kind in (Kind.AT, Kind.TUPLE_AT)}
 

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from rdflib import BNode, Variable
-from rdflib.plugins.sparql.parserutils import CompValue
 
 from rules import TimeOrderError, ir
 from rules.lang.queries import ParsedQueries
@@ -343,6 +342,8 @@ def _algebra(text: ir.SparqlText, prefixes: dict[str, str], parsed: dict | None 
 
 def _find(node, name: str) -> list:
     """The algebra nodes called ``name`` under ``node``."""
+    from rdflib.plugins.sparql.parserutils import CompValue  # (loaded with the query's parser)
+
     found = []
     if isinstance(node, CompValue):
         if node.name == name:

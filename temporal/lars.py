@@ -41,10 +41,10 @@ from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-import networkx as nx
 
 from rules import Diagnostic, RuleError, TimeOrderError, ir
 from rules.lang.analysis import stratify
+from rules.lang.digraph import DiGraph, has_path, strongly_connected_components
 from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
 from rules.engine.fixpoint import SemiNaive
 from rules.engine.store import INF, DictStore, FactItem, RelKey
@@ -121,7 +121,7 @@ class LarsEngine(BackgroundChanges):
         self._at_heads: dict[RelKey, RelKey] = {}  # pseudo head relation -> placed relation
         plain_heads: set[RelKey] = set()
         compiled: list[tuple[ir.Rule, CompiledRule, bool]] = []
-        graph = nx.DiGraph()
+        graph = DiGraph()
         for rule in rules:
             head_rel = (d.intern(rule.head.pred), len(rule.head.args))
             self.intensional.add(head_rel)
@@ -162,7 +162,7 @@ class LarsEngine(BackgroundChanges):
             windows = tuple(lit.atom for lit in body if isinstance(lit, ir.AtomLiteral) and not lit.negated
                             and (d.intern(lit.atom.pred), len(lit.atom.args)) in tuple_windows)
             if (negated or windows) and semi_naive and c.body_relations and None not in c.body_relations and not any(
-                    nx.has_path(graph, head_rel, rel) for rel in c.body_relations):
+                    has_path(graph, head_rel, rel) for rel in c.body_relations):
                 body_atom, positive, negated_atoms = split_rule(i, head, body, windows)
                 body_rel = (d.intern(body_atom.pred), len(body_atom.args))
                 for rel in c.body_relations:
@@ -389,7 +389,7 @@ class LarsEngine(BackgroundChanges):
             window.rebuild(self._recent, self._seen_atoms)
 
     # ------------------------------------------------------------------ compilation
-    def _stratify(self, graph: nx.DiGraph) -> tuple[dict, set, set]:
+    def _stratify(self, graph: DiGraph) -> tuple[dict, set, set]:
         """Strata of the rewritten program, the box and @ auxiliaries inside a recursion, and the
         relations in a recursion through a diamond of finite positive length.
 
@@ -400,11 +400,11 @@ class LarsEngine(BackgroundChanges):
         reports it."""
         windows = {aux.rel for aux in self._pertime}
         members = {}
-        for number, component in enumerate(nx.strongly_connected_components(graph)):
+        for number, component in enumerate(strongly_connected_components(graph)):
             for node in component:
                 members[node] = number
         recursive = set()
-        for base, aux in list(graph.edges):
+        for base, aux in list(graph.edges()):
             if aux in windows and members[base] == members[aux]:
                 graph[base][aux]["negative"] = False
                 recursive.add(aux)
@@ -428,7 +428,7 @@ class LarsEngine(BackgroundChanges):
         d = self.dictionary
         return (d.intern(atom.pred), len(atom.args)), tuple(d.intern(a) for a in atom.args)
 
-    def _rewrite(self, lit, graph: nx.DiGraph, head_rel: RelKey):
+    def _rewrite(self, lit, graph: DiGraph, head_rel: RelKey):
         """A body literal over stored relations: window atoms become auxiliary atoms."""
         if not isinstance(lit, ir.TemporalLiteral):
             return lit

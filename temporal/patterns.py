@@ -39,11 +39,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
-import networkx as nx
 from rdflib import BNode, Variable as RdfVariable
 
 from rules import RuleError, TimeOrderError, ir
 from rules.engine.builtins import arith, compare
+from rules.lang.digraph import CycleError, DiGraph, topological_sort
 from rules.lang.ir import UNIT_MS
 from rules.lang.queries import ParsedQueries
 from rules.lang.queries.sparql import parse_template, rdf_term
@@ -504,15 +504,15 @@ class PatternEngine:
             self.same_as[e.name] = first.setdefault(e.definition, e.name)
         self.patterns = [_Compiled(p, self) for p in program.patterns]
         # dependency order: a pattern after those that emit the events it uses
-        graph = nx.DiGraph()
+        graph = DiGraph()
         for i, c in enumerate(self.patterns):
             graph.add_node(i)
             for j, other in enumerate(self.patterns):
                 if other.decl.emit is not None and other.decl.emit.event in {r.event for r in c.refs}:
                     graph.add_edge(j, i)
         try:
-            self.order = list(nx.topological_sort(graph))
-        except nx.NetworkXUnfeasible:
+            self.order = list(topological_sort(graph))
+        except CycleError:
             raise ValueError("patterns emit events to each other in a cycle") from None
         indexed: dict[str, set[int]] = defaultdict(set)
         for c in self.patterns:

@@ -1,4 +1,4 @@
-"""Program analysis with networkx: predicate dependencies, strata, and the stage split; and the
+"""Program analysis: predicate dependencies, strata, and the stage split; and the
 rules that are steps along a transitive relation (``transitive_steps``, for the materialiser).
 
 The stage split is computed, not declared (docs/language.md, "Rules"): a Datalog rule whose body
@@ -22,9 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-import networkx as nx
-
 from . import ir
+from .digraph import DiGraph, strongly_connected_components
 
 PredKey = tuple  # (Name | Iri, arity)
 _TYPE = ir.Iri(ir.RDF_TYPE)
@@ -54,7 +53,7 @@ def body_atoms(body: tuple[ir.BodyLiteral, ...]):
 class Analysis:
     """What the stages need to know about a program's rules."""
 
-    graph: nx.DiGraph  # predicate -> predicate, edge attribute ``negative``
+    graph: DiGraph  # predicate -> predicate, edge attribute ``negative``
     strata: dict  # PredKey -> stratum (0 = lowest)
     rule_strata: tuple[int, ...]  # stratum of each rule of ``program.rules``, same order
     ontological: tuple[ir.Rule, ...]
@@ -79,8 +78,8 @@ class Analysis:
         return _overlap(outputs or frozenset(), frozenset(preds), outputs is None)
 
 
-def dependency_graph(rules: tuple[ir.Rule, ...]) -> nx.DiGraph:
-    graph = nx.DiGraph()
+def dependency_graph(rules: tuple[ir.Rule, ...]) -> DiGraph:
+    graph = DiGraph()
     for rule in rules:
         head = pred_key(rule.head)
         graph.add_node(head)
@@ -102,12 +101,12 @@ def dependency_graph(rules: tuple[ir.Rule, ...]) -> nx.DiGraph:
     return graph
 
 
-def stratify(graph: nx.DiGraph) -> tuple[dict, list[tuple]]:
+def stratify(graph: DiGraph) -> tuple[dict, list[tuple]]:
     """The stratum of every predicate of a dependency graph (a negative edge into a component
     raises its stratum by one), and the negative edges inside components (cycles through
     negation, as one tuple of edges per component)."""
-    condensed = nx.condensation(graph)
-    members = condensed.graph["mapping"]  # pred -> component
+    components = strongly_connected_components(graph)  # each after those it reaches
+    members = {pred: number for number, component in enumerate(components) for pred in component}
     crossing: dict[tuple[int, int], bool] = {}
     cyclic: dict[int, list] = {}
     for u, v, negative in graph.edges(data="negative"):
@@ -116,11 +115,12 @@ def stratify(graph: nx.DiGraph) -> tuple[dict, list[tuple]]:
             crossing[cu, cv] = crossing.get((cu, cv), False) or negative
         elif negative:
             cyclic.setdefault(cu, []).append((u, v))
+    into: dict[int, list[int]] = {}  # component -> the components with an edge into it
+    for cu, cv in crossing:
+        into.setdefault(cv, []).append(cu)
     comp_stratum: dict[int, int] = {}
-    for comp in nx.topological_sort(condensed):
-        comp_stratum[comp] = max(
-            (comp_stratum[p] + crossing[p, comp] for p in condensed.predecessors(comp)), default=0
-        )
+    for comp in reversed(range(len(components))):  # each after those that reach it
+        comp_stratum[comp] = max((comp_stratum[p] + crossing[p, comp] for p in into.get(comp, ())), default=0)
     return {pred: comp_stratum[comp] for pred, comp in members.items()}, [tuple(e) for e in cyclic.values()]
 
 
@@ -142,7 +142,7 @@ def analyse(program: ir.Program, pattern_preds: frozenset = frozenset(), event_r
     temporal_preds = set(seeds)
     frontier = [p for p in seeds if p in graph]
     while frontier:
-        for succ in graph.successors(frontier.pop()):
+        for succ in graph[frontier.pop()]:
             if succ not in temporal_preds:
                 temporal_preds.add(succ)
                 frontier.append(succ)

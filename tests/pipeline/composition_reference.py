@@ -28,12 +28,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import networkx as nx
 import rdflib
 
 from ontology.stage import stage_rules
 from rules import ir
 from rules.lang.analysis import dependency_graph, pred_key
+from rules.lang.digraph import descendants
 from rules.lang.loader import CheckResult
 from rules.engine.terms import TermDictionary, format_term
 from tests.ontology import reference as onto
@@ -87,7 +87,7 @@ def _static(rules: list[ir.Rule]) -> list[ir.Rule]:
     background holds at every time point (the others are evaluated anew at each)."""
     graph = dependency_graph(tuple(rules))
     negated = {pred_key(lit.atom) for r in rules for lit in r.body if isinstance(lit, ir.AtomLiteral) and lit.negated}
-    downstream = set().union(*(nx.descendants(graph, key) for key in negated if key in graph))
+    downstream = set().union(*(descendants(graph, key) for key in negated if key in graph))
     return [r for r in rules if pred_key(r.head) not in downstream]
 
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
-from rdflib.plugins.sparql.parserutils import CompValue
 
 from rules import ir
 from rules.lang.errors import RuleError
@@ -299,6 +298,8 @@ def _aggregate(kind: str, arg, distinct: bool, sols: list[Solution], d: TermDict
 
 def _to_comparisons(expr, d) -> list[ir.Comparison] | None:
     """A filter as rule-language comparisons (to push into a BGP's plan), or None."""
+    from rdflib.plugins.sparql.parserutils import CompValue  # (loaded with the query's parser)
+
     if isinstance(expr, CompValue) and expr.name == "ConditionalAndExpression":
         parts = [expr.expr] + list(expr.other or [])
         out = []

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
-from rdflib.plugins.sparql.parserutils import CompValue
 
 from rules.lang import ir
 from rules.engine.builtins import arith, compare
@@ -68,6 +67,8 @@ def compile_expr(expr, d: TermDictionary, span) -> Callable[[Solution], object]:
         value = d.value(term_id)
         constant = IriValue(term_id) if value is None else value
         return lambda sol: constant
+    from rdflib.plugins.sparql.parserutils import CompValue  # (loaded with the query's parser)
+
     if not isinstance(expr, CompValue):
         raise unsupported(f"expression {expr!r}", span)
     name = expr.name

@@ -24,10 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyparsing import ParseException
 from rdflib import BNode, Literal as RdfLiteral, URIRef
-from rdflib.plugins.sparql.algebra import translateQuery
-from rdflib.plugins.sparql.parser import parseQuery
 
 from ..errors import Diagnostic
 from ..ir import Iri, Literal, SparqlText, Span, canonical
@@ -69,6 +66,7 @@ def _furthest(source: str, loc: int) -> int:
 
 
 def _one_clause_further(source: str, loc: int) -> int:
+    from pyparsing import ParseException
     from rdflib.plugins.sparql import parser as grammar
     furthest = loc
     for name in _CLAUSES:
@@ -85,6 +83,11 @@ def _one_clause_further(source: str, loc: int) -> int:
 
 
 def _translate(source: str, text: SparqlText, prefixes: dict[str, str], col_shift: int = 0):
+    # (rdflib's SPARQL parser is imported by the first query: a program without one never loads it)
+    from pyparsing import ParseException
+    from rdflib.plugins.sparql.algebra import translateQuery
+    from rdflib.plugins.sparql.parser import parseQuery
+
     try:
         parsed = parseQuery(source)
     except ParseException as err:
