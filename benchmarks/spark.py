@@ -16,7 +16,7 @@ Reported per size, micro-batch size and master: input triples/s end to end, micr
 latency (median, max), and the embedded pipeline (``dotr run``'s Reasoner, parsing included, its
 records written to a file as ``dotr run`` writes them) on the same files; then local[2] / local[1].
 
-    python benchmarks/spark.py [--workload dotr|lars|lars+patterns|mixed] [--sizes 100000 1000000] [--batches 20000 100000]
+    python benchmarks/spark.py [--workload dotr|lars|lars+patterns|mixed|csparql] [--sizes 100000 1000000] [--batches 20000 100000]
         [--masters local[1] local[2] cluster] [--json FILE]
 
 ``--workload lars`` runs per-sensor LARS rules instead (``LARS_RULES``: windows, negation and a
@@ -25,6 +25,9 @@ lars+patterns`` adds a pattern over the same readings, which splits by room besi
 (``LARS_PATTERNS``); ``--workload mixed`` runs DOTR's pattern rules and LARS rules over the same
 readings in ms (``MIXED_LARS``): the rules by sensor and the patterns by room, each group
 evaluating its own time points, the merge carrying each group's facts to the others'.
+``--workload csparql`` runs per-sensor C-SPARQL queries (``CSPARQL_QUERIES``: an aggregate over a
+window of 30 time points, and an IStream query over what a Datalog rule derives from the window
+and the background), which split by sensor.
 """
 
 from __future__ import annotations
@@ -77,6 +80,18 @@ alarm(S, R) :- hot(S), not [30000] <> checked(S), :located(S, R) .
 """
 
 
+#: the C-SPARQL workload (``--workload csparql``): a Datalog rule over the window's readings and
+#: the background, a per-sensor aggregate and an IStream query, keyed by sensor
+#: (pipeline.window_keys.csparql_keys)
+CSPARQL_QUERIES = f"""@prefix : <{EX}> .
+:alarm(?s, ?r) :- :temp(?s, ?v), ?v > 95, :located(?s, ?r), :risky(?r, ?y) .
+query Load := register compute every 10000 as select ?s (count(?v) as ?n) (max(?v) as ?m)
+    from stream :readings [range 30000 step 10000] where {{ ?s :temp ?v }} group by ?s .
+query Alarm := register compute every 10000 as select istream ?s ?r
+    from stream :readings [range 10000 step 10000] where {{ ?s :alarm ?r }} .
+"""
+
+
 def lars_background(sensors: int = 500) -> str:
     return "".join(f"<{EX}sensor{i}> <{EX}located> <{EX}room{i % 50}> .\n" for i in range(sensors)) + \
         "".join(f"<{EX}room{r}> <{EX}risky> <{EX}yes> .\n" for r in range(0, 50, 3))
@@ -87,8 +102,9 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
     """rules.dotr, background.nt and the stream files (``batch`` triples each) in ``folder``;
     ``changes_every`` n > 0: every n-th time point also moves a sensor to another room (a
     background change: its ``located`` fact removed, another added)."""
-    if workload.startswith("lars"):
-        (folder / "rules.dotr").write_text(LARS_RULES + (LARS_PATTERNS if workload == "lars+patterns" else ""))
+    if workload.startswith("lars") or workload == "csparql":
+        (folder / "rules.dotr").write_text(CSPARQL_QUERIES if workload == "csparql" else
+                                           LARS_RULES + (LARS_PATTERNS if workload == "lars+patterns" else ""))
         (folder / "background.nt").write_text(lars_background())
     else:
         (folder / "rules.dotr").write_text(program(rules=rules) + (MIXED_LARS if workload == "mixed" else ""))
@@ -106,6 +122,9 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
     while written < size:
         facts = []
         for _ in range(min(per_point, size - written)):
+            if workload == "csparql":
+                facts.append(f"<{EX}temp>(<{EX}sensor{rnd.randrange(500)}>,{rnd.randrange(100)})")
+                continue
             if workload.startswith("lars"):
                 sensor = f"<{EX}sensor{rnd.randrange(500)}>"  # (the background's IRIs: the join meets them)
                 facts.append(f"maintenance({sensor})" if rnd.random() < 0.01 else f"temp({sensor},{rnd.randrange(100)})")
@@ -249,9 +268,10 @@ def main(argv=None) -> int:
     parser.add_argument("--per-point", type=int, default=1000, help="triples per time point")
     parser.add_argument("--terminators", type=float, default=0.002)
     parser.add_argument("--rules", type=int, default=50, help="pattern rules")
-    parser.add_argument("--workload", choices=["dotr", "lars", "lars+patterns", "mixed"], default="dotr",
+    parser.add_argument("--workload", choices=["dotr", "lars", "lars+patterns", "mixed", "csparql"], default="dotr",
                         help="dotr: the DOTR pattern scenario; lars: per-sensor LARS rules (windows, negation, "
-                             "a background join); mixed: both kinds of rules over the same readings")
+                             "a background join); mixed: both kinds of rules over the same readings; csparql: "
+                             "per-sensor C-SPARQL queries")
     parser.add_argument("--one-key", action="store_true",
                         help="also run local[2] with the temporal stage on one key (not split by key)")
     parser.add_argument("--changes-every", type=int, default=0, metavar="N",

@@ -45,11 +45,12 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from rdflib import BNode, Variable
 
 from ontology.convert import from_rdflib, intern_fact
+from rules.engine.sparql import answer_order
 from rules.engine.sparql.algebra import compile_pattern
 from ontology.materialise import Materialiser
 from ontology.stage import stage_rules
@@ -90,9 +91,13 @@ class _CSparqlQuery:
         self.blanks = any(isinstance(node, BNode) for triple in self.template or () for node in triple)
         self.prev: Counter = Counter()
         self.last_eval: int | None = None
+        self.owned: tuple[str, Callable[[int], bool]] | None = None  # in a key group: (key variable, owns)
 
     def result(self, store: Store, t: int, d: TermDictionary) -> Counter:
         solutions = self.root.run(store)
+        if self.owned is not None:
+            var, owns = self.owned
+            solutions = [sol for sol in solutions if owns(sol[var])]
         if self.template is None:
             return Counter(tuple(sol.get(v) for v in self.vars) for sol in solutions)
         triples: Counter = Counter()
@@ -140,10 +145,14 @@ class _Group:
                                      for fact, expiry in facts.items() if expiry >= INF}
         self.window_copy: dict[Key, int] = {}
 
-    def receive(self, t: int, stream: str | None, keys: list[Key]) -> None:
+    def receive(self, t: int, stream: str | None, keys: list[Key], present: bool = False) -> None:
+        """The stream's triples at t; ``present``: the stream has triples at t (elsewhere, in a
+        key group: ``CSparqlEngine.keep_group``), so the time windows over it hold something."""
         for w, window in enumerate(self.windows):
             if stream is None or stream == window.stream:
                 self.pending[w].extend((t, key) for key in keys)
+                if present and window.triples is None:
+                    self.pending[w].append((t, None))
 
     # ------------------------------------------------------------------------- windows
     def _expiry(self, window: StreamWindow, t: int) -> int:
@@ -181,13 +190,14 @@ class _Group:
             k = 0
             background, copies = self.background, self.window_copy
             while k < len(pending) and self._visible(window, pending[k][0]) <= now:
-                t, (rel, fact) = pending[k]
+                t, key = pending[k]
                 expiry = self._expiry(window, t)
                 if expiry >= now:
-                    timed.append((rel, fact, expiry))
                     self.max_expiry = max(self.max_expiry, expiry)
-                    if (rel, fact) in background and copies.get((rel, fact), -1) < expiry:
-                        copies[(rel, fact)] = expiry
+                    if key is not None:  # (None: the stream's triples at t are another group's)
+                        timed.append((*key, expiry))
+                        if key in background and copies.get(key, -1) < expiry:
+                            copies[key] = expiry
                 k += 1
             del pending[:k]
         if self.counts:
@@ -321,6 +331,17 @@ class CSparqlEngine:
             group.queries.append(compiled)
             self._queries.append((compiled, group))
         self.last_t: int | None = None
+        self._present = False  # in a key group (keep_group)
+
+    def keep_group(self, routes: dict[str, str], owns: Callable[[int], bool]) -> None:
+        """Evaluate one key group's part of the stream (``pipeline.window_keys.csparql_keys``):
+        each query reports the solutions whose term at its key variable (``routes``) ``owns``
+        accepts, and a stream named in ``step``'s elements has triples at that time even when
+        the group is given none of them (``pipeline.embedded.split_point`` names it), so that
+        the windows hold something, and the queries report, exactly when one engine's would."""
+        self._present = True
+        for query, _ in self._queries:
+            query.owned = (routes[query.query.name], owns)
 
     @property
     def queries(self) -> list[CSparqlQuery]:
@@ -340,7 +361,7 @@ class CSparqlEngine:
         for stream, facts in elements.items():
             keys = [intern_fact(f, d, self._node_ids) for f in facts]
             for group in self.groups:
-                group.receive(t, stream, keys)
+                group.receive(t, stream, keys, self._present)
         out = CSparqlOutput(t)
         live = {id(group): group.advance(t) for group in self.groups if t % group.every == 0}
         for query, group in self._queries:
@@ -399,7 +420,7 @@ class CSparqlEngine:
         rows = []
         for row in report.elements():
             rows.append({v: format_term(term(i)) for v, i in zip(query.vars, row) if i is not None})
-        rows.sort(key=lambda r: [r.get(v, "") for v in query.vars])
+        rows.sort(key=answer_order)
         out.answers[query.query.name] = rows
 
     def change_background(self, add: Iterable = (), remove: Iterable = ()) -> None:
@@ -436,3 +457,4 @@ class CSparqlEngine:
         for (query, _), (prev, last_eval) in zip(self._queries, state["queries"]):
             query.prev, query.last_eval = Counter(prev), last_eval
         self.last_t = state["last_t"]
+

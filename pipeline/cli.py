@@ -34,7 +34,7 @@ def _split_line(result: CheckResult) -> str:
     """How the temporal stage splits into key groups on Spark (argument positions from 1), or
     why it does not."""
     from .embedded import split_keys, split_reason
-    from temporal.keys import FactKeys, JointKeys, QueryKeys
+    from temporal.keys import FactKeys, JointKeys, QueryKeys, WindowKeys
 
     def facts(keys: FactKeys) -> str:
         return ", ".join(f"{f'<{pred}>' if ':' in pred else pred}/{arity} at {pos + 1}"
@@ -48,8 +48,9 @@ def _split_line(result: CheckResult) -> str:
         return f"no ({split_reason(result)})"
     if isinstance(keys, JointKeys):
         return f"{facts(keys.facts)}; {events(keys.events)}"
-    if isinstance(keys, QueryKeys):
-        return "queries " + ", ".join(f"{name} by ?{var}" for name, var in keys.queries.items())
+    if isinstance(keys, (QueryKeys, WindowKeys)):
+        queries = "queries " + ", ".join(f"{name} by ?{var}" for name, var in keys.queries.items())
+        return f"{queries}; {facts(keys.facts)}" if isinstance(keys, WindowKeys) else queries
     return facts(keys) if isinstance(keys, FactKeys) else events(keys)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol
 
 from ontology import OntologicalStage
+from rules.engine.sparql import answer_order
 from rules.engine.terms import format_fact
 from ontology.csparql import CSparqlEngine
 from temporal.epsparql import EpSparqlEngine
@@ -126,7 +127,7 @@ class EpSparql:
             now.fed_back = True
             out = self.engine.step_again(t, [g.run(ontology.store) for g in self.groups])
         for rows in result.answers.values():
-            rows.sort(key=lambda row: sorted(row.items()))
+            rows.sort(key=answer_order)
 
 
 class CSparql:

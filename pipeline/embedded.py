@@ -34,18 +34,20 @@ from rules.lang.loader import CheckResult
 from rules.lang.parser import KEYWORDS, parse
 from rules.engine.store import INF
 from ontology.csparql import CSparqlEngine
+from rules.engine.sparql import answer_order
 from rules.engine.sparql.algebra import compile_select
 from ontology.turtle import TokenTriple, intern_tokens
 from rules.lang.queries.csparql import is_csparql
 from rules.lang.queries.epsparql import is_epsparql
 from temporal.epsparql import EpSparqlEngine, query_keys
 from temporal.keys import (EventPartition, FactKeys, FactPartition, JointKeys, JointPartition, QueryKeys, SolutionPartition,
-                           fact_keys, partition_keys)
+                           WindowKeys, WindowPartition, fact_keys, partition_keys)
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
 from pipeline import conclude
 from pipeline.fact_texts import FactTexts
+from pipeline.window_keys import csparql_keys
 
 
 
@@ -128,7 +130,7 @@ def merge_records(records: list[dict]) -> dict:
         for name, rows in r.get("answers", {}).items():
             answers.setdefault(name, []).extend(rows)
     if answers:  # (each query's rows in the order EpSparql.conclude gives them)
-        merged["answers"] = {name: sorted(rows, key=lambda row: sorted(row.items())) for name, rows in sorted(answers.items())}
+        merged["answers"] = {name: sorted(rows, key=answer_order) for name, rows in sorted(answers.items())}
     return merged
 
 
@@ -147,7 +149,7 @@ class Enriched:
     group: int | None = None  # the key group whose part this is (split_point), None: all of it
 
 
-Partition = EventPartition | FactPartition | JointPartition | SolutionPartition
+Partition = EventPartition | FactPartition | JointPartition | SolutionPartition | WindowPartition
 
 
 def split_point(point: Enriched, partition: Partition) -> list[Enriched]:
@@ -156,7 +158,9 @@ def split_point(point: Enriched, partition: Partition) -> list[Enriched]:
     rules: each group's stream facts and conclusions (by the key of their predicate; those of
     unsplit predicates in every group). Both: each group's events, stream facts and
     conclusions. EP-SPARQL queries: each group's solutions of the queries' groups, the
-    ontological conclusions in group 0 only."""
+    ontological conclusions in group 0 only. C-SPARQL queries: each group's stream facts by
+    stream (every stream with facts named in every group), the ontological conclusions (and the
+    stream facts they are printed apart from) in group 0 only."""
     if isinstance(partition, JointPartition):
         facts = partition.facts
         return [replace(point, stream=stream, conclusions=conclusions, events=events, group=group)
@@ -165,6 +169,10 @@ def split_point(point: Enriched, partition: Partition) -> list[Enriched]:
     if isinstance(partition, FactPartition):
         return [replace(point, stream=stream, conclusions=conclusions, group=group) for group, (stream, conclusions)
                 in enumerate(zip(partition.split(point.stream), partition.split(point.conclusions)))]
+    if isinstance(partition, WindowPartition):
+        return [replace(point, streams=streams, group=group) if group == 0 else
+                replace(point, streams=streams, stream=[], conclusions=[], group=group)
+                for group, streams in enumerate(partition.split_streams(point.streams))]
     if isinstance(partition, SolutionPartition):
         return [replace(point, solutions=solutions, conclusions=point.conclusions if group == 0 else [], group=group)
                 for group, solutions in enumerate(partition.split(point.solutions))]
@@ -172,7 +180,7 @@ def split_point(point: Enriched, partition: Partition) -> list[Enriched]:
             for group, events in enumerate(partition.split(point.events))]
 
 
-def split_keys(checked: CheckResult) -> dict[str, int] | FactKeys | JointKeys | QueryKeys | None:
+def split_keys(checked: CheckResult) -> dict[str, int] | FactKeys | JointKeys | QueryKeys | WindowKeys | None:
     """How the temporal stage of these rules can be split by key, or None (:func:`split_reason`
     says why). Patterns alone (no LARS rules, no queries) whose graphs never re-enter the
     ontological stage (no profile, no event reading them): event type -> key attribute position
@@ -180,7 +188,8 @@ def split_keys(checked: CheckResult) -> dict[str, int] | FactKeys | JointKeys | 
     (:func:`temporal.keys.fact_keys`; in ms, see :func:`carried`). Both, when the rules read and
     derive nothing the patterns' graphs construct: :class:`temporal.keys.JointKeys`. EP-SPARQL
     queries alone (no C-SPARQL query, LARS rule or pattern): each query by a variable
-    (:func:`temporal.epsparql.query_keys`)."""
+    (:func:`temporal.epsparql.query_keys`). C-SPARQL queries alone: the stream facts by key, each
+    query's solutions by a variable (:func:`pipeline.window_keys.csparql_keys`)."""
     return _split(checked)[0]
 
 
@@ -193,7 +202,10 @@ def _split(checked: CheckResult) -> tuple[dict | None, str]:
     program, analysis = checked.program, checked.analysis
     if program.queries:
         if any(is_csparql(q.query) for q in program.queries):
-            return None, "C-SPARQL queries"
+            if analysis.temporal or program.patterns or not all(is_csparql(q.query) for q in program.queries):
+                return None, "C-SPARQL queries with " + ("LARS rules" if analysis.temporal else "patterns"
+                                                         if program.patterns else "EP-SPARQL queries")
+            return csparql_keys(checked)
         if analysis.temporal or program.patterns:
             return None, "EP-SPARQL queries with LARS rules" if analysis.temporal else "EP-SPARQL queries with patterns"
         return query_keys(EpSparqlEngine.from_program(program, parsed=checked.queries))
@@ -255,6 +267,8 @@ def make_partition(keys: dict | JointKeys, n: int, dictionary) -> Partition:
         return JointPartition(keys, n, dictionary)
     if isinstance(keys, QueryKeys):
         return SolutionPartition(keys, n, dictionary)
+    if isinstance(keys, WindowKeys):
+        return WindowPartition(keys, n, dictionary)
     return FactPartition(keys, n, dictionary) if isinstance(keys, FactKeys) else EventPartition(keys, n, dictionary)
 
 
@@ -638,6 +652,8 @@ class Reasoner:
         facts = partition.facts if isinstance(partition, JointPartition) else partition
         if isinstance(facts, FactPartition) and self.lars is not None:  # (it keeps and reports its keys' facts only)
             self.lars.keep = partial(facts.owned, group)
+        if isinstance(partition, WindowPartition) and self.csparql is not None:
+            self.csparql.keep_group(partition.keys.queries, partial(partition.owns, group))
         self._group = (partition, group)
 
     def temporal_snapshot(self) -> dict:

@@ -47,7 +47,7 @@ from rules.lang.queries import ParsedQueries
 from rules.lang.queries.epsparql import (DEFAULT_HORIZON, DURATION, END, START, Bind, Combine, EpQuery, Filter, Group,
                             is_epsparql, parse_epsparql)
 from rules.lang.errors import RuleError
-from rules.lang.queries.sparql import parse_select, rdf_term
+from rules.lang.queries.sparql import certain_variables, parse_select, rdf_term
 from rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
 from rules.engine.terms import TermDictionary, format_term
 from temporal.keys import QueryKeys, consistent
@@ -356,22 +356,6 @@ def _find(node, name: str) -> list:
     return found
 
 
-def _certain(node) -> set[str]:
-    """Variables every solution of a group's algebra binds."""
-    name = node.name
-    if name == "BGP":
-        return {str(x) for tr in node.triples for x in tr if isinstance(x, Variable)}
-    if name == "Join":
-        return _certain(node.p1) | _certain(node.p2)
-    if name == "LeftJoin":
-        return _certain(node.p1)
-    if name == "Union":
-        return _certain(node.p1) & _certain(node.p2)
-    if name in ("Filter", "Project", "Distinct", "Reduced", "ToMultiSet", "Extend", "OrderBy"):
-        return _certain(node.p)
-    return set()
-
-
 class _EpQuery:
     """One EP-SPARQL query compiled: its operator tree on the engine's groups and its output."""
 
@@ -395,7 +379,7 @@ class _EpQuery:
         h = self.horizon
         if isinstance(node, Group):
             algebra = _algebra(node.text, self.prefixes, self.selects)
-            return _GroupNode(self.group_ids[node.index], frozenset(_certain(algebra["p"])), h)
+            return _GroupNode(self.group_ids[node.index], frozenset(certain_variables(algebra["p"])), h)
         if isinstance(node, Combine):
             left, right = self._build(node.left), self._build(node.right)
             if node.op == "union":

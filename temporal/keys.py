@@ -382,3 +382,49 @@ class SolutionPartition(_ByTerm):
             for mapping in mappings:
                 out[self.group_of_term(mapping[var])][i].append(mapping)
         return out
+
+
+class WindowKeys(NamedTuple):
+    """Keys for C-SPARQL queries (``pipeline.window_keys.csparql_keys``): the stream facts' keys
+    (:func:`fact_keys` over the ontological stage's rules and the queries' patterns), and per
+    query the variable its solutions are routed by."""
+
+    facts: FactKeys
+    queries: dict[str, str]
+
+
+class WindowPartition(_ByTerm):
+    """Routes the stream facts of C-SPARQL windows to ``n`` groups by their predicate's key (as
+    :class:`FactPartition`), and tells which group reports a solution (by the term its query's
+    key variable binds).
+
+    >>> d = TermDictionary()
+    >>> part = WindowPartition(WindowKeys(FactKeys({("temp", 2): 0}), {"Hot": "s"}), 2, d)
+    >>> temp, a = (d.intern(ir.Name("temp")), 2), d.intern(ir.Name("s1"))
+    >>> groups = part.split_streams({"s": [(temp, (a, 1))], None: []})
+    >>> groups[part.group_of_term(a)], groups[1 - part.group_of_term(a)]
+    ({'s': [((..., 2), (..., 1))]}, {'s': []})
+    """
+
+    def __init__(self, keys: WindowKeys, n: int, dictionary: TermDictionary):
+        super().__init__(n, dictionary)
+        self.keys = keys
+        self.facts = FactPartition(keys.facts, n, dictionary)
+
+    def split_streams(self, streams: dict) -> list[dict]:
+        """Each group's part of the stream facts by stream name. A stream that has facts is named
+        in every group's part, with an empty list where the group has none of them: the group's
+        windows over it hold something then, as one engine's do."""
+        out: list[dict] = [{} for _ in range(self.n)]
+        for name, facts in streams.items():
+            if facts:
+                for part, own in zip(out, self.facts.split(facts)):
+                    part[name] = own
+        return out
+
+    def owns(self, group: int, term: int) -> bool:
+        return self.group_of_term(term) == group
+
+    def forget_terms(self, first: int) -> None:
+        super().forget_terms(first)
+        self.facts.forget_terms(first)

@@ -305,3 +305,16 @@ def test_a_removed_background_fact_that_a_window_holds_stays_while_it_does():
     got = {t: rows["Q"] for t, rows in _reported(engine, outputs).items()}
     ab, cd = (f"<{EX}a>", f"<{EX}b>"), (f"<{EX}c>", f"<{EX}d>")
     assert got == {1: [ab], 2: [ab, cd], 3: [ab, cd], 4: [cd]}  # :a :p :b left the window after 3
+
+
+def test_a_name_stays_a_name_through_group_by_sample_and_bind():
+    """A plain constant (``s1``) grouped by, sampled or bound to another variable prints as the
+    name it is, as a selected variable does, not as the string of its value (``"s1"``)."""
+    from pipeline.embedded import Reasoner
+
+    checked = check_text('''@prefix : <http://ex.org/> .
+query G := register compute every 1 as select ?s (count(?v) as ?n) (sample(?s) as ?any)
+    from stream :a [range 2 step 1] where { ?s :temp ?v } group by ?s .
+query B := register compute every 1 as select ?t from stream :a [range 2 step 1] where { ?s :temp ?v bind(?s as ?t) } .''')
+    out = [r.to_json() for r in Reasoner(checked).run([(0, ["<http://ex.org/temp>(s1,5)", "<http://ex.org/temp>(s1,6)"])])]
+    assert out[0]["answers"] == {"B": [{"t": "s1"}, {"t": "s1"}], "G": [{"any": "s1", "n": "2", "s": "s1"}]}

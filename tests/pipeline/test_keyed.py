@@ -266,3 +266,80 @@ def test_check_says_how_queries_split_or_why_not(tmp_path, capsys):
     assert "  split by key: no (query Any: no variable is bound by every group)" in out
     assert "  split by key: no (query Mark constructs triples (they re-enter the ontological stage))" in out
     assert "  split by key: no (EP-SPARQL queries with LARS rules)" in out
+
+
+# ------------------------------------------------------------------ C-SPARQL queries split by key
+#: Datalog rules of the ontological stage (the windows' entailments): keyed by the sensor, a
+#: negation within it, a background join, and (in one program of eight) one that joins two
+#: sensors (no key)
+CS_RULES = [":hot(?s) :- :temp(?s, ?v), ?v > 1 .", ":warm(?s, ?r) :- :temp(?s, ?v), :located(?s, ?r) .",
+            ":quiet(?s) :- :located(?s, ?r), not :hot(?s) .", ":near(?a, ?b) :- :located(?a, ?r), :located(?b, ?r) ."]
+#: (select, where): keyed by ?s, a solution of the background alone, OPTIONAL with !bound,
+#: aggregates with and without the key, a pattern joining two sensors, a FILTER
+CS_QUERIES = [("select ?s ?v", "{ ?s :temp ?v }"), ("select ?s", "{ ?s a :hot }"),
+              ("select ?s ?r", "{ ?s :temp ?v . ?s :located ?r }"), ("select ?s ?r", "{ ?s :warm ?r }"),
+              ("select ?s ?r", "{ ?s :located ?r }"), ("select ?s", "{ ?s a :quiet }"),
+              ("select ?s ?v", "{ ?s :temp ?v OPTIONAL { ?s :ok ?o } FILTER(!bound(?o)) }"),
+              ("select ?s (count(?v) as ?n)", "{ ?s :temp ?v } group by ?s"),
+              ("select (count(?v) as ?n)", "{ ?s :temp ?v }"), ("select distinct ?v", "{ ?s :temp ?v }"),
+              ("select ?s ?t", "{ ?s :temp ?v . ?t :temp ?v }"), ("select ?s ?v", "{ ?s :temp ?v FILTER(?v >= 2) }")]
+CS_STREAMS = ["http://ex.org/readings", "http://ex.org/other", None]
+
+
+@st.composite
+def csparql_programs(draw):
+    """C-SPARQL queries (time windows over two named streams and the default one, every
+    stream operator) with Datalog rules over a background of sensors' rooms, and a stream of
+    :temp and :ok readings of five sensors."""
+    queries = []
+    for i in range(draw(st.integers(1, 3))):
+        select, where = draw(st.sampled_from(CS_QUERIES))
+        op = draw(st.sampled_from(["", "istream ", "dstream "]))
+        step = draw(st.integers(1, 3))
+        stream = draw(st.sampled_from(CS_STREAMS[:2]))
+        queries.append(f"query Q{i} := register compute every {step} as select {op}{select[7:]} from stream <{stream}> "
+                       f"[range {draw(st.integers(step, 6))} step {step}] where {where} .")
+    background = " ".join(f":located(s{k}, r{draw(st.integers(1, 2))}) ." for k in range(1, 6) if draw(st.booleans()))
+    background += " :temp(s1, 3) ." * draw(st.booleans())
+    rules = draw(st.lists(st.sampled_from(CS_RULES[:3]), max_size=3, unique=True)) + CS_RULES[3:] * (draw(st.integers(0, 7)) == 0)
+    fact = st.builds(lambda p, s, v: f"<http://ex.org/{p}>(s{s},{v})", st.sampled_from(["temp", "temp", "ok"]),
+                     st.integers(1, 5), st.integers(0, 3))
+    times = sorted(draw(st.sets(st.integers(0, 20), min_size=1, max_size=10)))
+    text = "@prefix : <http://ex.org/> .\n" + background + "\n" + "\n".join(rules + queries) + "\n"
+    return text, [(t, draw(st.lists(fact, max_size=4)), draw(st.sampled_from(CS_STREAMS))) for t in times]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(csparql_programs(), st.sampled_from([2, 3]), st.sampled_from(["ticks", "ms"]))
+def test_generated_csparql_queries_split_by_key_give_one_reasoners_output(case, groups, unit):
+    """Each group's windows hold its keys' stream facts and the whole background; a stream with
+    facts at t is non-empty in every group, so that every group evaluates and reports (an
+    answer [] too) when one reasoner does; each reports the solutions of its keys."""
+    text, elements = case
+    checked = check_text(f"@timeunit {unit} .\n" + text)
+    assert checked.ok, (text, checked.diagnostics)
+    if split_keys(checked) is None:
+        assert split_reason(checked)
+        return
+    make = lambda: Reasoner(checked)  # noqa: E731
+    assert _outputs(make, elements, groups) == _outputs(make, elements, 1), text
+
+
+def test_check_says_how_csparql_queries_split_or_why_not(tmp_path, capsys):
+    hot = ("query Hot := register compute every 2 as select ?s (count(?v) as ?n) from stream :a [range 4 step 2] "
+           "where { ?s :temp ?v } group by ?s .\n")
+    files = {"a": hot,
+             "b": hot + "query All := register compute every 2 as select (count(?v) as ?n) from stream :a "
+                        "[range 4 step 2] where { ?s :temp ?v } .\n",
+             "c": hot + "@profile rdfs .\n",
+             "d": hot + "query Last := register compute every 2 as select ?s from stream :a [triples 5] where { ?s :temp ?v } .\n",
+             "e": hot + "query Up := select ?s where { ?s :temp ?v } seq { ?s :temp ?w } within 5 .\n"}
+    for name, text in files.items():
+        (tmp_path / f"{name}.dotr").write_text("@prefix : <http://ex.org/> .\n" + text)
+    assert main(["check", *(str(tmp_path / f"{name}.dotr") for name in files)]) == 0
+    out = capsys.readouterr().out
+    assert "  split by key: queries Hot by ?s; <http://ex.org/temp>/2 at 1\n" in out
+    assert "  split by key: no (query All: no selected variable is bound in every solution" in out
+    assert "  split by key: no (@profile rdfs: its rules read every predicate (a range axiom types the object))" in out
+    assert "  split by key: no (query Last: a count window holds the last triples of every key)" in out
+    assert "  split by key: no (C-SPARQL queries with EP-SPARQL queries)" in out

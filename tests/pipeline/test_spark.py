@@ -243,7 +243,7 @@ def test_patterns_split_by_key_over_two_groups_give_the_embedded_output(spark, t
     results = [json.dumps(r, ensure_ascii=False) for r in out if r.pop("kind") == "result"]
     reasoner = Reasoner.from_files(tmp_path / "rules.dotr", [tmp_path / "background.nt"])
     expected = [json.dumps(r.to_json(), ensure_ascii=False)
-                for r in reasoner.run((r.t, r.facts) for r in read_jsonl(lines)) if not r.is_empty()]
+                for r in reasoner.run((r.t, r.facts, r.stream) for r in read_jsonl(lines)) if not r.is_empty()]
     assert sum(line.count("urn:dotr:match") for line in expected) > 500
     assert results == expected
 
@@ -413,7 +413,7 @@ def _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines: list[str
     results = [json.dumps(r, ensure_ascii=False) for r in out if r.pop("kind") == "result"]
     reasoner = Reasoner.from_files(rules, [tmp_path / "bg.ttl"])
     expected = [json.dumps(r.to_json(), ensure_ascii=False)
-                for r in reasoner.run((r.t, r.facts) for r in read_jsonl(lines)) if not r.is_empty()]
+                for r in reasoner.run((r.t, r.facts, r.stream) for r in read_jsonl(lines)) if not r.is_empty()]
     assert results == expected
     return expected
 
@@ -463,6 +463,34 @@ def test_epsparql_queries_split_by_key_give_the_embedded_output(spark, tmp_path)
     lines = [json.dumps({"t": t, "facts": [f"<http://ex.org/{rnd.choice('pq')}>({rnd.choice('abcde')},{rnd.randrange(3)})"
                                            for _ in range(3)]}) for t in sorted(rnd.sample(range(40), 18))]
     expected = _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines, QueryKeys)
+    assert sum(len(rows) for r in map(json.loads, expected) for rows in r.get("answers", {}).values()) > 10
+    (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n")
+    args = ["run", "-q", "--rules", str(rules), "--input", str(tmp_path / "stream.jsonl")]
+    assert main([*args, "--engine", "spark", "--output", str(tmp_path / "spark.jsonl")]) == 0
+    assert main([*args, "--output", str(tmp_path / "embedded.jsonl")]) == 0
+    assert (tmp_path / "spark.jsonl").read_text() == (tmp_path / "embedded.jsonl").read_text() != ""
+
+
+def test_csparql_queries_split_by_key_give_the_embedded_output(spark, tmp_path):
+    """C-SPARQL queries keyed by sensor (an aggregate grouped by it, a Datalog rule's
+    entailments in the window, a DStream, two named streams and the default one): two key
+    groups over several micro-batches; then the same program through ``dotr run --engine
+    spark`` against the embedded run."""
+    from temporal.keys import WindowKeys
+
+    rules = tmp_path / "rules.dotr"
+    rules.write_text("@prefix : <http://ex.org/> .\n:located(s1, r1) . :located(s2, r2) . :located(s4, r1) .\n"
+                     ":hot(?s) :- :temp(?s, ?v), ?v > 1 .\n"
+                     "query Hot := register compute every 2 as select ?s (count(?v) as ?n) from stream :a [range 4 step 2] "
+                     "where { ?s a :hot ; :temp ?v } group by ?s .\n"
+                     "query Gone := register compute every 1 as select dstream ?s ?r from stream :b [range 3 step 1] "
+                     "where { ?s :temp ?v . ?s :located ?r } .\n")
+    rnd = random.Random(4)
+    lines = [json.dumps({"t": t, "facts": [f"<http://ex.org/temp>(s{rnd.randint(1, 5)},{rnd.randrange(4)})"
+                                           for _ in range(rnd.randint(1, 3))],
+                         **({"stream": f"http://ex.org/{stream}"} if stream else {})})
+             for t, stream in ((t, rnd.choice(["a", "b", None])) for t in sorted(rnd.sample(range(40), 18)))]
+    expected = _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines, WindowKeys)
     assert sum(len(rows) for r in map(json.loads, expected) for rows in r.get("answers", {}).values()) > 10
     (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n")
     args = ["run", "-q", "--rules", str(rules), "--input", str(tmp_path / "stream.jsonl")]

@@ -177,11 +177,19 @@ class _Filter:
 
 
 class _Extend:
-    def __init__(self, inner, var: str, value, d: TermDictionary):
-        self.inner, self.var, self.value, self.d = inner, var, value, d
+    """``BIND(expr AS ?var)``; ``source``: the expression is the variable ``?source``, whose
+    term is bound as it is (a name stays a name, not the string of its value)."""
+
+    def __init__(self, inner, var: str, value, d: TermDictionary, source: str | None = None):
+        self.inner, self.var, self.value, self.d, self.source = inner, var, value, d, source
 
     def run(self, store):
         out = []
+        if self.source is not None:
+            for sol in self.inner.run(store):
+                term_id = sol.get(self.source)
+                out.append(sol if term_id is None else {**sol, self.var: term_id})
+            return out
         for sol in self.inner.run(store):
             try:
                 value = self.value(sol)
@@ -226,7 +234,8 @@ class _Aggregate:
     """GROUP BY with aggregates (rdflib's AggregateJoin over a Group): one solution per group
     binding the group variables and each aggregate's result variable. Unbound values are left
     out of an aggregate; one that errs (SUM of a non-number, MIN of nothing) leaves its variable
-    unbound."""
+    unbound. A group variable and the SAMPLE of a variable keep the term bound (a name stays a
+    name, not the string of its value)."""
 
     def __init__(self, inner, keys: list, aggregates: list, d: TermDictionary, span):
         self.inner, self.d = inner, d
@@ -238,13 +247,17 @@ class _Aggregate:
             if kind not in _AGGREGATES:
                 raise _unsupported(agg.name, span)
             arg = None if agg.vars == "*" else _compile_expr(agg.vars, d, span)
+            if kind == "sample" and isinstance(agg.vars, Variable):
+                arg = str(agg.vars)  # (the bound term itself)
             self.aggregates.append((kind, arg, bool(agg.distinct), str(agg.res)))
 
     def run(self, store):
         groups: dict[tuple, list[Solution]] = {}
+        plain = all(v is not None for v in self.key_vars)
         for sol in self.inner.run(store):
             try:
-                key = tuple(_term_id(k(sol), self.d) for k in self.keys)
+                key = tuple(sol.get(v) for v in self.key_vars) if plain else tuple(
+                    sol.get(v) if v is not None else _term_id(k(sol), self.d) for v, k in zip(self.key_vars, self.keys))
             except (Undefined, TypeError):
                 key = None  # an erroring group key: SPARQL groups these together
             groups.setdefault(key, []).append(sol)
@@ -252,9 +265,12 @@ class _Aggregate:
             groups[()] = []  # no GROUP BY: one group, even over no solutions
         out = []
         for key, sols in groups.items():
-            row = {} if key is None else {v: k for v, k in zip(self.key_vars, key) if v is not None}
+            row = {} if key is None else {v: k for v, k in zip(self.key_vars, key) if v is not None and k is not None}
             for kind, arg, distinct, res in self.aggregates:
-                value = _aggregate(kind, arg, distinct, sols, self.d)
+                if isinstance(arg, str):  # SAMPLE(?v)
+                    value = next((sol[arg] for sol in sols if sol.get(arg) is not None), None)
+                else:
+                    value = _aggregate(kind, arg, distinct, sols, self.d)
                 if value is not None:
                     row[res] = value
             out.append(row)
@@ -352,7 +368,8 @@ class _Compiler:
         if name == "Union":
             return _SolutionUnion(self.op(node.p1), self.op(node.p2))
         if name == "Extend":
-            return _Extend(self.op(node.p), str(node.var), _compile_expr(node.expr, self.d, self.span), self.d)
+            return _Extend(self.op(node.p), str(node.var), _compile_expr(node.expr, self.d, self.span), self.d,
+                           str(node.expr) if isinstance(node.expr, Variable) else None)
         if name == "ToMultiSet":
             return self.op(node.p)
         if name == "values":

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rdflib import BNode, Literal as RdfLiteral, URIRef
+from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
 
 from ..errors import Diagnostic
 from ..ir import Iri, Literal, SparqlText, Span, canonical
@@ -125,7 +125,6 @@ def parse_select(text: SparqlText, prefixes: dict[str, str]) -> tuple[Any, list[
 
 def _has_path(node) -> bool:
     """Whether a translated query has a property path (a BGP predicate neither IRI nor variable)."""
-    from rdflib import Variable
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(node, CompValue):
@@ -169,28 +168,17 @@ def rdf_term(node):
     raise TypeError(f"not an RDF term: {node!r}")
 
 
-def query_reads(algebra) -> set:
-    """The predicate keys (rules.lang.analysis.pred_key) the triple patterns of a translated query
-    read: ``ANY_TRIPLE`` for a variable predicate or a path, ``(rdf:type, 2)`` for a membership in
-    a variable class."""
-    from rdflib import RDF, URIRef
+def triple_patterns(algebra) -> list[tuple]:
+    """Every triple pattern of a translated query (rdflib terms), those of ``OPTIONAL``,
+    ``MINUS`` and ``[NOT] EXISTS`` included."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
-    from .. import ir
-    from ..analysis import ANY_TRIPLE
-
-    keys: set = set()
+    found: list[tuple] = []
 
     def walk(node) -> None:
         if isinstance(node, CompValue):
             if node.name == "BGP":
-                for _, p, o in node["triples"]:
-                    if not isinstance(p, URIRef):
-                        keys.add(ANY_TRIPLE)
-                    elif p == RDF.type:
-                        keys.add((ir.Iri(str(o)), 1) if isinstance(o, URIRef) else (ir.Iri(str(p)), 2))
-                    else:
-                        keys.add((ir.Iri(str(p)), 2))
+                found.extend(node["triples"])
             for value in node.values():
                 walk(value)
         elif isinstance(node, (list, tuple)):
@@ -198,4 +186,44 @@ def query_reads(algebra) -> set:
                 walk(item)
 
     walk(algebra)
+    return found
+
+
+def certain_variables(node) -> set[str]:
+    """The variables every solution of a translated pattern (``algebra["p"]``) binds; an
+    aggregate binds its ``GROUP BY`` variables, and a ``LIMIT`` or ``OFFSET`` none that can be
+    told (set())."""
+    name = node.name
+    if name == "BGP":
+        return {str(x) for tr in node.triples for x in tr if isinstance(x, Variable)}
+    if name == "Join":
+        return certain_variables(node.p1) | certain_variables(node.p2)
+    if name == "LeftJoin":
+        return certain_variables(node.p1)
+    if name == "Union":
+        return certain_variables(node.p1) & certain_variables(node.p2)
+    if name == "Group":
+        return certain_variables(node.p) & {str(e) for e in node.expr or () if isinstance(e, Variable)}
+    if name in ("Filter", "Project", "Distinct", "Reduced", "ToMultiSet", "Extend", "OrderBy", "AggregateJoin", "Minus"):
+        return certain_variables(node.p if name != "Minus" else node.p1)
+    return set()
+
+
+def query_reads(algebra) -> set:
+    """The predicate keys (rules.lang.analysis.pred_key) the triple patterns of a translated query
+    read: ``ANY_TRIPLE`` for a variable predicate or a path, ``(rdf:type, 2)`` for a membership in
+    a variable class."""
+    from rdflib import RDF
+
+    from .. import ir
+    from ..analysis import ANY_TRIPLE
+
+    keys: set = set()
+    for _, p, o in triple_patterns(algebra):
+        if not isinstance(p, URIRef):
+            keys.add(ANY_TRIPLE)
+        elif p == RDF.type:
+            keys.add((ir.Iri(str(o)), 1) if isinstance(o, URIRef) else (ir.Iri(str(p)), 2))
+        else:
+            keys.add((ir.Iri(str(p)), 2))
     return keys
