@@ -43,15 +43,16 @@ def _split_line(result: CheckResult) -> str:
     def events(keys: dict) -> str:
         return "events " + ", ".join(f"{event} at {pos + 1}" for event, pos in keys.items())
 
+    def line(keys) -> str:
+        if isinstance(keys, JointKeys):
+            return "; ".join(line(part) for part in keys if part is not None)
+        if isinstance(keys, (QueryKeys, WindowKeys)):
+            queries = "queries " + ", ".join(f"{name} by ?{var}" for name, var in keys.queries.items())
+            return f"{queries}; {facts(keys.facts)}" if isinstance(keys, WindowKeys) else queries
+        return facts(keys) if isinstance(keys, FactKeys) else events(keys)
+
     keys = split_keys(result)
-    if keys is None:
-        return f"no ({split_reason(result)})"
-    if isinstance(keys, JointKeys):
-        return f"{facts(keys.facts)}; {events(keys.events)}"
-    if isinstance(keys, (QueryKeys, WindowKeys)):
-        queries = "queries " + ", ".join(f"{name} by ?{var}" for name, var in keys.queries.items())
-        return f"{queries}; {facts(keys.facts)}" if isinstance(keys, WindowKeys) else queries
-    return facts(keys) if isinstance(keys, FactKeys) else events(keys)
+    return f"no ({split_reason(result)})" if keys is None else line(keys)
 
 
 def _print_warnings(result: CheckResult) -> None:

@@ -40,8 +40,7 @@ from ontology.turtle import TokenTriple, intern_tokens
 from rules.lang.queries.csparql import is_csparql
 from rules.lang.queries.epsparql import is_epsparql
 from temporal.epsparql import EpSparqlEngine, query_keys
-from temporal.keys import (EventPartition, FactKeys, FactPartition, JointKeys, JointPartition, QueryKeys, SolutionPartition,
-                           WindowKeys, WindowPartition, fact_keys, partition_keys)
+from temporal.keys import FactKeys, JointKeys, JointPartition, QueryKeys, WindowKeys, fact_keys, partition_keys
 from temporal.lars import LarsEngine
 from temporal.patterns import PatternEngine
 
@@ -149,47 +148,38 @@ class Enriched:
     group: int | None = None  # the key group whose part this is (split_point), None: all of it
 
 
-Partition = EventPartition | FactPartition | JointPartition | SolutionPartition | WindowPartition
-
-
-def split_point(point: Enriched, partition: Partition) -> list[Enriched]:
-    """``point`` per group of a split temporal stage (:meth:`Reasoner.keep_group`). Patterns:
-    each group's events, the ontological conclusions (printed once) in group 0 only. LARS
-    rules: each group's stream facts and conclusions (by the key of their predicate; those of
-    unsplit predicates in every group). Both: each group's events, stream facts and
-    conclusions. EP-SPARQL queries: each group's solutions of the queries' groups, the
-    ontological conclusions in group 0 only. C-SPARQL queries: each group's stream facts by
-    stream (every stream with facts named in every group), the ontological conclusions (and the
-    stream facts they are printed apart from) in group 0 only."""
-    if isinstance(partition, JointPartition):
-        facts = partition.facts
-        return [replace(point, stream=stream, conclusions=conclusions, events=events, group=group)
-                for group, (stream, conclusions, events) in enumerate(zip(
-                    facts.split(point.stream), facts.split(point.conclusions), partition.events.split(point.events)))]
-    if isinstance(partition, FactPartition):
-        return [replace(point, stream=stream, conclusions=conclusions, group=group) for group, (stream, conclusions)
-                in enumerate(zip(partition.split(point.stream), partition.split(point.conclusions)))]
-    if isinstance(partition, WindowPartition):
-        return [replace(point, streams=streams, group=group) if group == 0 else
-                replace(point, streams=streams, stream=[], conclusions=[], group=group)
-                for group, streams in enumerate(partition.split_streams(point.streams))]
-    if isinstance(partition, SolutionPartition):
-        return [replace(point, solutions=solutions, conclusions=point.conclusions if group == 0 else [], group=group)
-                for group, solutions in enumerate(partition.split(point.solutions))]
-    return [replace(point, events=events, conclusions=point.conclusions if group == 0 else [], group=group)
-            for group, events in enumerate(partition.split(point.events))]
+def split_point(point: Enriched, partition: JointPartition) -> list[Enriched]:
+    """``point`` per group of a split temporal stage (:meth:`Reasoner.keep_group`), each
+    engine's part by its partition: the stream facts and the ontological conclusions by the LARS
+    rules' keys (those of unsplit predicates in every group), or, without LARS rules, in group 0
+    only (printed once); the events by the patterns' keys; the solutions of the EP-SPARQL
+    queries' groups by theirs; the stream facts of C-SPARQL windows by stream and key (every
+    stream with facts named in every group)."""
+    n, facts = partition.n, partition.facts
+    if facts is not None:
+        stream, conclusions = facts.split(point.stream), facts.split(point.conclusions)
+    else:
+        stream = [point.stream] + [[] for _ in range(n - 1)]
+        conclusions = [point.conclusions] + [[] for _ in range(n - 1)]
+    parts = zip(stream, conclusions,
+                partition.events.split(point.events) if partition.events is not None else [point.events] * n,
+                partition.solutions.split(point.solutions) if partition.solutions is not None else [point.solutions] * n,
+                partition.windows.split_streams(point.streams) if partition.windows is not None else [point.streams] * n)
+    return [replace(point, stream=own, conclusions=concluded, events=events, solutions=solutions, streams=streams,
+                    group=group)
+            for group, (own, concluded, events, solutions, streams) in enumerate(parts)]
 
 
 def split_keys(checked: CheckResult) -> dict[str, int] | FactKeys | JointKeys | QueryKeys | WindowKeys | None:
     """How the temporal stage of these rules can be split by key, or None (:func:`split_reason`
-    says why). Patterns alone (no LARS rules, no queries) whose graphs never re-enter the
-    ontological stage (no profile, no event reading them): event type -> key attribute position
-    (:func:`temporal.keys.partition_keys`). LARS rules alone: predicate -> key argument
-    (:func:`temporal.keys.fact_keys`; in ms, see :func:`carried`). Both, when the rules read and
-    derive nothing the patterns' graphs construct: :class:`temporal.keys.JointKeys`. EP-SPARQL
-    queries alone (no C-SPARQL query, LARS rule or pattern): each query by a variable
-    (:func:`temporal.epsparql.query_keys`). C-SPARQL queries alone: the stream facts by key, each
-    query's solutions by a variable (:func:`pipeline.window_keys.csparql_keys`)."""
+    says why). Patterns whose graphs never re-enter the ontological stage (no profile, no event
+    reading them): event type -> key attribute position (:func:`temporal.keys.partition_keys`).
+    LARS rules: predicate -> key argument (:func:`temporal.keys.fact_keys`; in ms, see
+    :func:`carried`). EP-SPARQL queries: each query by a variable
+    (:func:`temporal.epsparql.query_keys`). C-SPARQL queries: the stream facts by key, each
+    query's solutions by a variable (:func:`pipeline.window_keys.csparql_keys`). Engines of
+    several kinds, each by its own keys (:class:`temporal.keys.JointKeys`), when the rules read
+    and derive nothing the patterns' graphs construct."""
     return _split(checked)[0]
 
 
@@ -199,37 +189,43 @@ def split_reason(checked: CheckResult) -> str:
 
 
 def _split(checked: CheckResult) -> tuple[dict | None, str]:
+    """Each temporal engine's keys by its own analysis; the program is split when every engine
+    it has is (one engine's keys alone, several as :class:`JointKeys`)."""
     program, analysis = checked.program, checked.analysis
-    if program.queries:
-        if any(is_csparql(q.query) for q in program.queries):
-            if analysis.temporal or program.patterns or not all(is_csparql(q.query) for q in program.queries):
-                return None, "C-SPARQL queries with " + ("LARS rules" if analysis.temporal else "patterns"
-                                                         if program.patterns else "EP-SPARQL queries")
-            return csparql_keys(checked)
-        if analysis.temporal or program.patterns:
-            return None, "EP-SPARQL queries with LARS rules" if analysis.temporal else "EP-SPARQL queries with patterns"
-        return query_keys(EpSparqlEngine.from_program(program, parsed=checked.queries))
-    if program.patterns and (program.profiles or analysis.graphs_reach_events):
-        return None, "pattern graphs re-enter the ontological stage (a profile, or an event reads them)"
-    events = partition_keys(program)
-    if not analysis.temporal:
-        return (events, "") if events is not None else (None, "no pattern keys" if program.patterns else "nothing temporal")
-    facts, reason = fact_keys(analysis.temporal)
-    if facts is None or not program.patterns:
-        return facts, reason
-    if analysis.graphs_reach(pred_key(atom) for rule in analysis.temporal
-                             for atom in (rule.head, *(a for a, _, _ in body_atoms(rule.body)))):
-        return None, "the LARS rules read or derive what a pattern's graph constructs"
-    if events is None:
-        return None, "LARS rules with patterns that have no keys"
-    return JointKeys(facts, events), ""
+    keys: dict[str, object] = {}
+    if program.patterns:
+        if program.profiles or analysis.graphs_reach_events:
+            return None, "pattern graphs re-enter the ontological stage (a profile, or an event reads them)"
+        keys["events"] = partition_keys(program)
+        if keys["events"] is None:
+            return None, "no pattern keys" if not analysis.temporal else "LARS rules with patterns that have no keys"
+    if analysis.temporal:
+        keys["facts"], reason = fact_keys(analysis.temporal)
+        if keys["facts"] is None:
+            return None, reason
+        if program.patterns and analysis.graphs_reach(pred_key(atom) for rule in analysis.temporal
+                                                      for atom in (rule.head, *(a for a, _, _ in body_atoms(rule.body)))):
+            return None, "the LARS rules read or derive what a pattern's graph constructs"
+    if any(not is_csparql(q.query) for q in program.queries):
+        keys["queries"], reason = query_keys(EpSparqlEngine.from_program(program, parsed=checked.queries))
+        if keys["queries"] is None:
+            return None, reason
+    if any(is_csparql(q.query) for q in program.queries):
+        keys["windows"], reason = csparql_keys(checked)
+        if keys["windows"] is None:
+            return None, reason
+    if not keys:
+        return None, "nothing temporal"
+    return (next(iter(keys.values())) if len(keys) == 1 else JointKeys(**keys)), ""
 
 
 def carried(checked: CheckResult) -> bool:
     """Whether the key groups of :func:`split_keys` evaluate different time points, so that a
     group's printed facts must be carried to the time points it skips (:func:`carry_facts`):
     LARS rules in ``@timeunit ms``, where each group evaluates where its own facts change."""
-    return checked.program.timeunit != "ticks" and isinstance(split_keys(checked), (FactKeys, JointKeys))
+    keys = split_keys(checked)
+    return checked.program.timeunit != "ticks" and (
+        isinstance(keys, FactKeys) or isinstance(keys, JointKeys) and keys.facts is not None)
 
 
 def carry_facts(records: Iterable[tuple[int, dict]], held: dict[int, list[str]] | None = None
@@ -261,15 +257,12 @@ def carry_facts(records: Iterable[tuple[int, dict]], held: dict[int, list[str]] 
     return out, held
 
 
-def make_partition(keys: dict | JointKeys, n: int, dictionary) -> Partition:
+def make_partition(keys: dict | FactKeys | QueryKeys | WindowKeys | JointKeys, n: int, dictionary) -> JointPartition:
     """The partition of :func:`split_keys`'s keys into ``n`` groups."""
-    if isinstance(keys, JointKeys):
-        return JointPartition(keys, n, dictionary)
-    if isinstance(keys, QueryKeys):
-        return SolutionPartition(keys, n, dictionary)
-    if isinstance(keys, WindowKeys):
-        return WindowPartition(keys, n, dictionary)
-    return FactPartition(keys, n, dictionary) if isinstance(keys, FactKeys) else EventPartition(keys, n, dictionary)
+    if not isinstance(keys, JointKeys):
+        part = {FactKeys: "facts", QueryKeys: "queries", WindowKeys: "windows"}.get(type(keys), "events")
+        keys = JointKeys(**{part: keys})
+    return JointPartition(keys, n, dictionary)
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -552,7 +545,7 @@ class Reasoner:
         self._last_t: int | None = None
         self._ontology_t: int | None = None  # the time point the ontological stage last processed
         self._base_terms = len(d)  # the terms every reasoner built from the same files shares
-        self._group: tuple[Partition, int] | None = None
+        self._group: tuple[JointPartition, int] | None = None
         self._background_derived: set[tuple] | None = None
         self._changes: list[tuple[list, list]] = []  # the background changes made, interned (temporal_snapshot)
         # the steps of conclude, one per stage the program has (pipeline.conclude)
@@ -640,7 +633,7 @@ class Reasoner:
         feed graphs back), or only its conclusions, events and solutions."""
         return self._reads_stream
 
-    def keep_group(self, partition: Partition, group: int) -> None:
+    def keep_group(self, partition: JointPartition, group: int) -> None:
         """From now on conclude only ``group``'s part of each time point (:func:`split_point`):
         the reasoners of all groups, each given every time point, together output what one
         reasoner outputs: their records of a time point merged (:func:`merge_records`), or, when
@@ -649,11 +642,10 @@ class Reasoner:
         :func:`split_keys`'s."""
         if split_keys(self.checked) is None:
             raise ValueError("this program's temporal stage cannot be split by key")
-        facts = partition.facts if isinstance(partition, JointPartition) else partition
-        if isinstance(facts, FactPartition) and self.lars is not None:  # (it keeps and reports its keys' facts only)
-            self.lars.keep = partial(facts.owned, group)
-        if isinstance(partition, WindowPartition) and self.csparql is not None:
-            self.csparql.keep_group(partition.keys.queries, partial(partition.owns, group))
+        if partition.facts is not None and self.lars is not None:  # (it keeps and reports its keys' facts only)
+            self.lars.keep = partial(partition.facts.owned, group)
+        if partition.windows is not None and self.csparql is not None:
+            self.csparql.keep_group(partition.windows.keys.queries, partial(partition.windows.owns, group))
         self._group = (partition, group)
 
     def temporal_snapshot(self) -> dict:

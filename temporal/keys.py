@@ -324,30 +324,6 @@ class EventPartition(_ByTerm):
         return out
 
 
-class JointKeys(NamedTuple):
-    """Keys for LARS rules and patterns in one program: the rules' facts by :func:`fact_keys`,
-    the patterns' events by :func:`partition_keys`. They may key different terms (the rules by
-    sensor, the patterns by room): valid when the two do not meet, that is when the rules read
-    and derive nothing that a pattern's graph constructs and no graph re-enters the ontological
-    stage (the patterns read only events, which the enrich step extracts)."""
-
-    facts: FactKeys
-    events: dict[str, int]
-
-
-class JointPartition:
-    """Routes a time point's facts by :class:`FactPartition` and its events by
-    :class:`EventPartition`, into the same ``n`` groups."""
-
-    def __init__(self, keys: JointKeys, n: int, dictionary: TermDictionary):
-        self.facts = FactPartition(keys.facts, n, dictionary)
-        self.events = EventPartition(keys.events, n, dictionary)
-
-    def forget_terms(self, first: int) -> None:
-        self.facts.forget_terms(first)
-        self.events.forget_terms(first)
-
-
 class QueryKeys(NamedTuple):
     """Keys for EP-SPARQL queries (``temporal.epsparql.query_keys``): per query, the variable
     its answers are split by; per group of the engine (``EpSparqlEngine.groups``, in order), the
@@ -428,3 +404,39 @@ class WindowPartition(_ByTerm):
     def forget_terms(self, first: int) -> None:
         super().forget_terms(first)
         self.facts.forget_terms(first)
+
+
+class JointKeys(NamedTuple):
+    """Keys for a program with temporal engines of several kinds (``pipeline.embedded.split_keys``),
+    each by its own analysis: the LARS rules' facts by :func:`fact_keys`, the patterns' events by
+    :func:`partition_keys`, the EP-SPARQL queries' solutions (:class:`QueryKeys`), the C-SPARQL
+    windows' stream facts (:class:`WindowKeys`); None where the program has no such engine. They
+    may key different terms (the rules by sensor, the patterns by room): valid when the engines
+    do not meet, that is when each reads only what the enrich step gives it (the rules read and
+    derive nothing that a pattern's graph constructs, no graph re-enters the ontological stage,
+    no EP-SPARQL query constructs triples)."""
+
+    facts: FactKeys | None = None
+    events: dict[str, int] | None = None
+    queries: QueryKeys | None = None
+    windows: WindowKeys | None = None
+
+
+class JointPartition:
+    """Routes each part of a time point by the partition of its engine (:class:`FactPartition`,
+    :class:`EventPartition`, :class:`SolutionPartition`, :class:`WindowPartition`; None for an
+    engine the program does not have), into the same ``n`` groups."""
+
+    def __init__(self, keys: JointKeys, n: int, dictionary: TermDictionary):
+        self.n = n
+        self.facts = FactPartition(keys.facts, n, dictionary) if keys.facts is not None else None
+        self.events = EventPartition(keys.events, n, dictionary) if keys.events is not None else None
+        self.solutions = SolutionPartition(keys.queries, n, dictionary) if keys.queries is not None else None
+        self.windows = WindowPartition(keys.windows, n, dictionary) if keys.windows is not None else None
+
+    def parts(self) -> list:
+        return [p for p in (self.facts, self.events, self.solutions, self.windows) if p is not None]
+
+    def forget_terms(self, first: int) -> None:
+        for part in self.parts():
+            part.forget_terms(first)

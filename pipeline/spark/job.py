@@ -52,8 +52,9 @@ from ontology import OntologicalStage
 from ontology.background import load_triples
 from rules import DotrError, check
 from rules.lang.loader import CheckResult
+from temporal.keys import JointPartition
 
-from ..embedded import (InputError, Partition, Reasoner, Result, carried, carry_facts, intern_all, make_partition,
+from ..embedded import (InputError, Reasoner, Result, carried, carry_facts, intern_all, make_partition,
                         merge_records, split_keys, split_point)
 from ..io import BackgroundChange, Record, read_jsonl, read_laserpp, read_trig
 from ..wire import decode_point, encode_point
@@ -84,7 +85,7 @@ class _Worker:
         self.checked, self.background, self.reasoner_options, self.options = pickle.loads(bundle)
         self.keys, self.labels = self.options["keys"], self.options["groups"]
         self._enricher: Reasoner | None = None
-        self.partition: Partition | None = None  # the enrich step's
+        self.partition: JointPartition | None = None  # the enrich step's
         self._made: list[tuple] = []  # the background changes the enricher made (_key)
         self.kept_terms = 0  # the enricher's terms that are not the stream's
         self._stages: dict[int, tuple[OntologicalStage, int]] = {}  # per group: the temporal engine's

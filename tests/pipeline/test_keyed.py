@@ -30,6 +30,26 @@ def _outputs(make, elements, groups: int) -> list[dict]:
     return [merge_records(records) for _, records in sorted(by_t.items())]
 
 
+def _split_gives_one_reasoners_output(text: str, elements: list, groups: int) -> None:
+    """``text`` split in ``groups`` key groups gives one reasoner's output on ``elements``; a
+    program that is not split says why."""
+    checked = check_text(text)
+    assert checked.ok, (text, checked.diagnostics)
+    if split_keys(checked) is None:
+        assert split_reason(checked)
+        return
+    make = lambda: Reasoner(checked)  # noqa: E731
+    assert _outputs(make, elements, groups) == _outputs(make, elements, 1), text
+
+
+
+def _checked(tmp_path, capsys, files: dict[str, str]) -> str:
+    """What ``dotr check`` prints for the rule files ``files`` (name -> text after the prefix)."""
+    for name, text in files.items():
+        (tmp_path / f"{name}.dotr").write_text("@prefix : <http://ex.org/> .\n" + text)
+    assert main(["check", *(str(tmp_path / f"{name}.dotr") for name in files)]) == 0
+    return capsys.readouterr().out
+
 def _dotr_stream(points: int, per_point: int) -> list:
     rnd = random.Random(5)
     return [(t * 1000, [f"<{EX}{'read_valA' if rnd.random() < 0.2 else 'read_valB'}>"
@@ -105,14 +125,7 @@ def test_generated_lars_programs_split_by_key_give_one_reasoners_output(case, gr
     """In ms, each group evaluates the time points where its own keys' facts change: the facts
     it printed last are carried to the others' time points (carry_facts)."""
     text, elements = case
-    checked = check_text(f"@timeunit {unit} .\n" + text)
-    assert checked.ok, text
-    keys = split_keys(checked)
-    if keys is None:  # (any_hot alone, or a rule that ties no sensor)
-        assert split_reason(checked)
-        return
-    make = lambda: Reasoner(checked)  # noqa: E731
-    assert _outputs(make, elements, groups) == _outputs(make, elements, 1), text
+    _split_gives_one_reasoners_output(f"@timeunit {unit} .\n" + text, elements, groups)
 
 
 def test_check_says_how_the_temporal_stage_splits(tmp_path, capsys):
@@ -174,14 +187,7 @@ def test_generated_lars_rules_with_patterns_split_by_key_give_one_reasoners_outp
     """The rules' facts split by their key (sensor), the patterns' events by theirs (sensor or
     room); a program whose rules read a pattern's graph is not split."""
     text, elements = case
-    checked = check_text(f"@timeunit {unit} .\n" + text)
-    assert checked.ok, (text, checked.diagnostics)
-    keys = split_keys(checked)
-    if keys is None:
-        assert split_reason(checked)
-        return
-    make = lambda: Reasoner(checked)  # noqa: E731
-    assert _outputs(make, elements, groups) == _outputs(make, elements, 1), text
+    _split_gives_one_reasoners_output(f"@timeunit {unit} .\n" + text, elements, groups)
 
 
 def test_lars_rules_and_patterns_split_by_their_own_keys(tmp_path, capsys):
@@ -244,13 +250,7 @@ def test_generated_epsparql_queries_split_by_key_give_one_reasoners_output(case,
     """The groups' solutions routed by the key variable's term; a query whose groups do not all
     bind one selected variable keeps the program on one key."""
     text, elements = case
-    checked = check_text(text)
-    assert checked.ok, (text, checked.diagnostics)
-    if split_keys(checked) is None:
-        assert split_reason(checked)
-        return
-    make = lambda: Reasoner(checked)  # noqa: E731
-    assert _outputs(make, elements, groups) == _outputs(make, elements, 1), text
+    _split_gives_one_reasoners_output(text, elements, groups)
 
 
 def test_check_says_how_queries_split_or_why_not(tmp_path, capsys):
@@ -258,14 +258,11 @@ def test_check_says_how_queries_split_or_why_not(tmp_path, capsys):
     files = {"a": up, "b": up + "query Any := select ?v where { ?x :p ?v } seq { ?y :q ?w } within 5 .\n",
              "c": up + "query Mark := construct { ?x a :Seen } where { ?x :p ?v } seq { ?x :q ?w } within 5 .\n",
              "d": up + "hot(X) :- <http://ex.org/p>(X, V), V > 1 .\n@T late(X) :- [3] @T hot(X) .\n"}
-    for name, text in files.items():
-        (tmp_path / f"{name}.dotr").write_text("@prefix : <http://ex.org/> .\n" + text)
-    assert main(["check", *(str(tmp_path / f"{name}.dotr") for name in files)]) == 0
-    out = capsys.readouterr().out
+    out = _checked(tmp_path, capsys, files)
     assert "  split by key: queries Up by ?x\n" in out
     assert "  split by key: no (query Any: no variable is bound by every group)" in out
     assert "  split by key: no (query Mark constructs triples (they re-enter the ontological stage))" in out
-    assert "  split by key: no (EP-SPARQL queries with LARS rules)" in out
+    assert "  split by key: hot/1 at 1, late/1 at 1; queries Up by ?x\n" in out  # (each engine by its own keys)
 
 
 # ------------------------------------------------------------------ C-SPARQL queries split by key
@@ -316,13 +313,7 @@ def test_generated_csparql_queries_split_by_key_give_one_reasoners_output(case, 
     facts at t is non-empty in every group, so that every group evaluates and reports (an
     answer [] too) when one reasoner does; each reports the solutions of its keys."""
     text, elements = case
-    checked = check_text(f"@timeunit {unit} .\n" + text)
-    assert checked.ok, (text, checked.diagnostics)
-    if split_keys(checked) is None:
-        assert split_reason(checked)
-        return
-    make = lambda: Reasoner(checked)  # noqa: E731
-    assert _outputs(make, elements, groups) == _outputs(make, elements, 1), text
+    _split_gives_one_reasoners_output(f"@timeunit {unit} .\n" + text, elements, groups)
 
 
 def test_check_says_how_csparql_queries_split_or_why_not(tmp_path, capsys):
@@ -334,12 +325,38 @@ def test_check_says_how_csparql_queries_split_or_why_not(tmp_path, capsys):
              "c": hot + "@profile rdfs .\n",
              "d": hot + "query Last := register compute every 2 as select ?s from stream :a [triples 5] where { ?s :temp ?v } .\n",
              "e": hot + "query Up := select ?s where { ?s :temp ?v } seq { ?s :temp ?w } within 5 .\n"}
-    for name, text in files.items():
-        (tmp_path / f"{name}.dotr").write_text("@prefix : <http://ex.org/> .\n" + text)
-    assert main(["check", *(str(tmp_path / f"{name}.dotr") for name in files)]) == 0
-    out = capsys.readouterr().out
+    out = _checked(tmp_path, capsys, files)
     assert "  split by key: queries Hot by ?s; <http://ex.org/temp>/2 at 1\n" in out
     assert "  split by key: no (query All: no selected variable is bound in every solution" in out
     assert "  split by key: no (@profile rdfs: its rules read every predicate (a range axiom types the object))" in out
     assert "  split by key: no (query Last: a count window holds the last triples of every key)" in out
-    assert "  split by key: no (C-SPARQL queries with EP-SPARQL queries)" in out
+    assert "  split by key: queries Up by ?s; queries Hot by ?s; <http://ex.org/temp>/2 at 1\n" in out
+
+
+# ------------------------------------------------------------ engines of several kinds together
+@st.composite
+def programs_of_several_kinds(draw):
+    """Two or more of: LARS rules (with patterns beside them, or not), EP-SPARQL queries,
+    C-SPARQL queries with their Datalog rules, each over its own predicates of one stream."""
+    kinds = draw(st.lists(st.sampled_from(["lars", "patterns", "ep", "csparql"]), min_size=2, max_size=4, unique=True))
+    texts, elements = ["@prefix : <http://ex.org/> .\n"], []
+    for kind in kinds:
+        strategy = {"lars": lars_programs(), "patterns": mixed_programs(), "ep": ep_programs(), "csparql": csparql_programs()}
+        text, part = draw(strategy[kind])
+        if kind == "csparql":  # (the EP-SPARQL queries are Q0, Q1, ...)
+            text = text.replace("query Q", "query C")
+        texts.append(text.replace("@prefix : <http://ex.org/> .\n", "").replace(BACKGROUND, "") if kind != "lars"
+                     else text)
+        elements += part
+    if "patterns" in kinds and "lars" not in kinds:
+        texts.insert(1, BACKGROUND)
+    return "".join(texts), sorted(elements, key=lambda element: element[0])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs_of_several_kinds(), st.sampled_from([2, 3]), st.sampled_from(["ticks", "ms"]))
+def test_generated_programs_of_several_kinds_split_by_each_engines_keys_give_one_reasoners_output(case, groups, unit):
+    """Each engine's part of a time point routed by its own keys (JointKeys) into the same
+    groups: the engines do not meet, so each group's output is one reasoner's for its keys."""
+    text, elements = case
+    _split_gives_one_reasoners_output(f"@timeunit {unit} .\n" + text, elements, groups)

@@ -418,6 +418,15 @@ def _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines: list[str
     return expected
 
 
+def _dotr_run_on_spark_gives_the_embedded_output(tmp_path, rules, lines: list[str], *options: str) -> None:
+    """``dotr run --engine spark`` on ``lines`` writes what ``dotr run`` writes (and something)."""
+    (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n")
+    args = ["run", "-q", "--rules", str(rules), *options, "--input", str(tmp_path / "stream.jsonl")]
+    assert main([*args, "--engine", "spark", "--output", str(tmp_path / "spark.jsonl")]) == 0
+    assert main([*args, "--output", str(tmp_path / "embedded.jsonl")]) == 0
+    assert (tmp_path / "spark.jsonl").read_text() == (tmp_path / "embedded.jsonl").read_text() != ""
+
+
 @pytest.mark.parametrize("patterns, unit", [(False, "ticks"), (True, "ticks"), (True, "ms")])
 def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark, tmp_path, patterns, unit):
     """LARS rules keyed by sensor (windows, negation, background joins, @): the conclude step
@@ -441,12 +450,7 @@ def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark,
     assert len(expected) > 10
     assert not patterns or sum(len(r.get("graphs", ())) + len(r.get("events", ())) for r in map(json.loads, expected)) > 5
     if patterns:  # the same program as a user runs it: ``dotr run --engine spark`` against the embedded run
-        (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n")
-        args = ["run", "-q", "--rules", str(rules), "--ontology", str(tmp_path / "bg.ttl"),
-                "--input", str(tmp_path / "stream.jsonl")]
-        assert main([*args, "--engine", "spark", "--output", str(tmp_path / "spark.jsonl")]) == 0
-        assert main([*args, "--output", str(tmp_path / "embedded.jsonl")]) == 0
-        assert (tmp_path / "spark.jsonl").read_text() == (tmp_path / "embedded.jsonl").read_text() != ""
+        _dotr_run_on_spark_gives_the_embedded_output(tmp_path, rules, lines, "--ontology", str(tmp_path / "bg.ttl"))
 
 
 def test_epsparql_queries_split_by_key_give_the_embedded_output(spark, tmp_path):
@@ -464,39 +468,43 @@ def test_epsparql_queries_split_by_key_give_the_embedded_output(spark, tmp_path)
                                            for _ in range(3)]}) for t in sorted(rnd.sample(range(40), 18))]
     expected = _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines, QueryKeys)
     assert sum(len(rows) for r in map(json.loads, expected) for rows in r.get("answers", {}).values()) > 10
-    (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n")
-    args = ["run", "-q", "--rules", str(rules), "--input", str(tmp_path / "stream.jsonl")]
-    assert main([*args, "--engine", "spark", "--output", str(tmp_path / "spark.jsonl")]) == 0
-    assert main([*args, "--output", str(tmp_path / "embedded.jsonl")]) == 0
-    assert (tmp_path / "spark.jsonl").read_text() == (tmp_path / "embedded.jsonl").read_text() != ""
+    _dotr_run_on_spark_gives_the_embedded_output(tmp_path, rules, lines)
 
 
-def test_csparql_queries_split_by_key_give_the_embedded_output(spark, tmp_path):
-    """C-SPARQL queries keyed by sensor (an aggregate grouped by it, a Datalog rule's
-    entailments in the window, a DStream, two named streams and the default one): two key
-    groups over several micro-batches; then the same program through ``dotr run --engine
-    spark`` against the embedded run."""
-    from temporal.keys import WindowKeys
+#: C-SPARQL queries keyed by sensor: an aggregate grouped by it over a Datalog rule's entailments
+#: in the window, a DStream joining the background, over two named streams and the default one
+CSPARQL = (":hot(?s) :- :temp(?s, ?v), ?v > 1 .\n"
+           "query Hot := register compute every 2 as select ?s (count(?v) as ?n) from stream :a [range 4 step 2] "
+           "where { ?s a :hot ; :temp ?v } group by ?s .\n"
+           "query Gone := register compute every 1 as select dstream ?s ?r from stream :b [range 3 step 1] "
+           "where { ?s :temp ?v . ?s :located ?r } .\n")
+#: beside them, LARS rules by sensor and an EP-SPARQL query by sensor: each engine by its own keys
+SEVERAL = ("hot(S) :- [3] <> <http://ex.org/temp>(S, V), V > 1 .\nalarm(S) :- hot(S), not [2] <> ok(S) .\n"
+           "query Up := select ?s ?v ?w where { ?s :temp ?v } seq { ?s :temp ?w } filter(?w > ?v) within 4 .\n")
+
+
+@pytest.mark.parametrize("several, unit", [(False, "ticks"), (True, "ticks"), (True, "ms")])
+def test_queries_and_engines_of_several_kinds_split_by_key_give_the_embedded_output(spark, tmp_path, several, unit):
+    """C-SPARQL queries alone (WindowKeys), and with LARS rules and an EP-SPARQL query (JointKeys;
+    in ms the LARS facts carried), in two key groups over several micro-batches; then the same
+    program through ``dotr run --engine spark`` against the embedded run."""
+    from temporal.keys import JointKeys, WindowKeys
 
     rules = tmp_path / "rules.dotr"
-    rules.write_text("@prefix : <http://ex.org/> .\n:located(s1, r1) . :located(s2, r2) . :located(s4, r1) .\n"
-                     ":hot(?s) :- :temp(?s, ?v), ?v > 1 .\n"
-                     "query Hot := register compute every 2 as select ?s (count(?v) as ?n) from stream :a [range 4 step 2] "
-                     "where { ?s a :hot ; :temp ?v } group by ?s .\n"
-                     "query Gone := register compute every 1 as select dstream ?s ?r from stream :b [range 3 step 1] "
-                     "where { ?s :temp ?v . ?s :located ?r } .\n")
+    rules.write_text(f"@timeunit {unit} .\n@prefix : <http://ex.org/> .\n:located(s1, r1) . :located(s2, r2) . "
+                     f":located(s4, r1) .\n{CSPARQL}{SEVERAL * several}")
     rnd = random.Random(4)
     lines = [json.dumps({"t": t, "facts": [f"<http://ex.org/temp>(s{rnd.randint(1, 5)},{rnd.randrange(4)})"
+                                           if rnd.random() < 0.8 else f"ok(s{rnd.randint(1, 5)})"
                                            for _ in range(rnd.randint(1, 3))],
                          **({"stream": f"http://ex.org/{stream}"} if stream else {})})
              for t, stream in ((t, rnd.choice(["a", "b", None])) for t in sorted(rnd.sample(range(40), 18)))]
-    expected = _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines, WindowKeys)
-    assert sum(len(rows) for r in map(json.loads, expected) for rows in r.get("answers", {}).values()) > 10
-    (tmp_path / "stream.jsonl").write_text("\n".join(lines) + "\n")
-    args = ["run", "-q", "--rules", str(rules), "--input", str(tmp_path / "stream.jsonl")]
-    assert main([*args, "--engine", "spark", "--output", str(tmp_path / "spark.jsonl")]) == 0
-    assert main([*args, "--output", str(tmp_path / "embedded.jsonl")]) == 0
-    assert (tmp_path / "spark.jsonl").read_text() == (tmp_path / "embedded.jsonl").read_text() != ""
+    expected = _split_job_gives_the_embedded_output(spark, tmp_path, rules, lines, JointKeys if several else WindowKeys,
+                                                    carry=unit == "ms")
+    records = [json.loads(r) for r in expected]
+    assert sum(len(rows) for r in records for rows in r.get("answers", {}).values()) > 10
+    assert not several or sum(len(r["facts"]) for r in records) > 10
+    _dotr_run_on_spark_gives_the_embedded_output(tmp_path, rules, lines)
 
 
 def test_a_live_pipe_into_spark_gives_each_time_point_as_it_comes(tmp_path):
