@@ -18,8 +18,8 @@ def csparql_keys(checked: CheckResult) -> tuple[WindowKeys | None, str]:
     """How the C-SPARQL queries of ``checked`` can be split by key, or why they cannot
     (``(None, reason)``).
 
-    Each query's triple patterns (those under ``OPTIONAL``, ``MINUS`` and ``[NOT] EXISTS`` too)
-    are read as the body of a rule whose head holds the selected variables that every solution
+    Each query's triple patterns (those under ``OPTIONAL`` too, and any pattern the query
+    nests) are read as the body of a rule whose head holds the selected variables that every solution
     binds; :func:`temporal.keys.fact_keys` over these rules and the ontological stage's gives
     the stream predicates keys at which one variable joins every pattern and every rule. A key
     group's windows then hold, with the whole background, every triple that one engine's hold
