@@ -28,7 +28,8 @@ def csparql_keys(checked: CheckResult) -> tuple[WindowKeys | None, str]:
     the group reports those (``ontology.csparql.CSparqlEngine.keep_group``). A solution of
     background triples alone comes out of every group, and only its key's reports it. An aggregate is
     split when it groups by the key variable. Not split: CONSTRUCT queries, count windows
-    ``[triples N]`` (the last N triples of every key), ``LIMIT``/``OFFSET``, a profile or any
+    ``[triples N]`` (the last N triples of every key), ``LIMIT``/``OFFSET``, subqueries (a
+    variable they do not select is another variable than the outer query's), a profile or any
     rule with a variable predicate (a range axiom's entailment types the object of a triple
     of another key).
 
@@ -58,8 +59,10 @@ def csparql_keys(checked: CheckResult) -> tuple[WindowKeys | None, str]:
         if any(w.triples is not None for w in query.windows):
             return None, f"query {name}: a count window holds the last triples of every key"
         algebra = translate(query, program.prefixes).algebra
-        if _slices(algebra):
+        if _has(algebra, "Slice"):
             return None, f"query {name}: LIMIT or OFFSET counts the solutions of every key"
+        if _has(algebra, "ToMultiSet"):
+            return None, f"query {name}: a subquery (its variables are not the outer query's)"
         atoms = []
         for s, p, o in triple_patterns(algebra):
             if not isinstance(p, URIRef):
@@ -85,9 +88,10 @@ def csparql_keys(checked: CheckResult) -> tuple[WindowKeys | None, str]:
     return WindowKeys(FactKeys((k, v) for k, v in keys.items() if k[0] not in heads), routes), ""
 
 
-def _slices(algebra) -> bool:
+def _has(algebra, name: str) -> bool:
+    """Whether the translated query has a node ``name`` (``Slice``, ``ToMultiSet``) anywhere."""
     from rdflib.plugins.sparql.parserutils import CompValue  # (loaded with the query's parser)
 
     if isinstance(algebra, CompValue):
-        return algebra.name == "Slice" or any(_slices(v) for v in algebra.values())
-    return isinstance(algebra, (list, tuple)) and any(_slices(v) for v in algebra)
+        return algebra.name == name or any(_has(v, name) for v in algebra.values())
+    return isinstance(algebra, (list, tuple)) and any(_has(v, name) for v in algebra)

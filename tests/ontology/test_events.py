@@ -27,6 +27,10 @@ QUERIES = {
     "Type": "select ?s where { ?s a :C . ?s :p ?o }",
     "VarPred": "select ?s ?pred where { ?s ?pred :b }",
     "Distinct": "select distinct ?s where { ?s :p ?o }",
+    # a subquery's unselected ?o is another variable than the outer ?o (rdflib gets this right
+    # only with the subquery first: after ?s :p ?o, it evaluates the subquery with ?o bound)
+    "Subquery": "select ?s ?o where { { select ?s where { ?s :q ?o } } ?s :p ?o }",
+    "SubDistinct": "select ?s ?o where { { select distinct ?s where { ?s :q ?o } } ?s :p ?o }",
     "Bound": "select ?s where { ?s :p ?o optional { ?o :v ?v } filter(!bound(?v)) }",
 }
 NODES = [EX[n] for n in "abcd"]
@@ -60,10 +64,7 @@ def test_event_queries_agree_with_rdflib(data):
         for row in graph.query(PREFIX.replace("@prefix", "PREFIX").rstrip(" .\n") + "\n" + query):
             if None not in row:  # a solution that leaves a parameter unbound is no event
                 expected[tuple(from_rdflib(x) for x in row)] += 1
-        actual = Counter(tuple(stage.decode(out.events[name])))
-        if "distinct" in query:
-            expected, actual = Counter(set(expected)), Counter(set(actual))
-        assert actual == expected, name
+        assert Counter(tuple(stage.decode(out.events[name]))) == expected, name
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -272,14 +272,16 @@ def test_check_says_how_queries_split_or_why_not(tmp_path, capsys):
 CS_RULES = [":hot(?s) :- :temp(?s, ?v), ?v > 1 .", ":warm(?s, ?r) :- :temp(?s, ?v), :located(?s, ?r) .",
             ":quiet(?s) :- :located(?s, ?r), not :hot(?s) .", ":near(?a, ?b) :- :located(?a, ?r), :located(?b, ?r) ."]
 #: (select, where): keyed by ?s, a solution of the background alone, OPTIONAL with !bound,
-#: aggregates with and without the key, a pattern joining two sensors, a FILTER
+#: aggregates with and without the key, a pattern joining two sensors, a FILTER, a subquery
+#: whose ?s is not the outer ?s
 CS_QUERIES = [("select ?s ?v", "{ ?s :temp ?v }"), ("select ?s", "{ ?s a :hot }"),
               ("select ?s ?r", "{ ?s :temp ?v . ?s :located ?r }"), ("select ?s ?r", "{ ?s :warm ?r }"),
               ("select ?s ?r", "{ ?s :located ?r }"), ("select ?s", "{ ?s a :quiet }"),
               ("select ?s ?v", "{ ?s :temp ?v OPTIONAL { ?s :ok ?o } FILTER(!bound(?o)) }"),
               ("select ?s (count(?v) as ?n)", "{ ?s :temp ?v } group by ?s"),
               ("select (count(?v) as ?n)", "{ ?s :temp ?v }"), ("select distinct ?v", "{ ?s :temp ?v }"),
-              ("select ?s ?t", "{ ?s :temp ?v . ?t :temp ?v }"), ("select ?s ?v", "{ ?s :temp ?v FILTER(?v >= 2) }")]
+              ("select ?s ?t", "{ ?s :temp ?v . ?t :temp ?v }"), ("select ?s ?v", "{ ?s :temp ?v FILTER(?v >= 2) }"),
+              ("select ?s ?m", "{ ?s :temp ?v . { select (max(?v) as ?m) where { ?s :temp ?v } } }")]
 CS_STREAMS = ["http://ex.org/readings", "http://ex.org/other", None]
 
 
@@ -324,13 +326,16 @@ def test_check_says_how_csparql_queries_split_or_why_not(tmp_path, capsys):
                         "[range 4 step 2] where { ?s :temp ?v } .\n",
              "c": hot + "@profile rdfs .\n",
              "d": hot + "query Last := register compute every 2 as select ?s from stream :a [triples 5] where { ?s :temp ?v } .\n",
-             "e": hot + "query Up := select ?s where { ?s :temp ?v } seq { ?s :temp ?w } within 5 .\n"}
+             "e": hot + "query Up := select ?s where { ?s :temp ?v } seq { ?s :temp ?w } within 5 .\n",
+             "f": hot + "query Top := register compute every 2 as select ?s ?m from stream :a [range 4 step 2] "
+                        "where { ?s :temp ?v . { select (max(?v) as ?m) where { ?s :temp ?v } } } .\n"}
     out = _checked(tmp_path, capsys, files)
     assert "  split by key: queries Hot by ?s; <http://ex.org/temp>/2 at 1\n" in out
     assert "  split by key: no (query All: no selected variable is bound in every solution" in out
     assert "  split by key: no (@profile rdfs: its rules read every predicate (a range axiom types the object))" in out
     assert "  split by key: no (query Last: a count window holds the last triples of every key)" in out
     assert "  split by key: queries Up by ?s; queries Hot by ?s; <http://ex.org/temp>/2 at 1\n" in out
+    assert "  split by key: no (query Top: a subquery (its variables are not the outer query's))" in out
 
 
 # ------------------------------------------------------------ engines of several kinds together

@@ -216,6 +216,18 @@ class _Values:
         return [dict(r) for r in self.rows]
 
 
+class _Project:
+    """A projection that matters: under ``DISTINCT`` (duplicates are told apart by the selected
+    variables only) and in a subquery (its other variables are not in scope outside it)."""
+
+    def __init__(self, inner, variables: list[str]):
+        self.inner, self.variables = inner, variables
+
+    def run(self, store):
+        keep = self.variables
+        return [{v: sol[v] for v in keep if v in sol} for sol in self.inner.run(store)]
+
+
 class _Distinct:
     def __init__(self, inner):
         self.inner = inner
@@ -347,7 +359,9 @@ class _Compiler:
     def __init__(self, d: TermDictionary, span):
         self.d, self.span = d, span
 
-    def op(self, node):
+    def op(self, node, project: bool = False):
+        """``project``: whether a ``Project`` below (through ``ORDER BY``) keeps only its
+        variables; elsewhere the caller reads the selected variables of each solution itself."""
         name = node.name
         if name == "BGP":
             return _BGP(node.triples, [], self.d, self.span)
@@ -370,17 +384,20 @@ class _Compiler:
         if name == "Extend":
             return _Extend(self.op(node.p), str(node.var), _compile_expr(node.expr, self.d, self.span), self.d,
                            str(node.expr) if isinstance(node.expr, Variable) else None)
-        if name == "ToMultiSet":
-            return self.op(node.p)
+        if name == "ToMultiSet":  # (a subquery)
+            return self.op(node.p, project=True)
         if name == "values":
             return _Values([{str(k): self.d.intern(from_rdflib(v)) for k, v in row.items() if v is not None}
                             for row in node.res])
-        if name in ("Project", "Slice", "OrderBy"):
-            if name == "Slice":
-                raise _unsupported("LIMIT / OFFSET", self.span)
-            return self.op(node.p)
+        if name == "Slice":
+            raise _unsupported("LIMIT / OFFSET", self.span)
+        if name == "OrderBy":
+            return self.op(node.p, project)
+        if name == "Project":
+            inner = self.op(node.p)
+            return _Project(inner, [str(v) for v in node.PV]) if project else inner
         if name in ("Distinct", "Reduced"):
-            return _Distinct(self.op(node.p))
+            return _Distinct(self.op(node.p, project=True))
         if name == "AggregateJoin":
             group = node.p
             return _Aggregate(self.op(group.p), list(group.expr or []), list(node.A), self.d, self.span)
