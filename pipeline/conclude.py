@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from ontology import OntologicalStage
 from rules.engine.sparql import answer_order
+from rules.engine.ntriples import document
 from rules.engine.terms import format_fact
 from ontology.csparql import CSparqlEngine
 from temporal.epsparql import EpSparqlEngine
@@ -63,11 +64,10 @@ class Patterns:
     """The pattern engine, its graphs fed back through the ontological stage."""
 
     def __init__(self, engine: PatternEngine, ontology_at: OntologyAt, max_rounds: int,
-                 intern_graphs: bool, feedback: bool, ntriples: Callable[[list], str]):
+                 intern_graphs: bool, feedback: bool):
         self.engine, self.ontology_at, self.max_rounds = engine, ontology_at, max_rounds
         self.intern_graphs = intern_graphs  # whether something (LARS, the event queries) reads the graphs
         self.feedback = feedback  # whether the graphs can change the ontological stage's events
-        self.ntriples = ntriples
 
     def conclude(self, now: Moment) -> None:
         t, engine, point = now.t, self.engine, now.point
@@ -77,19 +77,19 @@ class Patterns:
         seen: dict[str, set] = {}  # the events of t given to the patterns: each enters once
         for _ in range(self.max_rounds):
             out = engine.step_again(t, events) if emitted or now.graph_facts else engine.step(t, events)
-            new_triples = []
+            built = []
             for match in out.matches:
-                if match.graph:
-                    now.graph_matches.append((self.ntriples(match.graph), match))
-                    new_triples.extend(match.graph)
+                if match.ntriples:
+                    now.graph_matches.append((match.ntriples, match))
+                    built.append(match)
                 if match.emitted is not None:
                     emitted.append(engine.emitted(match))
-            if not out.matches and (emitted or now.graph_facts) or not new_triples:
+            if not out.matches and (emitted or now.graph_facts) or not built:
                 break
             now.graphs = True
             if not self.intern_graphs:  # nothing reads the graphs' facts: no need to intern them
                 break  # (their fresh IRIs would grow the dictionary at every match)
-            triples = [((intern(p), 2), (intern(s), intern(o))) for s, p, o in new_triples]
+            triples = [((intern(p), 2), (intern(s), intern(o))) for match in built for s, p, o in match.graph]
             now.graph_facts.extend(triples)
             if not self.feedback:  # no event reads what the graphs hold: nothing new can follow
                 break
@@ -106,10 +106,9 @@ class EpSparql:
     """The EP-SPARQL queries; their CONSTRUCT triples re-enter the ontological stage, round after
     round (at most ``max_rounds``), and join the graphs' facts."""
 
-    def __init__(self, engine: EpSparqlEngine, groups: list, ontology_at: OntologyAt, max_rounds: int,
-                 ntriples: Callable[[list], str]):
+    def __init__(self, engine: EpSparqlEngine, groups: list, ontology_at: OntologyAt, max_rounds: int):
         self.engine, self.groups, self.ontology_at = engine, groups, ontology_at
-        self.max_rounds, self.ntriples = max_rounds, ntriples
+        self.max_rounds = max_rounds
 
     def conclude(self, now: Moment) -> None:
         t, result = now.t, now.result
@@ -118,7 +117,7 @@ class EpSparql:
             for name, rows in out.answers.items():
                 if rows:
                     result.answers.setdefault(name, []).extend(rows)
-            now.graph_matches.extend((self.ntriples(g), name) for g, name in zip(out.graphs, out.graph_queries))
+            now.graph_matches.extend((document(g), name) for g, name in zip(out.graphs, out.graph_queries))
             if not out.feedback or round_ == self.max_rounds:
                 break
             now.graph_facts.extend(out.feedback)
@@ -133,13 +132,13 @@ class EpSparql:
 class CSparql:
     """The C-SPARQL queries over their windows of the named streams."""
 
-    def __init__(self, engine: CSparqlEngine, ntriples: Callable[[list], str]):
-        self.engine, self.ntriples = engine, ntriples
+    def __init__(self, engine: CSparqlEngine):
+        self.engine = engine
 
     def conclude(self, now: Moment) -> None:
         out = self.engine.step(now.t, now.point.streams)
         now.result.answers.update(out.answers)  # an evaluation over a non-empty window with no solution: []
-        now.graph_matches.extend((self.ntriples(g), name) for name, g in out.constructed.items() if g)
+        now.graph_matches.extend((document(g), name) for name, g in out.constructed.items() if g)
 
 
 class Ontology:

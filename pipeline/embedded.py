@@ -22,8 +22,6 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from rdflib import Graph, Literal as RdfLiteral, URIRef
-from rdflib.plugins.serializers.nt import _quoteLiteral
 
 from ontology import OntologicalStage
 from ontology.background import load_triples
@@ -555,11 +553,11 @@ class Reasoner:
         self._steps: list[conclude.Step] = []
         if self.patterns is not None:
             self._steps.append(conclude.Patterns(self.patterns, self._ontology_at, max_rounds,
-                                                 self.lars is not None or feedback, feedback, _ntriples))
+                                                 self.lars is not None or feedback, feedback))
         if self.queries is not None:
-            self._steps.append(conclude.EpSparql(self.queries, self._groups, self._ontology_at, max_rounds, _ntriples))
+            self._steps.append(conclude.EpSparql(self.queries, self._groups, self._ontology_at, max_rounds))
         if self.csparql is not None:
-            self._steps.append(conclude.CSparql(self.csparql, _ntriples))
+            self._steps.append(conclude.CSparql(self.csparql))
         self._steps.append(self._ontology_step)
         if self._lars_step is not None:
             self._steps.append(self._lars_step)
@@ -883,59 +881,3 @@ class Reasoner:
             return False
         outputs = self._outputs
         return outputs is None or rel[0] in outputs or rel[0] == self._type and fact[1] in outputs
-
-
-def _to_rdf(term):
-    if isinstance(term, ir.Iri):
-        return URIRef(term.value)
-    if isinstance(term, ir.Num):
-        return RdfLiteral(term.value)
-    if isinstance(term, ir.Literal):
-        return RdfLiteral(term.lexical, lang=term.lang, datatype=URIRef(term.datatype) if term.datatype else None)
-    return RdfLiteral(term.value)
-
-
-def ntriples_with_rdflib(triples: list[tuple]) -> str:
-    """:func:`_ntriples` through rdflib's serializer (its reference)."""
-    g = Graph()
-    for tr in triples:
-        g.add(tuple(_to_rdf(x) for x in tr))
-    lines = sorted(line for line in g.serialize(format="nt").splitlines() if line.strip())
-    return "\n".join(lines) + "\n"
-
-
-_NT_TERMS: dict = {}  # (term, in object position) -> its text in rdflib's N-Triples, but for plain IRIs
-_NT_IRIS: dict[str, str] = {}  # plain IRI (no escapes needed) -> its text
-
-
-def _nt(term, obj: bool = False) -> str:
-    if type(term) is ir.Iri:
-        value = term.value
-        text = _NT_IRIS.get(value)
-        if text is not None:
-            return text
-        if _PLAIN_IRI.fullmatch(value):
-            if len(_NT_IRIS) > 100_000:
-                _NT_IRIS.clear()
-            text = _NT_IRIS[value] = f"<{value}>"
-            return text
-    elif type(term) is ir.Num and type(term.value) is int:  # (as rdflib writes an integer)
-        return f'"{term.value}"^^<{_XSD_INTEGER}>'
-    # Num(0) == Num(0.0) == Num(-0.0) in Python, not in N-Triples
-    key = (term, obj, repr(term.value)) if type(term) is ir.Num else (term, obj)
-    text = _NT_TERMS.get(key)
-    if text is None:
-        if len(_NT_TERMS) > 100_000:
-            _NT_TERMS.clear()
-        node = _to_rdf(term)
-        text = _NT_TERMS[key] = _quoteLiteral(node) if obj and isinstance(node, RdfLiteral) else node.n3()
-    return text
-
-
-_PLAIN_IRI = re.compile(r"[^<>\"{}|^`\\\s\x00-\x20]+")
-_XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
-
-
-def _ntriples(triples: list[tuple]) -> str:
-    """A graph (triples of terms) as a sorted N-Triples document, each triple once."""
-    return "".join(sorted({f"{_nt(s)} {_nt(p)} {_nt(o, True)} .\n" for s, p, o in triples}))

@@ -47,6 +47,7 @@ from rules.lang.digraph import CycleError, DiGraph, topological_sort
 from rules.lang.ir import UNIT_MS
 from rules.lang.queries import ParsedQueries
 from rules.lang.queries.sparql import parse_template, rdf_term
+from rules.engine.ntriples import IdTexts, term_text
 from rules.engine.store import INF
 from rules.engine.terms import TermDictionary, format_term
 
@@ -63,18 +64,29 @@ class Event(NamedTuple):
     values: tuple[int, ...]
 
 
-@dataclass
+@dataclass(slots=True)
 class Match:
     """One firing of a pattern: the events bound to its labels, the ``with`` values, the emitted
-    composite event and the output graph (triples of terms). Patterns that share their matching
-    share ``bindings`` dicts: treat them as read-only."""
+    composite event and the output graph: ``ntriples``, its sorted N-Triples document ("" when
+    the pattern constructs nothing, or nothing bound), and ``graph``, its triples of terms (built
+    when first read). Patterns that share their matching share ``bindings`` dicts: treat them as
+    read-only."""
 
     pattern: str
     time: int
     bindings: dict[str, Event]
     values: dict[str, int] = field(default_factory=dict)
     emitted: Event | None = None
-    graph: list[tuple] = field(default_factory=list)
+    ntriples: str = ""
+    _terms: tuple | None = field(default=None, repr=False, compare=False)  # (pattern, values, t, digest)
+    _graph: list[tuple] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def graph(self) -> list[tuple]:
+        """The constructed triples, as dotr terms (``ir.Iri``, ``ir.Num``, ...)."""
+        if self._graph is None:
+            self._graph = [] if self._terms is None else self._terms[0].graph_terms(self)
+        return self._graph
 
 
 @dataclass
@@ -384,6 +396,7 @@ class _Compiled:
         # the template as slots: its constants, then its variables, then its blank nodes (a fresh
         # IRI per match); each triple as three slot numbers
         self.triples: list[tuple[int, int, int]] | None = None
+        self.line_order: list[tuple[int, int, int]] | None = None  # the triples in the order of their lines
         self.consts, self.variables, self.blanks = [], [], []
         if self.template is not None:
             slots, consts = {}, []
@@ -400,7 +413,15 @@ class _Compiled:
                 elif isinstance(n, BNode):
                     slots[n] = len(consts) + len(self.variables) + self.blanks.index(str(n))
             self.consts = consts
+            self.const_texts = [term_text(c) for c in consts]
+            self.const_object_texts = [term_text(c, True) for c in consts]
             self.triples = [tuple(slots[n] for n in triple) for triple in self.template]
+            # one subject and distinct constant predicates: the lines of a match differ, and
+            # sort as their predicates do (an IRI's text ends at its only ">")
+            subjects, predicates = {s for s, _, _ in self.triples}, [p for _, p, _ in self.triples]
+            if (len(subjects) == 1 and len(set(predicates)) == len(predicates)
+                    and all(p < len(consts) and isinstance(consts[p], ir.Iri) for p in predicates)):
+                self.line_order = sorted(self.triples, key=lambda triple: self.const_texts[triple[1]])
         self.fresh = bool(self.blanks)
 
     def find(self, terminator: Event) -> list[Bindings]:
@@ -461,25 +482,47 @@ class _Compiled:
             event_type, terms = self.emit
             match.emitted = Event(event_type, t, engine._seq, tuple(term(b) for term in terms))
         if self.triples is not None:
-            term = engine.dictionary.term
-            terms = self.consts[:]
+            # the document from the terms' texts (cached by id): no term objects on this path
+            both = engine.id_texts.both
+            subjects, objects = self.const_texts[:], self.const_object_texts[:]
             unbound = False
             for name in self.variables:
                 i = values.get(name)
                 if i is None:
                     unbound = True
-                    terms.append(None)
+                    subjects.append(None)
+                    objects.append(None)
                 else:
-                    terms.append(term(i))
+                    s_text, o_text = both(i)
+                    subjects.append(s_text)
+                    objects.append(o_text)
             if self.blanks:  # a fresh IRI per match
-                prefix = f"urn:dotr:match:{self.name}:{t}:{ident or engine._match_id(b)}:"
-                terms += [ir.Iri(prefix + label) for label in self.blanks]
-            graph = match.graph
-            for s, p, o in self.triples:
-                triple = terms[s], terms[p], terms[o]
-                if not unbound or None not in triple:
-                    graph.append(triple)
+                ident = ident or engine._match_id(b)
+                prefix = f"urn:dotr:match:{self.name}:{t}:{ident}:"
+                fresh = [f"<{prefix}{label}>" for label in self.blanks]
+                subjects += fresh
+                objects += fresh
+            if self.line_order is not None and not unbound:  # (lines known apart, in a known order)
+                match.ntriples = "".join([f"{subjects[s]} {subjects[p]} {objects[o]} .\n" for s, p, o in self.line_order])
+            else:
+                match.ntriples = "".join(sorted({
+                    f"{subjects[s]} {subjects[p]} {objects[o]} .\n" for s, p, o in self.triples
+                    if not unbound or subjects[s] is not None and subjects[p] is not None and objects[o] is not None}))
+            match._terms = (self, values, t, ident)
         return match
+
+    def graph_terms(self, match: Match) -> list[tuple]:
+        """The constructed triples of ``match`` (one of this pattern's), as dotr terms."""
+        _, values, t, ident = match._terms
+        term = self.engine.dictionary.term
+        terms = self.consts[:]
+        for name in self.variables:
+            i = values.get(name)
+            terms.append(None if i is None else term(i))
+        if self.blanks:
+            prefix = f"urn:dotr:match:{self.name}:{t}:{ident}:"
+            terms += [ir.Iri(prefix + label) for label in self.blanks]
+        return [triple for s, p, o in self.triples if None not in (triple := (terms[s], terms[p], terms[o]))]
 
 
 class PatternEngine:
@@ -489,6 +532,7 @@ class PatternEngine:
     def __init__(self, program: ir.Program, dictionary: TermDictionary | None = None, share: bool = True,
                  parsed: ParsedQueries | None = None):
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
+        self.id_texts = IdTexts(self.dictionary)  # the terms of the graphs built, as N-Triples
         self.prefixes = program.prefixes
         self.parsed = parsed  # the checked program's parsed construct templates
         attrs: dict[str, tuple[str, ...]] = {e.name: e.attributes for e in program.events}

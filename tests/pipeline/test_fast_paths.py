@@ -7,13 +7,14 @@ import functools
 
 from hypothesis import given, settings, strategies as st
 
-from pipeline.embedded import (InputError, Reasoner, _ntriples, checked_fact, intern_all, intern_input,
-                               ntriples_with_rdflib, parse_fact, parse_fact_with_grammar, simple_fact_list,
+from pipeline.embedded import (InputError, Reasoner, checked_fact, intern_all, intern_input,
+                               parse_fact, parse_fact_with_grammar, simple_fact_list,
                                simple_facts)
 from pipeline.fact_texts import FactTexts
 from pipeline.io import _split_facts
 from pipeline.printing import _TERM, Readable
 from rules import check_text, ir
+from rules.engine.ntriples import document, document_with_rdflib
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)
 iris = st.from_regex(r"<http://ex\.org/[a-z#/]{0,8}>", fullmatch=True)
@@ -104,7 +105,7 @@ terms = st.one_of(
 @given(st.lists(st.tuples(terms, st.builds(ir.Iri, st.sampled_from(["http://ex.org/p", "http://ex.org/q"])), terms),
                 min_size=1, max_size=6))
 def test_graph_text_agrees_with_rdflib(triples):
-    assert _ntriples(triples) == ntriples_with_rdflib(triples)
+    assert document(triples) == document_with_rdflib(triples)
 
 
 @settings(max_examples=300, deadline=None)
@@ -113,7 +114,7 @@ def test_graph_text_agrees_with_rdflib(triples):
 def test_readable_graphs_agree_with_reading_each_term(triples, repeats):
     """The printer's lines as dotr writes them (and the same tails again, as fresh blank nodes
     repeat them) read as the general term reader reads them."""
-    text = _ntriples(triples) + "".join(_ntriples([triples[i]]) for i in repeats if i < len(triples))
+    text = document(triples) + "".join(document([triples[i]]) for i in repeats if i < len(triples))
     printer = Readable({"ex": "http://ex.org/"})
     general = [[printer.term(t) for t in _TERM.findall(line)[:3]] for line in text.splitlines() if line.strip()]
     assert printer.graph(text) == general

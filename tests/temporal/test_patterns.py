@@ -242,3 +242,41 @@ def test_a_join_on_no_key_or_an_aggregate_over_every_key_is_not_partitioned():
     assert keys("pattern P from A where count(B within 3 from A) > 1 .") is None
     assert keys("pattern P from A where count(B(k = A.k) within 3 from A) > 1 .") == {"A": 0, "B": 0}
     assert keys("pattern P from A emit E(v = A.v) .\npattern Q from E and last A(k = E.v) within 2 from E .") is None
+
+
+#: template terms by position: blank nodes, variables (?k and ?v from the events; ?m an
+#: aggregate, unbound over an empty scope), IRIs, literals that N-Triples escapes
+SUBJECTS = ["_:m", "_:n", "?k", "<http://x/s>"]
+PREDICATES = ["<http://x/p>", "<http://x/q>", "<http://x/p2>", "a"]
+OBJECTS = ["?v", "?k", "?m", "_:m", "<http://x/o>", '"a\\"b"@en', '"x y"', "5", "2.5", '"7"^^<http://x/dt>']
+VALUES = [ir.Name("n1"), ir.Iri("http://x/i"), ir.Num(3), ir.Num(-0.5), ir.Literal('q"\\z'), ir.Literal("d", lang="de")]
+
+
+terms = st.sampled_from(VALUES)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(SUBJECTS), st.sampled_from(PREDICATES), st.sampled_from(OBJECTS)),
+                min_size=1, max_size=4),
+       st.lists(st.tuples(st.lists(st.tuples(st.sampled_from(["B", "C"]), terms, terms), min_size=1, max_size=3),
+                          terms, terms), min_size=1, max_size=3))
+def test_a_matchs_graph_text_is_the_document_of_its_triples(template, stream):
+    """The N-Triples document a match builds from its terms' ids (with the lines in a known order
+    when the template allows) is the one written from its triples of terms."""
+    from rules.engine.ntriples import document
+
+    construct = " . ".join(" ".join(triple) for triple in template)
+    prog = check_text(DECLS + f"\npattern P from A and each B within 2 from A\n  construct {{ {construct} }}\n"
+                              "  with ?k = A.k, ?v = B.v, ?m = max(C.v within 1 from A) .").program
+    engine = PatternEngine(prog)
+    d = engine.dictionary
+    matches = 0
+    for i, (before, k, v) in enumerate(stream):  # B and C events, then an A event
+        by_type: dict[str, list] = {}
+        for etype, bk, bv in before:
+            by_type.setdefault(etype, []).append((d.intern(bk), d.intern(bv)))
+        engine.step(2 * i, by_type)
+        for m in engine.step(2 * i + 1, {"A": [(d.intern(k), d.intern(v))]}).matches:
+            assert m.ntriples == document(m.graph), construct
+            matches += 1
+    assert matches or all(etype == "C" for before, _, _ in stream for etype, _, _ in before)
