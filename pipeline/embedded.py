@@ -201,8 +201,7 @@ def _split(checked: CheckResult) -> tuple[dict | None, str]:
         keys["facts"], reason = fact_keys(analysis.temporal)
         if keys["facts"] is None:
             return None, reason
-        if program.patterns and analysis.graphs_reach(pred_key(atom) for rule in analysis.temporal
-                                                      for atom in (rule.head, *(a for a, _, _ in body_atoms(rule.body)))):
+        if program.patterns and _lars_meets_graphs(analysis):
             return None, "the LARS rules read or derive what a pattern's graph constructs"
     if any(not is_csparql(q.query) for q in program.queries):
         keys["queries"], reason = query_keys(EpSparqlEngine.from_program(program, parsed=checked.queries))
@@ -215,6 +214,13 @@ def _split(checked: CheckResult) -> tuple[dict | None, str]:
     if not keys:
         return None, "nothing temporal"
     return (next(iter(keys.values())) if len(keys) == 1 else JointKeys(**keys)), ""
+
+
+def _lars_meets_graphs(analysis) -> bool:
+    """Whether a temporal rule reads or derives a predicate (or class) that a pattern's graph can
+    hold: only then do the LARS engine's facts and the graphs' meet."""
+    return analysis.graphs_reach(pred_key(atom) for rule in analysis.temporal
+                                 for atom in (rule.head, *(a for a, _, _ in body_atoms(rule.body))))
 
 
 def carried(checked: CheckResult) -> bool:
@@ -553,7 +559,7 @@ class Reasoner:
         self._steps: list[conclude.Step] = []
         if self.patterns is not None:
             self._steps.append(conclude.Patterns(self.patterns, self._ontology_at, max_rounds,
-                                                 self.lars is not None or feedback, feedback))
+                                                 feedback or _lars_meets_graphs(checked.analysis), feedback))
         if self.queries is not None:
             self._steps.append(conclude.EpSparql(self.queries, self._groups, self._ontology_at, max_rounds))
         if self.csparql is not None:
