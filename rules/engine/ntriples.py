@@ -74,7 +74,8 @@ def document_with_rdflib(triples) -> str:
 class IdTexts:
     """The N-Triples text of term ids of ``dictionary``, in subject or predicate position and in
     object position (they differ only for some literals), each written once and then looked up
-    (a bounded cache: a long stream's fresh terms do not grow it for ever)."""
+    (a bounded cache: a long stream's fresh terms do not grow it for ever). An id keeps its term
+    for the cache's life: after ``TermDictionary.truncate``, make a new one."""
 
     def __init__(self, dictionary: TermDictionary, bound: int = 200_000):
         self.dictionary, self.bound = dictionary, bound
