@@ -24,7 +24,7 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
 from rdflib.term import Node
 
@@ -183,6 +183,15 @@ class OntologicalStage:
         for rel, fact, expiry in self.store:
             if t is None or expiry >= t:
                 yield rel, fact, expiry
+
+    def lasting_facts(self, wanted: Callable[[tuple], bool]) -> Iterator[tuple]:
+        """``(relation, int tuple)`` of the facts that hold for ever (the background and its
+        consequences) in the relations ``wanted`` accepts: those relations only are read."""
+        relations = self.store.relations
+        for rel in [rel for rel in relations if wanted(rel)]:
+            for fact, expiry in relations[rel].facts.items():
+                if expiry >= INF:
+                    yield rel, fact
 
     def decode(self, rows: Iterable[tuple[int, ...]]) -> list[tuple]:
         term = self.dictionary.term

@@ -526,9 +526,7 @@ class Reasoner:
         temporal = list(checked.analysis.temporal)
         self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
         if self.lars is not None:  # background facts hold at every time point for every rule
-            uses = self.lars.uses
-            self.lars.add_background((rel, fact) for rel, fact, expiry in self.ontology.live_facts()
-                                     if expiry >= INF and uses(rel))
+            self.lars.add_background(self.ontology.lasting_facts(self.lars.uses))
         self.patterns = PatternEngine(self.program, d, parsed=checked.queries) if self.program.patterns else None
         self.queries = EpSparqlEngine.from_program(self.program, d, parsed=checked.queries) \
             if any(is_epsparql(q.query) for q in self.program.queries) else None
