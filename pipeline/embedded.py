@@ -403,25 +403,34 @@ def intern_all(stage: OntologicalStage, facts: Iterable) -> list[tuple]:
     append = out.append
     if len(known) > FACT_CACHE:
         known.clear()
+    rdf_type = None
     for fact in facts:
         if type(fact) is str:
             hit = known.get(fact)
             if hit is not None:
                 append(hit)
                 continue
-            if fact[-1:] == ")" and fact[0] != "<":
+            if fact[-1:] == ")":
+                # (split at the first bracket and the commas: when every piece is a token seen
+                # before, the split was right; a token never starts as an IRI cut short does)
                 open_ = fact.find("(")
                 pieces = fact[open_ + 1:-1].split(",")
                 ids = [get(piece) for piece in pieces]
                 pred = get(fact[:open_])
-                if pred is not None and None not in ids:
-                    append(known.setdefault(fact, ((pred, len(ids)), tuple(ids))))
-                    continue
-                if _is_simple(fact):  # (so each piece is a name, an IRI or a number)
-                    if pred is None:  # (ids in the order the grammar's path gives them)
-                        pred = _intern_token(stage, fact[:open_])
-                    ids = [_intern_token(stage, p) if i is None else i for i, p in zip(ids, pieces)]
-                    append(known.setdefault(fact, ((pred, len(ids)), tuple(ids))))
+                if pred is None or None in ids:
+                    if not _is_simple(fact):  # (else each piece is a name, an IRI or a number)
+                        ids = None
+                    else:  # (ids in the order the grammar's path gives them)
+                        if pred is None:
+                            pred = _intern_token(stage, fact[:open_])
+                        ids = [_intern_token(stage, p) if i is None else i for i, p in zip(ids, pieces)]
+                if ids is not None:
+                    if fact[0] == "<" and len(ids) == 1:  # a class membership: an rdf:type triple
+                        if rdf_type is None:
+                            rdf_type = stage.dictionary.intern(ir.Iri(ir.RDF_TYPE))
+                        append(known.setdefault(fact, ((rdf_type, 2), (ids[0], pred))))
+                    else:
+                        append(known.setdefault(fact, ((pred, len(ids)), tuple(ids))))
                     continue
             if " " not in fact:  # (tight: a term not seen before)
                 append(_intern_text(stage, fact))
