@@ -42,6 +42,7 @@ event Flag(?x) := select ?x where { ?x :flag :on } .
 event Sus(?x) := select ?x where { ?x a :Suspect } .
 event Dev(?x) := select ?x where { ?x a :Device } .
 event Close(?x) := select ?x where { ?x :close ?y } .
+event Near(?x) := select distinct ?x where { { select ?x where { ?x :close ?y } } ?x :near ?y } .
 """
 PATTERNS = {
     "P1": "pattern P1 from Rd and {sel} Hot(x = Rd.x) within {w} from Rd construct {{ ?x :flag :on }} with ?x = Rd.x .",
@@ -50,6 +51,9 @@ PATTERNS = {
     "P4": "pattern P4 from Hot and last Dev(x = Hot.x) within {w} from Hot construct {{ ?x :seen :on }} with ?x = Hot.x .",
     "P5": "pattern P5 from Close and each Hot within {w} from Close construct {{ ?x :pair ?y }} "
           "with ?x = Close.x, ?y = Hot.x consuming Hot .",
+    # (DISTINCT over the selected ?x only; the subquery's ?y is not the outer ?y)
+    "P6": "pattern P6 from Near and {sel} Rd(x = Near.x) within {w} from Near construct {{ ?x :near_seen :yes }} "
+          "with ?x = Near.x .",
 }
 
 WINDOWS = ["", "[2] <> ", "[2] [] ", "[1] @T ", "<> ", "[] ", "@T ", "[3] <> ", "[1] [] "]
