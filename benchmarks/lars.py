@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rules import ir, parse  # noqa: E402
-from temporal.lars import LarsEngine  # noqa: E402
+from dotr.rules import ir, parse  # noqa: E402
+from dotr.temporal.lars import LarsEngine  # noqa: E402
 
 COOLING = """
 @T steam(V)  :- [{n}] @T temp(V), V >= 100 .
@@ -155,7 +155,7 @@ def run_growth_cli(program: str, data, timed: int) -> float:
             (tmp / "stream.jsonl").write_text("".join(json.dumps({"t": t, "facts": [
                 f"{p}({', '.join(map(str, args))})" for p, args in facts]}) + "\n" for t, facts in enumerate(points)))
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--rules", str(tmp / "rules.dotr"),
+            subprocess.run([sys.executable, "-m", "dotr", "run", "--rules", str(tmp / "rules.dotr"),
                             "--input", str(tmp / "stream.jsonl"), "--output", str(tmp / "out.jsonl"), "-q"],
                            check=True, cwd=root)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)

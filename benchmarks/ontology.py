@@ -35,12 +35,12 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 from rdflib import Literal, URIRef  # noqa: E402
 
 from benchmarks.lubm_like import EX, triples  # noqa: E402
-from ontology.materialise import Materialiser  # noqa: E402
-from ontology.stage import OntologicalStage, profile_rules  # noqa: E402
-from rules.engine.store import INF  # noqa: E402
-from rules import check_text  # noqa: E402
-from rules.lang.ir import Iri  # noqa: E402
-from rules.engine.terms import TermDictionary  # noqa: E402
+from dotr.ontology.materialise import Materialiser  # noqa: E402
+from dotr.ontology.stage import OntologicalStage, profile_rules  # noqa: E402
+from dotr.rules.engine.store import INF  # noqa: E402
+from dotr.rules import check_text  # noqa: E402
+from dotr.rules.lang.ir import Iri  # noqa: E402
+from dotr.rules.engine.terms import TermDictionary  # noqa: E402
 
 SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
 

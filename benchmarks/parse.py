@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rules.lang.parser import _Builder, _lark, parse  # noqa: E402
-from rules.lang.validate import validate  # noqa: E402
+from dotr.rules.lang.parser import _Builder, _lark, parse  # noqa: E402
+from dotr.rules.lang.validate import validate  # noqa: E402
 
 SHAPES = [
     "h{i}(X, Y) :- [{w}] <> p{a}(X, Y) .",

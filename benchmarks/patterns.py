@@ -42,11 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rdflib import Literal, URIRef  # noqa: E402
 
-from ontology import OntologicalStage  # noqa: E402
-from rules.engine.terms import format_term  # noqa: E402
-from rules import check_text  # noqa: E402
-from temporal.patterns import PatternEngine  # noqa: E402
-from pipeline.embedded import Reasoner  # noqa: E402
+from dotr.ontology import OntologicalStage  # noqa: E402
+from dotr.rules.engine.terms import format_term  # noqa: E402
+from dotr.rules import check_text  # noqa: E402
+from dotr.temporal.patterns import PatternEngine  # noqa: E402
+from dotr.pipeline.embedded import Reasoner  # noqa: E402
 
 EX = "http://dotr.example.org/bench#"
 
@@ -182,7 +182,7 @@ def run_end_to_end(events: int = 2_000, own_events: bool = True, extra_bg: int =
 
         def cpu(stream_file: str) -> tuple[float, str]:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--rules", str(tmp / "rules.dotr"),
+            subprocess.run([sys.executable, "-m", "dotr", "run", "--rules", str(tmp / "rules.dotr"),
                             "--ontology", str(tmp / "background.nt"), "--input", str(tmp / stream_file),
                             "--output", str(tmp / "out.jsonl"), "-q"], check=True, cwd=Path(__file__).parents[1])
             after = resource.getrusage(resource.RUSAGE_CHILDREN)

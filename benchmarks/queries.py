@@ -39,16 +39,16 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 
 from rdflib import Literal, URIRef  # noqa: E402
 
-from rules.engine.sparql.algebra import compile_select  # noqa: E402
-from ontology.materialise import Materialiser  # noqa: E402
-from pipeline.embedded import Reasoner  # noqa: E402
-from rules import check_text, ir, parse  # noqa: E402
-from rules.lang.queries.epsparql import parse_epsparql  # noqa: E402
-from rules.lang.ir import Iri  # noqa: E402
-from rules.engine.store import INF, DictStore  # noqa: E402
-from rules.engine.terms import TermDictionary  # noqa: E402
-from ontology.csparql import CSparqlEngine  # noqa: E402
-from temporal.epsparql import EpSparqlEngine  # noqa: E402
+from dotr.rules.engine.sparql.algebra import compile_select  # noqa: E402
+from dotr.ontology.materialise import Materialiser  # noqa: E402
+from dotr.pipeline.embedded import Reasoner  # noqa: E402
+from dotr.rules import check_text, ir, parse  # noqa: E402
+from dotr.rules.lang.queries.epsparql import parse_epsparql  # noqa: E402
+from dotr.rules.lang.ir import Iri  # noqa: E402
+from dotr.rules.engine.store import INF, DictStore  # noqa: E402
+from dotr.rules.engine.terms import TermDictionary  # noqa: E402
+from dotr.ontology.csparql import CSparqlEngine  # noqa: E402
+from dotr.temporal.epsparql import EpSparqlEngine  # noqa: E402
 from tests.temporal.epsparql_reference import Reference  # noqa: E402
 
 EX = "http://ex.org/"

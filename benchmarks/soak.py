@@ -13,8 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.embedded import Reasoner  # noqa: E402
-from rules import ir  # noqa: E402
+from dotr.pipeline.embedded import Reasoner  # noqa: E402
+from dotr.rules import ir  # noqa: E402
 
 
 def main() -> None:

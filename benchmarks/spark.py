@@ -153,8 +153,8 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
 def run_embedded(folder: Path) -> tuple[float, float, int]:
     """The embedded pipeline on the stream files, writing its records to a file as ``dotr run``
     does (the Spark job's figures include its file sink)."""
-    from pipeline.embedded import Reasoner
-    from pipeline.io import ResultWriter, read_jsonl
+    from dotr.pipeline.embedded import Reasoner
+    from dotr.pipeline.io import ResultWriter, read_jsonl
 
     started = time.perf_counter()
     reasoner = Reasoner.from_files(folder / "rules.dotr", [folder / "background.nt"])
@@ -183,10 +183,10 @@ def run_embedded(folder: Path) -> tuple[float, float, int]:
 def run_spark(folder: Path, master: str, split: bool = True) -> dict:
     """In this process: the Spark job over ``folder`` (the temporal stage split by key, or on one
     key); the figures as a dict."""
-    from pipeline.spark.session import spark_session
+    from dotr.pipeline.spark.session import spark_session
 
     if master == "cluster":  # a master and two workers of one core each on this machine (pyspark's scripts)
-        from pipeline.spark.cluster import standalone_cluster
+        from dotr.pipeline.spark.cluster import standalone_cluster
 
         with standalone_cluster(workers=2, cores=1, memory="3g") as url:
             spark = spark_session(url, config={"spark.cores.max": "2", "spark.executor.cores": "1",
@@ -197,7 +197,7 @@ def run_spark(folder: Path, master: str, split: bool = True) -> dict:
 
 
 def _run_query(spark, folder: Path, split: bool) -> dict:
-    from pipeline.spark.job import SparkPipeline
+    from dotr.pipeline.spark.job import SparkPipeline
 
     master = spark.sparkContext.master
     started = time.perf_counter()

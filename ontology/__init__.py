@@ -1,8 +1,8 @@
 """The per-time-point stage: background loading, materialisation with expiry tags, events.
 
->>> from rules import check_text
+>>> from dotr.rules import check_text
 >>> stage = OntologicalStage(check_text("hot(X) :- temp(X, V), V > 30 ."))
->>> from rules import parse
+>>> from dotr.rules import parse
 >>> _ = stage.process(1, parse("temp(r1, 35). temp(r2, 20).").facts)
 >>> [stage.format_fact(*f) for f in stage.conclusions(1)]
 ['hot(r1)']

@@ -21,7 +21,7 @@ from typing import Iterator
 import rdflib
 from rdflib.util import guess_format
 
-from rules.lang.errors import DotrError
+from dotr.rules.lang.errors import DotrError
 
 from . import turtle
 

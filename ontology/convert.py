@@ -12,9 +12,9 @@ from __future__ import annotations
 from rdflib import Literal as RdfLiteral, URIRef
 from rdflib.term import Node
 
-from rules.lang.ir import RDF_TYPE, XSD, Atom, Iri, Literal, Name, Num
-from rules.lang.queries.sparql import BNODE_PREFIX, rdf_term
-from rules.engine.terms import TermDictionary
+from dotr.rules.lang.ir import RDF_TYPE, XSD, Atom, Iri, Literal, Name, Num
+from dotr.rules.lang.queries.sparql import BNODE_PREFIX, rdf_term
+from dotr.rules.engine.terms import TermDictionary
 
 
 

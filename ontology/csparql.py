@@ -20,13 +20,13 @@ At τ a query reports if its window content is non-empty: RStream (the default) 
 ``select istream`` those not in the solutions at τ - E, ``select dstream`` those that were there
 and are gone (including at the first τ whose window is empty).
 
->>> from rules import check_text
+>>> from dotr.rules import check_text
 >>> checked = check_text('''@prefix : <http://ex.org/> .
 ... :isIn(?x, ?z) :- :isIn(?x, ?y), :isIn(?y, ?z) .
 ... query Where := register compute every 1 as select ?x ?z
 ...     from stream :positions [range 10 step 1] where { ?x :isIn ?z } .''')
 >>> engine = CSparqlEngine(checked)
->>> from rules.lang.ir import Atom, Iri
+>>> from dotr.rules.lang.ir import Atom, Iri
 >>> ex = lambda n: Iri("http://ex.org/" + n)
 >>> isin = lambda a, b: Atom(ex("isIn"), (ex(a), ex(b)))
 >>> out = engine.step(1, {"http://ex.org/positions": [isin("A", "B")]})
@@ -49,17 +49,17 @@ from typing import Callable, Iterable, Iterator
 
 from rdflib import BNode, Variable
 
-from ontology.convert import from_rdflib, intern_fact
-from rules.engine.sparql import answer_order
-from rules.engine.sparql.algebra import compile_pattern
-from ontology.materialise import Materialiser
-from ontology.stage import stage_rules
-from rules import TimeOrderError, ir
-from rules.lang.queries.csparql import CSparqlQuery, StreamWindow, is_csparql, parse_csparql, translate
-from rules.lang.errors import RuleError
-from rules.lang.loader import CheckResult
-from rules.engine.store import INF, Store
-from rules.engine.terms import TermDictionary, format_term
+from dotr.ontology.convert import from_rdflib, intern_fact
+from dotr.rules.engine.sparql import answer_order
+from dotr.rules.engine.sparql.algebra import compile_pattern
+from dotr.ontology.materialise import Materialiser
+from dotr.ontology.stage import stage_rules
+from dotr.rules import TimeOrderError, ir
+from dotr.rules.lang.queries.csparql import CSparqlQuery, StreamWindow, is_csparql, parse_csparql, translate
+from dotr.rules.lang.errors import RuleError
+from dotr.rules.lang.loader import CheckResult
+from dotr.rules.engine.store import INF, Store
+from dotr.rules.engine.terms import TermDictionary, format_term
 
 #: the expiry of a triple in a count window: it holds until it is retracted (DRed)
 HELD = INF - 1

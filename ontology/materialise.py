@@ -42,9 +42,9 @@ the result is its fixpoint. It does not matter whether S facts expire or change 
 transitivity rule is what is needed (tests/ontology/test_steps.py: schema facts in the stream,
 raises by other rules, retraction).
 
->>> from rules import parse
->>> from rules.engine.terms import TermDictionary
->>> from rules.lang.ir import Name
+>>> from dotr.rules import parse
+>>> from dotr.rules.engine.terms import TermDictionary
+>>> from dotr.rules.lang.ir import Name
 >>> d = TermDictionary()
 >>> m = Materialiser(parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules, d)
 >>> edge, path = m.relation("edge", 2), m.relation("path", 2)
@@ -65,20 +65,20 @@ from functools import cached_property
 from collections import defaultdict
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from rules import ir
-from rules.lang.analysis import dependency_graph, pred_key, stratify
-from rules.lang.digraph import descendants
-from rules.lang.analysis import transitive_steps as find_transitive_steps
-from rules.engine.terms import TermDictionary
-from rules.engine.planning import Unsupported
-from rules.engine.native_store import NativeStore
-from rules.engine.native_plans import NativeRules
-from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
-from rules.engine.fixpoint import SemiNaive
-from rules.engine.store import INF, DictStore, FactItem, RelKey, Store
+from dotr.rules import ir
+from dotr.rules.lang.analysis import dependency_graph, pred_key, stratify
+from dotr.rules.lang.digraph import descendants
+from dotr.rules.lang.analysis import transitive_steps as find_transitive_steps
+from dotr.rules.engine.terms import TermDictionary
+from dotr.rules.engine.planning import Unsupported
+from dotr.rules.engine.native_store import NativeStore
+from dotr.rules.engine.native_plans import NativeRules
+from dotr.rules.engine.plan import CompiledRule, compile_rule, evaluate_full
+from dotr.rules.engine.fixpoint import SemiNaive
+from dotr.rules.engine.store import INF, DictStore, FactItem, RelKey, Store
 
 if TYPE_CHECKING:
-    from rules.engine.columnar import ColumnarRules
+    from dotr.rules.engine.columnar import ColumnarRules
 
 BULK_THRESHOLD = 2000
 #: a batch of at least this share of the store's size is closed set-at-a-time when it never
@@ -198,7 +198,7 @@ class Materialiser:
         """The set-at-a-time plans of the rules (rules.engine.columnar); None if some rule has none."""
         if self._bulk_rules is None:
             return None
-        from rules.engine.columnar import ColumnarRules
+        from dotr.rules.engine.columnar import ColumnarRules
         try:
             return ColumnarRules(self._bulk_rules, self.dictionary)
         except Unsupported:
@@ -263,8 +263,8 @@ class Materialiser:
         stops being explicit at its expiry, as after :meth:`add`) and the facts of the
         per-time-point rules (:meth:`evaluate_local`).
 
-        >>> from rules import parse
-        >>> from rules.engine.terms import TermDictionary
+        >>> from dotr.rules import parse
+        >>> from dotr.rules.engine.terms import TermDictionary
         >>> d = TermDictionary()
         >>> rules = parse("q(X) :- p(X).").rules
         >>> m = Materialiser(rules, d)

@@ -28,16 +28,16 @@ from typing import Callable, Iterable, Iterator
 
 from rdflib.term import Node
 
-from rules import check, ir
-from rules.lang.loader import CheckResult
-from rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
+from dotr.rules import check, ir
+from dotr.rules.lang.loader import CheckResult
+from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 
 from .background import load_triples
 from .convert import intern_fact
-from rules.engine.sparql.algebra import CompiledEvent, compile_event
+from dotr.rules.engine.sparql.algebra import CompiledEvent, compile_event
 from .materialise import Materialiser
 from .turtle import TokenTriple, intern_tokens
-from rules.engine.store import INF
+from dotr.rules.engine.store import INF
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 

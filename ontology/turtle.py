@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 
-from rules.engine.terms import TermDictionary, format_term
-from rules.lang.ir import RDF_TYPE, Iri, Num
-from rules.lang.queries.sparql import rdf_term
+from dotr.rules.engine.terms import TermDictionary, format_term
+from dotr.rules.lang.ir import RDF_TYPE, Iri, Num
+from dotr.rules.lang.queries.sparql import rdf_term
 
 _RDF_TYPE = f"<{RDF_TYPE}>"
 

@@ -11,8 +11,10 @@ import os
 import sys
 from typing import Sequence
 
-from rules import check, format_diagnostic
-from rules.lang.loader import CheckResult
+from dotr import __version__
+
+from dotr.rules import check, format_diagnostic
+from dotr.rules.lang.loader import CheckResult
 
 from .io import MAX_RECORD_SIZE
 
@@ -34,7 +36,7 @@ def _split_line(result: CheckResult) -> str:
     """How the temporal stage splits into key groups on Spark (argument positions from 1), or
     why it does not."""
     from .embedded import split_keys, split_reason
-    from temporal.keys import FactKeys, JointKeys, QueryKeys, WindowKeys
+    from dotr.temporal.keys import FactKeys, JointKeys, QueryKeys, WindowKeys
 
     def facts(keys: FactKeys) -> str:
         return ", ".join(f"{f'<{pred}>' if ':' in pred else pred}/{arity} at {pos + 1}"
@@ -113,9 +115,9 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     """``dotr run`` in this process: live output, ``--checkpoint`` commits (pipeline/runner.py)."""
     import pickle
 
-    from rules import DotrError, RuleError
+    from dotr.rules import DotrError, RuleError
 
-    from ontology.background import load_triples
+    from dotr.ontology.background import load_triples
 
     from .embedded import InputError, Reasoner
     from .printing import Readable
@@ -207,7 +209,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
     import json
     import tempfile
 
-    from rules import DotrError, RuleError
+    from dotr.rules import DotrError, RuleError
 
     from .embedded import InputError
     from .io import ResultWriter
@@ -300,7 +302,7 @@ def input_format(args: argparse.Namespace) -> str:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """``dotr explain``: why a fact holds, or why a graph was built, at a time point."""
-    from rules import DotrError
+    from dotr.rules import DotrError
 
     from .embedded import InputError, Reasoner
     from .explain import NothingToExplain, explain
@@ -363,18 +365,9 @@ def _conf(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("dotr")
-    except PackageNotFoundError:  # run from a source tree that was not installed
-        return "(not installed)"
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dotr", description="dotr: a stream reasoner (docs/cli.md).")
-    parser.add_argument("--version", action="version", version=f"dotr {_version()}")
+    parser.add_argument("--version", action="version", version=f"dotr {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_check = sub.add_parser("check", help="parse and validate rule files; print a summary or every error")
     p_check.add_argument("files", nargs="+", metavar="FILE", help="rule files (.dotr)")

@@ -20,17 +20,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol
 
-from ontology import OntologicalStage
-from rules.engine.sparql import answer_order
-from rules.engine.ntriples import document
-from rules.engine.terms import format_fact
-from ontology.csparql import CSparqlEngine
-from temporal.epsparql import EpSparqlEngine
-from temporal.lars import LarsEngine
-from temporal.patterns import PatternEngine
+from dotr.ontology import OntologicalStage
+from dotr.rules.engine.sparql import answer_order
+from dotr.rules.engine.ntriples import document
+from dotr.rules.engine.terms import format_fact
+from dotr.ontology.csparql import CSparqlEngine
+from dotr.temporal.epsparql import EpSparqlEngine
+from dotr.temporal.lars import LarsEngine
+from dotr.temporal.patterns import PatternEngine
 
 if TYPE_CHECKING:
-    from pipeline.embedded import Enriched, Result
+    from dotr.pipeline.embedded import Enriched, Result
 
 
 @dataclass

@@ -6,7 +6,7 @@ stage at the same time point (new events may fire more patterns, up to ``max_rou
 LARS engine evaluates the temporal rules over the stream facts and everything the other stages
 concluded at that time point. In tick mode every tick between inputs is evaluated.
 
->>> from pipeline.embedded import Reasoner
+>>> from dotr.pipeline.embedded import Reasoner
 >>> r = Reasoner.from_files("examples/trex/rules.dotr", ["examples/trex/ontology.ttl"])
 >>> out = r.step(4000, ["smoke(area_1)"])
 >>> out.graphs == []
@@ -23,28 +23,28 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 
-from ontology import OntologicalStage
-from ontology.background import load_triples
-from rules.engine.terms import format_fact
-from rules import DotrError, InputError, TimeOrderError, check, ir
-from rules.lang.analysis import body_atoms, pred_key
-from rules.lang.loader import CheckResult
-from rules.lang.parser import KEYWORDS, parse
-from rules.engine.store import INF
-from ontology.csparql import CSparqlEngine
-from rules.engine.sparql import answer_order
-from rules.engine.sparql.algebra import compile_select
-from ontology.turtle import TokenTriple, intern_tokens
-from rules.lang.queries.csparql import is_csparql
-from rules.lang.queries.epsparql import is_epsparql
-from temporal.epsparql import EpSparqlEngine, query_keys
-from temporal.keys import FactKeys, JointKeys, JointPartition, QueryKeys, WindowKeys, fact_keys, partition_keys
-from temporal.lars import LarsEngine
-from temporal.patterns import PatternEngine
+from dotr.ontology import OntologicalStage
+from dotr.ontology.background import load_triples
+from dotr.rules.engine.terms import format_fact
+from dotr.rules import DotrError, InputError, TimeOrderError, check, ir
+from dotr.rules.lang.analysis import body_atoms, pred_key
+from dotr.rules.lang.loader import CheckResult
+from dotr.rules.lang.parser import KEYWORDS, parse
+from dotr.rules.engine.store import INF
+from dotr.ontology.csparql import CSparqlEngine
+from dotr.rules.engine.sparql import answer_order
+from dotr.rules.engine.sparql.algebra import compile_select
+from dotr.ontology.turtle import TokenTriple, intern_tokens
+from dotr.rules.lang.queries.csparql import is_csparql
+from dotr.rules.lang.queries.epsparql import is_epsparql
+from dotr.temporal.epsparql import EpSparqlEngine, query_keys
+from dotr.temporal.keys import FactKeys, JointKeys, JointPartition, QueryKeys, WindowKeys, fact_keys, partition_keys
+from dotr.temporal.lars import LarsEngine
+from dotr.temporal.patterns import PatternEngine
 
-from pipeline import conclude
-from pipeline.fact_texts import FactTexts
-from pipeline.window_keys import csparql_keys
+from dotr.pipeline import conclude
+from dotr.pipeline.fact_texts import FactTexts
+from dotr.pipeline.window_keys import csparql_keys
 
 
 

@@ -9,14 +9,14 @@ built a graph.
 
 from __future__ import annotations
 
-from rules import DotrError, ir
-from rules.engine.plan import compile_rule
-from rules.engine.planning import Unsupported
-from rules.engine.store import INF, Store
-from rules.engine.terms import format_fact, format_term
+from dotr.rules import DotrError, ir
+from dotr.rules.engine.plan import compile_rule
+from dotr.rules.engine.planning import Unsupported
+from dotr.rules.engine.store import INF, Store
+from dotr.rules.engine.terms import format_fact, format_term
 
 from .printing import Readable
-from rules.lang.printer import format_rule
+from dotr.rules.lang.printer import format_rule
 
 from .embedded import Reasoner, intern_input, parse_fact
 

@@ -15,9 +15,9 @@ from typing import Iterable, Iterator, TextIO
 
 import rdflib
 
-from rules import ir
+from dotr.rules import ir
 
-from ontology import turtle
+from dotr.ontology import turtle
 
 from .embedded import InputError, Result, checked_fact, parse_fact, simple_fact_list, simple_facts
 from .printing import PREDECLARED, Readable
@@ -290,7 +290,7 @@ def not_triples(checked) -> list[str]:
     """The predicates ``checked``'s rules can print that are not RDF triples (``name/arity``):
     TriG and N-Quads cannot write them.
 
-    >>> from rules import check_text
+    >>> from dotr.rules import check_text
     >>> not_triples(check_text("@prefix : <http://ex.org/> . a(X) :- b(X). :c(X, Y) :- :d(X, Y). _h(X) :- b(X)."))
     ['a/1']
     """

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from rules.lang.ir import RDF_TYPE, XSD
+from dotr.rules.lang.ir import RDF_TYPE, XSD
 
 #: the prefixes every rule file has
 PREDECLARED = {"rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "rdfs": "http://www.w3.org/2000/01/rdf-schema#",

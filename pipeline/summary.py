@@ -2,7 +2,7 @@
 pattern and query, throughput, the slowest time point. ``dotr run`` prints it on standard error
 at the end (``--stats FILE`` writes it as JSON) and ``--watch`` shows it live.
 
->>> from pipeline.embedded import Result
+>>> from dotr.pipeline.embedded import Result
 >>> stats = RunStats()
 >>> stats.observe(Result(1, facts=["hot(a)", "hot(b)"], events=[{"type": "Fire", "pattern": "F", "attributes": {}}]), 0.002)
 >>> stats.observe(Result(2, facts=["hot(a)"], answers={"Q": [{"x": "1"}]}), 0.001)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from rdflib import RDF, BNode, URIRef, Variable
 
-from ontology.stage import stage_rules
-from rules import ir
-from rules.lang.loader import CheckResult
-from rules.lang.queries.csparql import is_csparql, parse_csparql, translate
-from rules.lang.queries.sparql import certain_variables, triple_patterns
-from temporal.keys import FactKeys, WindowKeys, fact_keys
+from dotr.ontology.stage import stage_rules
+from dotr.rules import ir
+from dotr.rules.lang.loader import CheckResult
+from dotr.rules.lang.queries.csparql import is_csparql, parse_csparql, translate
+from dotr.rules.lang.queries.sparql import certain_variables, triple_patterns
+from dotr.temporal.keys import FactKeys, WindowKeys, fact_keys
 
 
 def csparql_keys(checked: CheckResult) -> tuple[WindowKeys | None, str]:
@@ -33,7 +33,7 @@ def csparql_keys(checked: CheckResult) -> tuple[WindowKeys | None, str]:
     rule with a variable predicate (a range axiom's entailment types the object of a triple
     of another key).
 
-    >>> from rules import check_text
+    >>> from dotr.rules import check_text
     >>> keys, _ = csparql_keys(check_text('''@prefix : <http://ex.org/> .
     ... :hot(?s) :- :temp(?s, ?v), ?v > 30 .
     ... query Hot := register compute every 5 as select ?s (count(?v) as ?n)

@@ -4,7 +4,7 @@ Term ids are local to a process's dictionary. Reasoners built from the same file
 of the terms they hold after construction (the rules' and the background's: the *base*); every
 other term travels as the term itself and is interned again on the receiving side.
 
->>> from pipeline.embedded import Reasoner
+>>> from dotr.pipeline.embedded import Reasoner
 >>> a = Reasoner.from_files("examples/fire/rules.dotr", ["examples/fire/ontology.ttl"])
 >>> b = Reasoner.from_files("examples/fire/rules.dotr", ["examples/fire/ontology.ttl"])
 >>> point = a.enrich(1, ["temp(r9,50)"])
@@ -18,7 +18,7 @@ from __future__ import annotations
 import pickle
 from typing import Callable
 
-from rules.engine.terms import FIRST_INT_ID, TermDictionary
+from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary
 
 from .embedded import Enriched
 

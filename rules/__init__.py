@@ -3,7 +3,7 @@ analysis, printer, loader, diagnostics, and ``rules.lang.queries`` for SPARQL, E
 C-SPARQL) and the evaluation core both stages run on (``rules.engine``: term dictionary,
 builtins, the dict and native fact stores, join plans, columnar closure, SPARQL expressions).
 
->>> from rules import check_text
+>>> from dotr.rules import check_text
 >>> result = check_text("alarm(R) :- [10] <> smoke(R), [10] [] hot(R).")
 >>> result.ok, len(result.analysis.temporal)
 (True, 1)

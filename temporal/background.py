@@ -17,17 +17,17 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Iterable
 
-from rules import ir
-from rules.engine.store import INF, RelKey
-from rules.lang.digraph import descendants
-from temporal.windows import Kind, _add
+from dotr.rules import ir
+from dotr.rules.engine.store import INF, RelKey
+from dotr.rules.lang.digraph import descendants
+from dotr.temporal.windows import Kind, _add
 
 
 def plain_rules(rules: Iterable[ir.Rule]) -> list[ir.Rule]:
     """The rules without ``not`` and ``@``, every window atom read as a plain atom: what they
     derive from the background is what the background alone entails (it holds throughout).
 
-    >>> from rules import parse
+    >>> from dotr.rules import parse
     >>> [str(r.body[0].atom.pred.value) for r in plain_rules(parse("a(X) :- [3] [] p(X) .  b(X) :- p(X), not q(X) .").rules)]
     ['p']
     """
@@ -52,8 +52,8 @@ class BackgroundChanges:
         holds until t + 2, and ``[3] [] p`` over one added at t from t + 3 on. What was derived
         stays what it was; what holds from t on is derived again with the new background.
 
-        >>> from rules import parse
-        >>> from temporal.lars import LarsEngine
+        >>> from dotr.rules import parse
+        >>> from dotr.temporal.lars import LarsEngine
         >>> engine = LarsEngine(parse("watched(S) :- [2] <> ping(S), sensor(S) .  seen(S) :- [1] <> sensor(S) .").rules)
         >>> sensor, ping = engine.relation("sensor", 1), engine.relation("ping", 1)
         >>> s1 = engine.dictionary.intern(ir.Name("s1"))

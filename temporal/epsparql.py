@@ -16,9 +16,9 @@ operator; that is also what makes the stored partial matches bounded. A solution
 its end time. CONSTRUCT results come back as triples to feed into the stream at the same time
 point (``step_again``), carrying their start time.
 
->>> from rules import parse, ir
->>> from rules.engine.store import DictStore
->>> from rules.engine.sparql.algebra import compile_select
+>>> from dotr.rules import parse, ir
+>>> from dotr.rules.engine.store import DictStore
+>>> from dotr.rules.engine.sparql.algebra import compile_select
 >>> prog = parse('''@prefix : <http://ex.org/> .
 ... query Up := select ?c ?p1 ?p2 where { ?c :price ?p1 } seq { ?c :price ?p2 }
 ...    filter(?p2 > ?p1 && getDURATION() <= 5) .''')
@@ -42,15 +42,15 @@ from typing import Iterable, Sequence
 
 from rdflib import BNode, Variable
 
-from rules import TimeOrderError, ir
-from rules.lang.queries import ParsedQueries
-from rules.lang.queries.epsparql import (DEFAULT_HORIZON, DURATION, END, START, Bind, Combine, EpQuery, Filter, Group,
+from dotr.rules import TimeOrderError, ir
+from dotr.rules.lang.queries import ParsedQueries
+from dotr.rules.lang.queries.epsparql import (DEFAULT_HORIZON, DURATION, END, START, Bind, Combine, EpQuery, Filter, Group,
                             is_epsparql, parse_epsparql)
-from rules.lang.errors import RuleError
-from rules.lang.queries.sparql import certain_variables, parse_select, rdf_term
-from rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
-from rules.engine.terms import TermDictionary, format_term
-from temporal.keys import QueryKeys, consistent
+from dotr.rules.lang.errors import RuleError
+from dotr.rules.lang.queries.sparql import certain_variables, parse_select, rdf_term
+from dotr.rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
+from dotr.rules.engine.terms import TermDictionary, format_term
+from dotr.temporal.keys import QueryKeys, consistent
 
 Mapping = dict  # variable name -> term id
 Sol = tuple  # (mapping, start, end); a mapping is never changed once built
@@ -588,7 +588,7 @@ def query_keys(engine: EpSparqlEngine) -> tuple[QueryKeys | None, str]:
     variable for all of them. A CONSTRUCT query is not split: its triples re-enter the
     ontological stage, where any group's queries could read them.
 
-    >>> from rules import parse
+    >>> from dotr.rules import parse
     >>> engine = EpSparqlEngine.from_program(parse('''@prefix : <http://ex.org/> .
     ... query Up := select ?c ?p2 where { ?c :price ?p1 } seq { ?c :price ?p2 } filter(?p2 > ?p1) .'''))
     >>> query_keys(engine)

@@ -11,7 +11,7 @@ match depends only on the events with that value, so the engine run on each key 
 alone finds exactly the matches the engine over all events finds. Where no assignment is valid
 (an item joined on no key, an aggregate over all events) the program runs on one key.
 
->>> from rules import parse
+>>> from dotr.rules import parse
 >>> prog = parse('''event Smoke(?area) := smoke(?area) .
 ... event Temp(?area, ?value) := temp(?area, ?value) .
 ... pattern Fire from Smoke and last Temp(area = Smoke.area) within 300 from Smoke
@@ -27,8 +27,8 @@ from __future__ import annotations
 import zlib
 from typing import NamedTuple
 
-from rules import ir
-from rules.engine.terms import TermDictionary, format_term
+from dotr.rules import ir
+from dotr.rules.engine.terms import TermDictionary, format_term
 
 
 def partition_keys(program: ir.Program) -> dict[str, int] | None:
@@ -148,7 +148,7 @@ def fact_keys(rules) -> tuple[FactKeys | None, str]:
     ``(predicate text, arity) -> position or None``, when some predicate is split, else
     ``(None, reason)``.
 
-    >>> from rules import parse
+    >>> from dotr.rules import parse
     >>> fact_keys(parse('''hot(S) :- [3] <> temp(S, V), V > 30 .
     ... alarm(S, R) :- hot(S), not ok(S), located(S, R) .''').rules)[0]
     {('alarm', 2): 0, ('hot', 1): 0, ('located', 2): 0, ('ok', 1): 0, ('temp', 2): 0}

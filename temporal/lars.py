@@ -23,7 +23,7 @@ its positive part depends on its head), and what it derives holds at that time p
 place conclusions at T: now, in the history (which feeds the windows) or in the future. The
 background can change between time points (``temporal.background``).
 
->>> from rules import parse
+>>> from dotr.rules import parse
 >>> engine = LarsEngine(parse("alarm(R) :- [2] <> smoke(R).").rules)
 >>> smoke = engine.relation("smoke", 1)
 >>> r1 = engine.dictionary.intern(ir.Name("r1"))
@@ -42,17 +42,17 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 
-from rules import Diagnostic, RuleError, TimeOrderError, ir
-from rules.lang.analysis import stratify
-from rules.lang.digraph import DiGraph, has_path, strongly_connected_components
-from rules.engine.plan import CompiledRule, compile_rule, evaluate_full
-from rules.engine.fixpoint import SemiNaive
-from rules.engine.store import INF, DictStore, FactItem, RelKey
-from rules.engine.terms import TermDictionary, format_fact
-from temporal.background import BackgroundChanges
-from temporal.windows import _TUPLE, Kind, _add, _Aux
-from temporal.negation import NegationView, split_rule, terms_of
-from temporal.tuples import TupleWindow
+from dotr.rules import Diagnostic, RuleError, TimeOrderError, ir
+from dotr.rules.lang.analysis import stratify
+from dotr.rules.lang.digraph import DiGraph, has_path, strongly_connected_components
+from dotr.rules.engine.plan import CompiledRule, compile_rule, evaluate_full
+from dotr.rules.engine.fixpoint import SemiNaive
+from dotr.rules.engine.store import INF, DictStore, FactItem, RelKey
+from dotr.rules.engine.terms import TermDictionary, format_fact
+from dotr.temporal.background import BackgroundChanges
+from dotr.temporal.windows import _TUPLE, Kind, _add, _Aux
+from dotr.temporal.negation import NegationView, split_rule, terms_of
+from dotr.temporal.tuples import TupleWindow
 
 
 
@@ -71,7 +71,7 @@ def _reach(rule: ir.Rule) -> int:
     ``@T`` with T from ``[n] @T p`` n, for ``@U`` with ``U = T + k`` n - k; otherwise no bound
     (INF: T from a whole-stream or tuple window, from data, or a fixed time).
 
-    >>> from rules import parse
+    >>> from dotr.rules import parse
     >>> [_reach(r) for r in parse("@U h(X) :- [3] @T p(X), U = T + -2 .  @T g(X) :- [1] @T p(X) .").rules]
     [5, 1]
     >>> _reach(parse("@T g(X) :- @T p(X) .").rules[0]) == INF

@@ -12,8 +12,8 @@ heads it reports hold at that time point only (what ``not`` denies may come with
 Before, such a rule was evaluated in full at every time point: its cost grew with the content of
 its windows. Now it grows with what changes.
 
->>> from rules import parse
->>> from temporal.lars import LarsEngine
+>>> from dotr.rules import parse
+>>> from dotr.temporal.lars import LarsEngine
 >>> engine = LarsEngine(parse("quiet(R) :- [3] <> room(R), not [3] <> smoke(R) .").rules)
 >>> room, smoke = engine.relation("room", 1), engine.relation("smoke", 1)
 >>> r1, r2 = (engine.dictionary.intern(ir.Name(n)) for n in ("r1", "r2"))
@@ -27,8 +27,8 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Callable
 
-from rules import ir
-from rules.engine.store import RelKey, Store
+from dotr.rules import ir
+from dotr.rules.engine.store import RelKey, Store
 
 Term = tuple[bool, int]  # (True, position in the body tuple) or (False, constant term id)
 
@@ -172,7 +172,7 @@ def split_rule(index: int, head: ir.Atom, body: tuple, keep: tuple[ir.Atom, ...]
     literals, and its negated atoms: the three parts :class:`NegationView` is built from. The
     body atom has the variables of the head, of the negated atoms and of the atoms ``keep``.
 
-    >>> from rules import parse
+    >>> from dotr.rules import parse
     >>> rule = parse("h(X, 1) :- p(X, Y), q(Y, Z), Z > 2, not r(Y) .").rules[0]
     >>> atom, positive, negated = split_rule(0, rule.head, rule.body)
     >>> atom.pred.value, [v.name for v in atom.args], len(positive), [a.pred.value for a in negated]

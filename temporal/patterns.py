@@ -14,7 +14,7 @@ forgotten when older than the longest look-back of any pattern. Each pattern is 
 closures over the bindings (label -> event). Patterns with the same items and ``where`` (that
 consume nothing) are matched once per terminator; each builds its own output from the result.
 
->>> from rules import parse
+>>> from dotr.rules import parse
 >>> prog = parse('''event Smoke(?area) := smoke(?area) .
 ... event Temp(?area, ?value) := temp(?area, ?value) .
 ... pattern Fire from Smoke and last Temp(area = Smoke.area, value > 45) within 300 from Smoke
@@ -41,15 +41,15 @@ from typing import Callable, NamedTuple
 
 from rdflib import BNode, Variable as RdfVariable
 
-from rules import RuleError, TimeOrderError, ir
-from rules.engine.builtins import arith, compare
-from rules.lang.digraph import CycleError, DiGraph, topological_sort
-from rules.lang.ir import UNIT_MS
-from rules.lang.queries import ParsedQueries
-from rules.lang.queries.sparql import parse_template, rdf_term
-from rules.engine.ntriples import IdTexts, term_text
-from rules.engine.store import INF
-from rules.engine.terms import TermDictionary, format_term
+from dotr.rules import RuleError, TimeOrderError, ir
+from dotr.rules.engine.builtins import arith, compare
+from dotr.rules.lang.digraph import CycleError, DiGraph, topological_sort
+from dotr.rules.lang.ir import UNIT_MS
+from dotr.rules.lang.queries import ParsedQueries
+from dotr.rules.lang.queries.sparql import parse_template, rdf_term
+from dotr.rules.engine.ntriples import IdTexts, term_text
+from dotr.rules.engine.store import INF
+from dotr.rules.engine.terms import TermDictionary, format_term
 
 _NO_EVENTS: tuple = ((), ())
 Bindings = dict  # label -> Event

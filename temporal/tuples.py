@@ -20,8 +20,8 @@ Kept instead, it costs what changes:
 The engine falls back to drawing the window at every time point when a rule reads it other than
 through a view (in a recursion, or in naive mode).
 
->>> from rules import parse
->>> from temporal.lars import LarsEngine
+>>> from dotr.rules import parse
+>>> from dotr.temporal.lars import LarsEngine
 >>> engine = LarsEngine(parse("seen(X) :- [2 #] <> ping(X) .").rules)
 >>> ping = engine.relation("ping", 1)
 >>> a, b = (engine.dictionary.intern(ir.Name(n)) for n in "ab")
@@ -35,9 +35,9 @@ from collections import deque
 from itertools import groupby
 from typing import Callable, Iterable, Iterator
 
-from rules import ir
-from rules.engine.store import RelKey, Store, index_key
-from temporal.windows import Kind, _Aux
+from dotr.rules import ir
+from dotr.rules.engine.store import RelKey, Store, index_key
+from dotr.temporal.windows import Kind, _Aux
 
 
 class TupleWindow:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from rules.engine.store import INF, RelKey
+from dotr.rules.engine.store import INF, RelKey
 
 
 class Kind(StrEnum):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pipeline.cli import main
+from dotr.pipeline.cli import main
 
 RULES = "h(X) :- p(X).\n"
 
@@ -79,7 +79,7 @@ def test_an_unclosed_bracket_is_reported_at_once(stray):
     file ran for minutes); now it is a syntax error found in linear time."""
     import time
 
-    from rules import check_text
+    from dotr.rules import check_text
 
     lines = [f"<http://ex.org/a{i}>(X) :- <http://ex.org/b{i}>(X), <http://ex.org/c>(X) ." for i in range(60)]
     text = "@prefix : <http://ex.org/> .\nevent E(?x) := select ?x where " + stray + " ?x <http://ex.org/p> ?y\n" + \
@@ -122,7 +122,7 @@ def test_a_malformed_owl_file_and_a_directory_are_one_line_errors(tmp_path, capf
                                   "pattern P from B and each A within 1E400 from B ."])
 def test_an_infinite_window_or_duration_is_an_error_with_its_position(text):
     """Found by the fuzz test: a window of 1E4003000 ticks crashed building the LARS engine."""
-    from rules import check_text
+    from dotr.rules import check_text
 
     result = check_text(text, "r.dotr")
     errors = [d for d in result.diagnostics if d.severity == "error"]
@@ -132,8 +132,8 @@ def test_an_infinite_window_or_duration_is_an_error_with_its_position(text):
 def test_found_by_the_fuzz_test():
     """A tuple window over a variable predicate that rules derive crashed check (E202's message);
     a number too large for a float (1E400, infinity) broke the generated join code at run time."""
-    from pipeline.embedded import Reasoner
-    from rules import check_text
+    from dotr.pipeline.embedded import Reasoner
+    from dotr.rules import check_text
 
     result = check_text("P(X, Y) :- q(P, X, Y) .\nt(X) :- [5 #] <> Z(X, Y) .")
     assert {d.code for d in result.diagnostics} == {"E308", "E202"}

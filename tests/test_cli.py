@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _dotr() -> list[str]:
     exe = shutil.which("dotr")
-    return [exe] if exe else [sys.executable, "-m", "pipeline.cli"]
+    return [exe] if exe else [sys.executable, "-m", "dotr"]
 
 
 def test_check_examples_exit_zero_with_summary():

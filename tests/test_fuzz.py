@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.cli import main
-from pipeline.embedded import Reasoner
-from rules import DotrError, check_text, ir
+from dotr.pipeline.cli import main
+from dotr.pipeline.embedded import Reasoner
+from dotr.rules import DotrError, check_text, ir
 
 ROOT = Path(__file__).parents[1]
 SOURCES = sorted([*ROOT.glob("examples/*/rules.dotr"), *ROOT.glob("tests/rules/corpus/valid/*.dotr")])

@@ -12,15 +12,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: package -> the packages it must not import
 FORBIDDEN = {
-    "rules.lang": ("rules.engine", "ontology", "temporal", "pipeline"),
-    "rules.engine": ("ontology", "temporal", "pipeline"),
-    "ontology": ("temporal", "pipeline"),
-    "temporal": ("ontology", "pipeline"),
+    "dotr.rules.lang": ("dotr.rules.engine", "dotr.ontology", "dotr.temporal", "dotr.pipeline"),
+    "dotr.rules.engine": ("dotr.ontology", "dotr.temporal", "dotr.pipeline"),
+    "dotr.ontology": ("dotr.temporal", "dotr.pipeline"),
+    "dotr.temporal": ("dotr.ontology", "dotr.pipeline"),
 }
 
 
 def _module(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+    """The installed name of a source file (``rules/lang/ir.py``: ``dotr.rules.lang.ir``)."""
+    parts = ("dotr", *path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 

@@ -182,13 +182,13 @@ def run_peer(cmd: list[str], stdout_path: Path | None = None, why: str = "", att
 
 def dotr_command() -> list[str]:
     """``dotr`` as a user runs it: the console script next to this interpreter, on the PATH, or
-    ``python -m pipeline.cli`` (the same program)."""
+    ``python -m dotr`` (the same program)."""
     script = Path(sys.executable).with_name("dotr")
     if script.exists():
         return [str(script)]
     if shutil.which("dotr"):
         return [shutil.which("dotr")]
-    return [sys.executable, "-m", "pipeline.cli"]
+    return [sys.executable, "-m", "dotr"]
 
 
 def dotr_run(rules: Path, stream: Path, output: Path, *extra: str) -> float:

@@ -1,8 +1,8 @@
 """A standalone Spark cluster on this machine: a master and workers through pyspark's own
 ``bin/spark-class``, bound to 127.0.0.1.
 
-    python -m pipeline.spark.cluster --example fire     # start, run an example on it, stop
-    python -m pipeline.spark.cluster                    # start and keep running (prints the master URL)
+    python -m dotr.pipeline.spark.cluster --example fire     # start, run an example on it, stop
+    python -m dotr.pipeline.spark.cluster                    # start and keep running (prints the master URL)
 
 From Python, ``with standalone_cluster() as url: ...`` (the tests use it).
 """
@@ -84,7 +84,7 @@ def standalone_cluster(workers: int = 2, cores: int = 1, memory: str = "2g", tim
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.spark.cluster", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m dotr.pipeline.spark.cluster", description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cores", type=int, default=1, help="cores per worker")
     parser.add_argument("--example", help="run examples/NAME on the cluster, print its output, stop")

@@ -48,11 +48,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 from urllib.parse import urlparse
 
-from ontology import OntologicalStage
-from ontology.background import load_triples
-from rules import DotrError, check
-from rules.lang.loader import CheckResult
-from temporal.keys import JointPartition
+from dotr.ontology import OntologicalStage
+from dotr.ontology.background import load_triples
+from dotr.rules import DotrError, check
+from dotr.rules.lang.loader import CheckResult
+from dotr.temporal.keys import JointPartition
 
 from ..embedded import (InputError, Reasoner, Result, carried, carry_facts, intern_all, make_partition,
                         merge_records, split_keys, split_point)

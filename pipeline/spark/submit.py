@@ -3,7 +3,7 @@ R --input DIR --sink DIR --checkpoint DIR`` (options: ``--help``; docs/cli.md)."
 
 import sys
 
-from pipeline.spark.job import main
+from dotr.pipeline.spark.job import main
 
 if __name__ == "__main__":
     sys.exit(main())

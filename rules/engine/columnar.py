@@ -22,10 +22,10 @@ Anything else (value comparisons, arithmetic, negation) raises
 :class:`~rules.engine.planning.Unsupported` when the rules are prepared, and the caller keeps the
 per-fact path.
 
->>> from rules import parse
->>> from rules.engine.terms import TermDictionary
->>> from rules.engine.store import DictStore
->>> from rules.lang.ir import Name
+>>> from dotr.rules import parse
+>>> from dotr.rules.engine.terms import TermDictionary
+>>> from dotr.rules.engine.store import DictStore
+>>> from dotr.rules.lang.ir import Name
 >>> d = TermDictionary()
 >>> program = ColumnarRules(parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules, d)
 >>> edge, path = (d.intern(Name("edge")), 2), (d.intern(Name("path")), 2)
@@ -46,11 +46,11 @@ from typing import Iterable
 
 import numpy as np
 
-from rules import ir
-from rules.engine.planning import (K_VAR, P_CONST, Assign, HeadCheck, JoinPlan, TermTest, Unsupported,
+from dotr.rules import ir
+from dotr.rules.engine.planning import (K_VAR, P_CONST, Assign, HeadCheck, JoinPlan, TermTest, Unsupported,
                                    plan_rule)
-from rules.engine.store import INF, RelKey, Store
-from rules.engine.terms import TermDictionary
+from dotr.rules.engine.store import INF, RelKey, Store
+from dotr.rules.engine.terms import TermDictionary
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _KEY_LIMIT = 1 << 62  # packed keys stay below this

@@ -17,12 +17,12 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_GET_ITEM
 
-from rules.engine.native_store cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
+from dotr.rules.engine.native_store cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
                                F_EXP, DOTR_FREE, DOTR_ROW_MASK, DOTR_PREFETCH)
 
-from rules import ir
-from rules.engine.planning import Assign, Compare, Compute, Negation, TermTest, Unsupported, plan_rule
-from rules.lang.printer import Printer, format_rule
+from dotr.rules import ir
+from dotr.rules.engine.planning import Assign, Compare, Compute, Negation, TermTest, Unsupported, plan_rule
+from dotr.rules.lang.printer import Printer, format_rule
 
 cdef enum:          # the values of rules.engine.planning's K_* and P_*
     K_CONST = 0     # a term id
@@ -322,15 +322,15 @@ def compile_plans(rule: ir.Rule, d) -> list:
     """The compiled plans of ``rule``, one per positive atom as the seed; raises
     :class:`~rules.engine.planning.Unsupported` for a rule they do not cover.
 
-    >>> from rules import parse
-    >>> from rules.engine.terms import TermDictionary
+    >>> from dotr.rules import parse
+    >>> from dotr.rules.engine.terms import TermDictionary
     >>> rules = parse("q(X) :- p(X, Y), Y != X . hot(X) :- temp(X, V), V > 30 .").rules
     >>> [plan.text for plan in compile_plans(rules[0], TermDictionary())]
     ['q(X) :- p(X, Y), Y != X . seeded at p(X, Y)']
     >>> compile_plans(rules[1], TermDictionary())
     Traceback (most recent call last):
     ...
-    rules.engine.planning.Unsupported: the comparison >
+    dotr.rules.engine.planning.Unsupported: the comparison >
     """
     if len(rule.head.args) > MAX_ARITY or any(
             isinstance(lit, ir.AtomLiteral) and len(lit.atom.args) > MAX_ARITY for lit in rule.body):
@@ -397,10 +397,10 @@ cdef class NativeRules:
     """The incremental rules of a materialiser over a :class:`NativeStore`: compiled plans where
     they cover a rule, its Python plans (``rules.engine.plan``, through the store's views) otherwise.
 
-    >>> from rules import parse
-    >>> from rules.engine.native_store import NativeStore
-    >>> from rules.engine.plan import compile_rule
-    >>> from rules.engine.terms import TermDictionary
+    >>> from dotr.rules import parse
+    >>> from dotr.rules.engine.native_store import NativeStore
+    >>> from dotr.rules.engine.plan import compile_rule
+    >>> from dotr.rules.engine.terms import TermDictionary
     >>> d, store = TermDictionary(), NativeStore()
     >>> rules = parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules
     >>> native = NativeRules(rules, [compile_rule(r.head, r.body, d) for r in rules], d)

@@ -26,7 +26,7 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memcpy, memset
 
-from rules.engine.store import UNUSED_INDEX_SLACK as _SLACK
+from dotr.rules.engine.store import UNUSED_INDEX_SLACK as _SLACK
 
 INF = DOTR_INF
 

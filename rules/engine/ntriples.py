@@ -1,14 +1,14 @@
 """Graphs as N-Triples text, written as rdflib's serializer writes them (the canonical form of a
 graph in ``Result.graphs``): a sorted document, each triple once.
 
->>> from rules import ir
+>>> from dotr.rules import ir
 >>> document([(ir.Iri("http://ex.org/f"), ir.Iri("http://ex.org/temp"), ir.Num(52))])
 '<http://ex.org/f> <http://ex.org/temp> "52"^^<http://www.w3.org/2001/XMLSchema#integer> .\\n'
 
 A term known by its id is written from a cache (:class:`IdTexts`), so that graphs built from
 term ids (the patterns' ``construct``) need no term objects:
 
->>> from rules.engine.terms import TermDictionary
+>>> from dotr.rules.engine.terms import TermDictionary
 >>> d = TermDictionary()
 >>> texts = IdTexts(d)
 >>> texts.subject(d.intern(ir.Iri("http://ex.org/f"))), texts.object(d.number(52))
@@ -22,8 +22,8 @@ import re
 from rdflib import Graph, Literal as RdfLiteral, URIRef
 from rdflib.plugins.serializers.nt import _quoteLiteral
 
-from rules.lang import ir
-from rules.engine.terms import TermDictionary
+from dotr.rules.lang import ir
+from dotr.rules.engine.terms import TermDictionary
 
 _PLAIN_IRI = re.compile(r"[^<>\"{}|^`\\\s\x00-\x20]+")
 _XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"

@@ -8,9 +8,9 @@ order, with comparisons, assignments and negations where the plan places them. E
 typically a list's ``append``). The generated
 code works on int tuples and local variables only; no IR object is touched per fact.
 
->>> from rules import parse
->>> from rules.engine.terms import TermDictionary
->>> from rules.engine.store import DictStore, INF
+>>> from dotr.rules import parse
+>>> from dotr.rules.engine.terms import TermDictionary
+>>> from dotr.rules.engine.store import DictStore, INF
 >>> d, store = TermDictionary(), DictStore()
 >>> rule = parse("path(X, Z) :- edge(X, Y), path(Y, Z).").rules[0]
 >>> plans = compile_rule(rule.head, rule.body, d)
@@ -29,13 +29,13 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from rules import ir
-from rules.engine.builtins import arith, compare
-from rules.engine.planning import (K_VAR, P_BOUND, P_CONST, P_FREE, Assign, Code, Compare, Compute, HeadCheck, JoinPlan,
+from dotr.rules import ir
+from dotr.rules.engine.builtins import arith, compare
+from dotr.rules.engine.planning import (K_VAR, P_BOUND, P_CONST, P_FREE, Assign, Code, Compare, Compute, HeadCheck, JoinPlan,
                                    Step, TermTest, Unsupported, plan_rule)
-from rules.engine.store import INF
-from rules.engine.terms import TermDictionary
-from rules.lang.ir import Name  # noqa: F401  (used by the doctest)
+from dotr.rules.engine.store import INF
+from dotr.rules.engine.terms import TermDictionary
+from dotr.rules.lang.ir import Name  # noqa: F401  (used by the doctest)
 
 __all__ = ["CompiledRule", "Unsupported", "compile_rule", "evaluate_full", "relation_of"]
 

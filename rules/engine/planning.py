@@ -11,8 +11,8 @@ arithmetic, negated atoms, and the check that a variable head predicate names a 
 A back end that cannot run something in a plan raises :class:`Unsupported`; the caller then
 keeps the generated Python plans, which run everything.
 
->>> from rules import parse
->>> from rules.engine.terms import TermDictionary
+>>> from dotr.rules import parse
+>>> from dotr.rules.engine.terms import TermDictionary
 >>> rule = parse("q(X, Z) :- p(X, Y), r(Y, Z), Z != X .").rules[0]
 >>> plans = plan_rule(rule.head, rule.body, TermDictionary())
 >>> print(plans[1])
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rules.lang import ir
-from rules.lang.printer import Printer
-from rules.lang.validate import expr_vars
+from dotr.rules.lang import ir
+from dotr.rules.lang.printer import Printer
+from dotr.rules.lang.validate import expr_vars
 
 K_CONST, K_VAR = 0, 1  # a term code: (K_CONST, term id) or (K_VAR, variable number)
 P_CONST, P_BOUND, P_FREE = 0, 1, 2  # a predicate: a term id, a variable bound before, one the atom binds

@@ -22,7 +22,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Callable, Container, Iterable, Iterator, Mapping, Protocol, runtime_checkable
 
-from rules.engine.dict_loops import apply_items, expire_buckets
+from dotr.rules.engine.dict_loops import apply_items, expire_buckets
 
 INF = 1 << 62  # expiry of facts that never expire
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from rules.lang.ir import XSD, Const, Iri, Literal, Name, Num, canonical
-from rules.lang.printer import number
+from dotr.rules.lang.ir import XSD, Const, Iri, Literal, Name, Num, canonical
+from dotr.rules.lang.printer import number
 
 _BOOLEAN = XSD + "boolean"
 _DOUBLE = f"<{XSD}double>"

@@ -5,7 +5,7 @@ The stage split is computed, not declared (docs/language.md, "Rules"): a Datalog
 predicates depend only on stream and background predicates runs in the ontological stage; every
 other rule runs in the temporal stage.
 
->>> from rules.lang.parser import parse
+>>> from dotr.rules.lang.parser import parse
 >>> a = analyse(parse('''
 ...   located(S, R) :- attached(S, D), in_room(D, R).
 ...   hot(R) :- [3] [] temp_high(R).
@@ -188,7 +188,7 @@ def transitive_steps(rules: Sequence[ir.Rule]) -> dict[int, int]:
     Returns rule index -> the index of A among the rule's positive atoms (ontology.materialise
     explains what the shape saves).
 
-    >>> from rules.lang.parser import parse
+    >>> from dotr.rules.lang.parser import parse
     >>> transitive_steps(parse('''sub(X, Z) :- sub(X, Y), sub(Y, Z).
     ...   type(X, D) :- type(X, C), sub(C, D).
     ...   Q(X, Y) :- sub(P, Q), P(X, Y).

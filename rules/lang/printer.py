@@ -1,6 +1,6 @@
 """Write the IR back as rule-language text; ``parse(format_program(p)) == p``.
 
->>> from rules.lang.parser import parse
+>>> from dotr.rules.lang.parser import parse
 >>> src = '@prefix : <http://ex.org/> . @T hot(R) :- [5] @T :temp(R, V), V >= (40 + 2) * 2.'
 >>> print(format_program(parse(src)), end="")
 @prefix : <http://ex.org/> .

@@ -1,6 +1,6 @@
 """Validation: every problem of a program as a diagnostic with a stable code (see ``CODES``).
 
->>> from rules.lang.parser import parse
+>>> from dotr.rules.lang.parser import parse
 >>> _, diags = validate(parse("h(X, Y) :- p(X), not q(Z).", "r.dotr"))
 >>> [(d.code, str(d.span)) for d in diags]
 [('E101', 'r.dotr:1:6'), ('E102', 'r.dotr:1:24')]

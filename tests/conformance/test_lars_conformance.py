@@ -3,9 +3,9 @@ Cases this project deliberately differs on are marked with the reason (DIFFERS).
 
 import pytest
 
-from rules import check_text, ir, parse
-from rules.engine.terms import format_fact
-from temporal.lars import LarsEngine
+from dotr.rules import check_text, ir, parse
+from dotr.rules.engine.terms import format_fact
+from dotr.temporal.lars import LarsEngine
 from tests.conformance.translate import ares_cases, laser_py_cases, laserpp_cases, ticker_cases
 
 _TUPLES = ("Laser's tuple window keeps whole time points (several atoms arrive at one time point here); "

@@ -3,7 +3,7 @@
 
 import pytest
 
-from rules import check_text
+from dotr.rules import check_text
 from tests.conformance.translate import all_cases
 
 CASES = all_cases()

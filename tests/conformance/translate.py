@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.io import _split_facts
+from dotr.pipeline.io import _split_facts
 
 DATA = Path(__file__).with_name("data")
 

@@ -18,12 +18,12 @@ import rdflib
 from rdflib.plugins.sparql.algebra import translateQuery
 from rdflib.plugins.sparql.parser import parseQuery
 
-from ontology.convert import from_rdflib, to_rdflib, intern_fact
-from ontology.stage import stage_rules
-from rules import ir
-from rules.lang.queries.csparql import CSparqlQuery, is_csparql, parse_csparql
-from rules.lang.loader import CheckResult
-from rules.engine.terms import TermDictionary, format_term
+from dotr.ontology.convert import from_rdflib, to_rdflib, intern_fact
+from dotr.ontology.stage import stage_rules
+from dotr.rules import ir
+from dotr.rules.lang.queries.csparql import CSparqlQuery, is_csparql, parse_csparql
+from dotr.rules.lang.loader import CheckResult
+from dotr.rules.engine.terms import TermDictionary, format_term
 from tests.ontology.reference import closure
 
 Element = tuple  # (t, stream IRI or None, fact)

@@ -6,10 +6,10 @@ fixpoint, stratum by stratum for negation. Obviously correct, slow, for the diff
 
 from __future__ import annotations
 
-from rules import ir
-from rules.lang.analysis import dependency_graph, pred_key, stratify
-from rules.engine.builtins import arith, compare
-from rules.engine.terms import TermDictionary
+from dotr.rules import ir
+from dotr.rules.lang.analysis import dependency_graph, pred_key, stratify
+from dotr.rules.engine.builtins import arith, compare
+from dotr.rules.engine.terms import TermDictionary
 
 
 def _value(term, theta, d: TermDictionary):

@@ -2,9 +2,9 @@
 
 import pytest
 
-from ontology.background import BackgroundError, load_triples
-from ontology.stage import OntologicalStage
-from rules import check_text
+from dotr.ontology.background import BackgroundError, load_triples
+from dotr.ontology.stage import OntologicalStage
+from dotr.rules import check_text
 
 HERE = __import__("pathlib").Path(__file__).parent
 TTL = """@prefix : <http://ex.org/> .

@@ -9,14 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.lubm_like import triples
-from ontology import materialise
-from ontology.materialise import Materialiser
-from ontology.stage import profile_rules
-from rules import ir, parse
-from rules.engine.columnar import ColumnarRules
-from rules.engine.planning import Unsupported
-from rules.engine.store import INF
-from rules.engine.terms import TermDictionary
+from dotr.ontology import materialise
+from dotr.ontology.materialise import Materialiser
+from dotr.ontology.stage import profile_rules
+from dotr.rules import ir, parse
+from dotr.rules.engine.columnar import ColumnarRules
+from dotr.rules.engine.planning import Unsupported
+from dotr.rules.engine.store import INF
+from dotr.rules.engine.terms import TermDictionary
 
 EX = "http://ex.org/"
 PREDS = [":p", ":q", ":r", ":sp"]

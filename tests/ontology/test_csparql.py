@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import Literal, URIRef
 
-from rules import check_text, ir
-from rules.engine.terms import format_term
-from ontology.csparql import CSparqlEngine
+from dotr.rules import check_text, ir
+from dotr.rules.engine.terms import format_term
+from dotr.ontology.csparql import CSparqlEngine
 from tests.ontology.csparql_reference import CSparqlReference, _order
 
 EX = "http://ex.org/"
@@ -310,7 +310,7 @@ def test_a_removed_background_fact_that_a_window_holds_stays_while_it_does():
 def test_a_name_stays_a_name_through_group_by_sample_and_bind():
     """A plain constant (``s1``) grouped by, sampled or bound to another variable prints as the
     name it is, as a selected variable does, not as the string of its value (``"s1"``)."""
-    from pipeline.embedded import Reasoner
+    from dotr.pipeline.embedded import Reasoner
 
     checked = check_text('''@prefix : <http://ex.org/> .
 query G := register compute every 1 as select ?s (count(?v) as ?n) (sample(?s) as ?any)

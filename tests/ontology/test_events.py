@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import RDF, Literal, Namespace, URIRef
 
-from ontology.convert import from_rdflib, to_rdflib
-from ontology.stage import OntologicalStage
-from rules import check_text, ir
+from dotr.ontology.convert import from_rdflib, to_rdflib
+from dotr.ontology.stage import OntologicalStage
+from dotr.rules import check_text, ir
 
 EX = Namespace("http://ex.org/")
 PREFIX = "@prefix : <http://ex.org/> .\n"
@@ -85,7 +85,7 @@ def test_rule_body_events_and_negation():
     stage = OntologicalStage(check_text("""
         ok(X) :- reading(X, V), not broken(X) .
         event Ok(?x, ?v) := reading(?x, ?v), ok(?x), ?v > 10 ."""))
-    from rules import parse
+    from dotr.rules import parse
     facts = parse("reading(s1, 20). reading(s2, 30). reading(s3, 5). broken(s2).").facts
     out = stage.process(3, facts)
     assert [tuple(str(getattr(t, "value", t)) for t in row) for row in stage.decode(out.events["Ok"])] == [("s1", "20")]

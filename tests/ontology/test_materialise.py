@@ -7,11 +7,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ontology import materialise
-from ontology.materialise import Materialiser
-from rules.engine.store import INF
-from rules import ir, parse
-from rules.engine.terms import TermDictionary
+from dotr.ontology import materialise
+from dotr.ontology.materialise import Materialiser
+from dotr.rules.engine.store import INF
+from dotr.rules import ir, parse
+from dotr.rules.engine.terms import TermDictionary
 from tests.ontology.reference import closure
 
 BINARY = ["p", "q", "r", "s"]

@@ -10,13 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.lubm_like import triples
-from ontology.materialise import Materialiser
-from ontology.stage import profile_rules
-from rules import ir, parse
-from rules.engine.native_plans import compile_plans
-from rules.engine.planning import Unsupported
-from rules.engine.store import INF
-from rules.engine.terms import TermDictionary
+from dotr.ontology.materialise import Materialiser
+from dotr.ontology.stage import profile_rules
+from dotr.rules import ir, parse
+from dotr.rules.engine.native_plans import compile_plans
+from dotr.rules.engine.planning import Unsupported
+from dotr.rules.engine.store import INF
+from dotr.rules.engine.terms import TermDictionary
 from tests.ontology.reference import closure
 from tests.ontology.test_columnar import EX, _facts, _state, other, recursion, rules_, triple
 

@@ -7,9 +7,9 @@ import owlrl
 import pytest
 import rdflib
 
-from ontology.convert import from_rdflib
-from ontology.stage import OntologicalStage
-from rules import check_text
+from dotr.ontology.convert import from_rdflib
+from dotr.ontology.stage import OntologicalStage
+from dotr.rules import check_text
 
 PREFIXES = """@prefix : <http://ex.org/> . @prefix owl: <http://www.w3.org/2002/07/owl#> .
 @prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> . @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .

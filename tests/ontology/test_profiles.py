@@ -7,9 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import RDF, RDFS, Literal, Namespace
 
-from ontology.convert import from_rdflib
-from ontology.stage import OntologicalStage
-from rules import check_text
+from dotr.ontology.convert import from_rdflib
+from dotr.ontology.stage import OntologicalStage
+from dotr.rules import check_text
 
 EX = Namespace("http://ex.org/")
 NODES = [EX[n] for n in ("a", "b", "c", "d")]

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ontology.materialise import Materialiser
-from ontology.stage import profile_rules
-from rules import ir, parse
-from rules.lang.analysis import transitive_steps
-from rules.engine.store import INF
-from rules.engine.terms import TermDictionary
+from dotr.ontology.materialise import Materialiser
+from dotr.ontology.stage import profile_rules
+from dotr.rules import ir, parse
+from dotr.rules.lang.analysis import transitive_steps
+from dotr.rules.engine.store import INF
+from dotr.rules.engine.terms import TermDictionary
 from tests.ontology.reference import closure
 
 EX = "http://ex.org/"

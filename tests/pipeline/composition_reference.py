@@ -30,12 +30,12 @@ from collections import defaultdict
 
 import rdflib
 
-from ontology.stage import stage_rules
-from rules import ir
-from rules.lang.analysis import dependency_graph, pred_key
-from rules.lang.digraph import descendants
-from rules.lang.loader import CheckResult
-from rules.engine.terms import TermDictionary, format_term
+from dotr.ontology.stage import stage_rules
+from dotr.rules import ir
+from dotr.rules.lang.analysis import dependency_graph, pred_key
+from dotr.rules.lang.digraph import descendants
+from dotr.rules.lang.loader import CheckResult
+from dotr.rules.engine.terms import TermDictionary, format_term
 from tests.ontology import reference as onto
 from tests.temporal.pattern_reference import PatternReference
 from tests.temporal.reference import Reference as LarsReference

@@ -5,7 +5,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark():
-    from pipeline.spark.session import spark_session
+    from dotr.pipeline.spark.session import spark_session
 
     session = spark_session("local[2]", app="dotr-tests")
     yield session

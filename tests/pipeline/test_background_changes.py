@@ -4,7 +4,7 @@ with each input format, with LARS rules, and across a snapshot and a checkpoint.
 import json
 from pathlib import Path
 
-from pipeline.cli import main
+from dotr.pipeline.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 MOVES = ROOT / "examples/moves"

@@ -14,11 +14,11 @@ import pytest
 import rdflib
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from pipeline.cli import main
-from rules import check
+from dotr.pipeline.cli import main
+from dotr.rules import check
 from tests.pipeline.composition_reference import CompositionReference, atom_of, triple_atom
-from pipeline.embedded import parse_fact
-from ontology.turtle import in_order
+from dotr.pipeline.embedded import parse_fact
+from dotr.ontology.turtle import in_order
 
 EX = "http://ex.org/"
 PEOPLE = ["a", "b", "c"]

@@ -7,14 +7,14 @@ import functools
 
 from hypothesis import given, settings, strategies as st
 
-from pipeline.embedded import (InputError, Reasoner, checked_fact, intern_all, intern_input,
+from dotr.pipeline.embedded import (InputError, Reasoner, checked_fact, intern_all, intern_input,
                                parse_fact, parse_fact_with_grammar, simple_fact_list,
                                simple_facts)
-from pipeline.fact_texts import FactTexts
-from pipeline.io import _split_facts
-from pipeline.printing import _TERM, Readable
-from rules import check_text, ir
-from rules.engine.ntriples import document, document_with_rdflib
+from dotr.pipeline.fact_texts import FactTexts
+from dotr.pipeline.io import _split_facts
+from dotr.pipeline.printing import _TERM, Readable
+from dotr.rules import check_text, ir
+from dotr.rules.engine.ntriples import document, document_with_rdflib
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)
 iris = st.from_regex(r"<http://ex\.org/[a-z#/]{0,8}>", fullmatch=True)
@@ -146,7 +146,7 @@ def test_time_points_cross_between_processes_intact(readings):
     """A time point encoded by one reasoner and decoded by another built from the same files
     holds the same terms: with only background terms (sent as ids as they are) and with new ones."""
     from benchmarks.patterns import EX
-    from pipeline.wire import decode_point, encode_point
+    from dotr.pipeline.wire import decode_point, encode_point
 
     checked, triples = _dotr_rules()
     sender, receiver = Reasoner(checked, triples), Reasoner(checked, triples)

@@ -8,10 +8,10 @@ import pytest
 from benchmarks.patterns import EX, background, program
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pipeline.embedded import Reasoner, carried, carry_facts, make_partition, merge_records, split_keys, split_reason
-from pipeline.cli import main
-from rules import check_text
-from temporal.keys import EventPartition, JointKeys
+from dotr.pipeline.embedded import Reasoner, carried, carry_facts, make_partition, merge_records, split_keys, split_reason
+from dotr.pipeline.cli import main
+from dotr.rules import check_text
+from dotr.temporal.keys import EventPartition, JointKeys
 
 
 def _outputs(make, elements, groups: int) -> list[dict]:

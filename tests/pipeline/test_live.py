@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 COOLING = ROOT / "examples" / "cooling"
-DOTR = [sys.executable, "-m", "pipeline.cli", "run", "-q"]
+DOTR = [sys.executable, "-m", "dotr", "run", "-q"]
 
 
 def _cooling_stream(path: Path, n: int, seed: int = 1) -> Path:
@@ -153,7 +153,7 @@ def test_a_gap_the_program_fills_at_every_tick_is_said_once(tmp_path):
 
 @pytest.mark.parametrize("missing", ["--input", "--output"])
 def test_a_checkpoint_needs_an_input_file_and_an_output_file(tmp_path, capsys, missing):
-    from pipeline.cli import main
+    from dotr.pipeline.cli import main
 
     stream = _cooling_stream(tmp_path / "s.jsonl", 3)
     files = {"--input": str(stream), "--output": str(tmp_path / "o.jsonl")}
@@ -167,7 +167,7 @@ def test_a_gap_an_at_window_fills_at_every_millisecond_is_said_once(tmp_path):
     (tmp_path / "r.dotr").write_text("@timeunit ms .\nr(X, T) :- [20] @T watched(X) .\nwatched(s1) .\n")
     stream = tmp_path / "s.jsonl"
     stream.write_text("".join(json.dumps({"t": t, "facts": []}) + "\n" for t in (0, 20_010)))
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--rules", str(tmp_path / "r.dotr"), "--input",
+    done = subprocess.run([sys.executable, "-m", "dotr", "run", "--rules", str(tmp_path / "r.dotr"), "--input",
                            str(stream), "--output", str(tmp_path / "o.jsonl")], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -3,7 +3,7 @@
 comes back; a head supported twice that loses one support; background joins; a view whose
 positive part grows within its stratum; a resumed run."""
 
-from pipeline.cli import main
+from dotr.pipeline.cli import main
 from tests.pipeline.test_composition import facts_by_time, run_text
 
 RULES = """sensor(s1) . sensor(s2) . sensor(s3) .

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 import rdflib
 
-from pipeline.cli import main
-from pipeline.embedded import parse_fact
-from rules import check
+from dotr.pipeline.cli import main
+from dotr.pipeline.embedded import parse_fact
+from dotr.rules import check
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.name for p in (ROOT / "examples").iterdir() if (p / "rules.dotr").exists())
@@ -93,7 +93,7 @@ def test_watch_shows_a_live_view_on_a_terminal(tmp_path, engine):
     ex = ROOT / "examples/fire"
     primary, secondary = pty.openpty()
     out = tmp_path / "o.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "run", "--watch", "--rules", str(ex / "rules.dotr"),
+    proc = subprocess.Popen([sys.executable, "-m", "dotr", "run", "--watch", "--rules", str(ex / "rules.dotr"),
                              "--ontology", str(ex / "ontology.ttl"), "--input", str(ex / "stream.jsonl"),
                              "--output", str(out), "--engine", engine], cwd=ROOT, stdin=secondary, stdout=secondary, stderr=secondary,
                             env={**os.environ, "COLUMNS": "120", "TERM": "xterm"})

@@ -8,9 +8,9 @@ import pickle
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pipeline.embedded import Reasoner
-from rules import check_text
-from rules.lang.errors import DotrError
+from dotr.pipeline.embedded import Reasoner
+from dotr.rules import check_text
+from dotr.rules.lang.errors import DotrError
 from tests.temporal import test_lars, test_patterns
 
 

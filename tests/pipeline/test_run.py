@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
-from pipeline.embedded import Reasoner
+from dotr.pipeline.cli import main
+from dotr.pipeline.embedded import Reasoner
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.name for p in (ROOT / "examples").iterdir() if (p / "rules.dotr").exists())
@@ -105,7 +105,7 @@ def test_readme_first_command_runs(tmp_path):
     readme = (ROOT / "README.md").read_text()
     command = next(line for line in readme.splitlines() if line.startswith("pip install -e . && dotr run"))
     dotr_part = command.split("&& ", 1)[1].split()
-    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", *dotr_part[1:]], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "dotr", *dotr_part[1:]], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert '"graphs"' in proc.stdout
 
@@ -226,7 +226,7 @@ def test_select_star_gives_the_same_output_in_every_process(tmp_path):
         (tmp_path / f"{i}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in part))
 
     def dotr(seed: int, *args: str) -> str:
-        proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "-q", *args], cwd=ROOT, text=True,
+        proc = subprocess.run([sys.executable, "-m", "dotr", "run", "-q", *args], cwd=ROOT, text=True,
                               capture_output=True, env={**os.environ, "PYTHONHASHSEED": str(seed)})
         assert proc.returncode == 0, proc.stderr
         return proc.stdout

@@ -13,13 +13,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ontology import OntologicalStage
-from pipeline.cli import main
-from pipeline.embedded import Reasoner, carried, split_keys
-from pipeline.io import read_jsonl
-from pipeline.spark.changes import ChangeLog
-from pipeline.spark.job import SparkPipeline, _Worker, conclude_rows, dotr_merge, enrich_rows, result_of, split_file
-from rules import check, check_text
+from dotr.ontology import OntologicalStage
+from dotr.pipeline.cli import main
+from dotr.pipeline.embedded import Reasoner, carried, split_keys
+from dotr.pipeline.io import read_jsonl
+from dotr.pipeline.spark.changes import ChangeLog
+from dotr.pipeline.spark.job import SparkPipeline, _Worker, conclude_rows, dotr_merge, enrich_rows, result_of, split_file
+from dotr.rules import check, check_text
 from tests.pipeline.test_spark_changes import embedded as embedded_records
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ def files(example: str) -> tuple[str, list[str]]:
 
 def embedded(example: str, lines: list[str], keep_empty: bool = False) -> list[str]:
     """The embedded pipeline's JSON Lines output for the stream ``lines``."""
-    from ontology.background import load_triples
+    from dotr.ontology.background import load_triples
 
     rules, ontologies = files(example)
     out, _ = embedded_records(check(rules), [t for path in ontologies for t in load_triples(path)], lines)
@@ -150,7 +150,7 @@ def test_a_restored_state_continues_exactly(example, tmp_path):
     after a failure) continues as the live engine does. No Spark: the steps themselves."""
     rules, ontologies = files(example)
     checked = check(rules)
-    from ontology.background import load_triples
+    from dotr.ontology.background import load_triples
 
     stage = OntologicalStage(checked, [t for path in ontologies for t in load_triples(path)])
     keys = split_keys(checked)
@@ -251,7 +251,7 @@ def test_patterns_split_by_key_over_two_groups_give_the_embedded_output(spark, t
 def test_key_group_labels_land_on_different_partitions(spark):
     """The group column's values are chosen so that Spark's hash partitioning (as in a streaming
     query, without adaptive coalescing) gives each group its own partition: they run in parallel."""
-    from pipeline.spark.job import _group_labels
+    from dotr.pipeline.spark.job import _group_labels
 
     def partition_of(key, frame):
         from pyspark import TaskContext
@@ -273,7 +273,7 @@ def test_key_group_labels_land_on_different_partitions(spark):
 def test_warm_up_readies_a_python_worker_per_task_slot(spark):
     """Built, the job has restored the background in a Python worker per task slot, for the enrich
     step and every key group: the next tasks find them ready."""
-    from pipeline.spark import job as spark_job
+    from dotr.pipeline.spark import job as spark_job
 
     job = SparkPipeline(spark, *files("fire"))
     slots = spark.sparkContext.defaultParallelism
@@ -294,7 +294,7 @@ def test_warm_up_readies_a_python_worker_per_task_slot(spark):
 def test_a_directory_whose_files_spark_reads_gives_the_same_output(spark, tmp_path, monkeypatch):
     """A directory that is not local (``hdfs:``, ``s3a:``, ...) has Spark read the files' content,
     which the split step splits as it is; here a local directory is taken for such a one."""
-    from pipeline.spark import job as spark_job
+    from dotr.pipeline.spark import job as spark_job
 
     monkeypatch.setattr(spark_job, "_is_local", lambda path: False)
     lines = stream("cooling")
@@ -367,7 +367,7 @@ def test_killed_with_minus_9_on_spark_the_same_command_gives_the_whole_output(tm
     for part in range(8):
         publish(folder, f"p{part}.jsonl", lines[part * 50:(part + 1) * 50])
     out = tmp_path / "out.jsonl"
-    command = [sys.executable, "-m", "pipeline.cli", "run", "-q", "--engine", "spark", "--master", "local[1]",
+    command = [sys.executable, "-m", "dotr", "run", "-q", "--engine", "spark", "--master", "local[1]",
                "--rules", rules, "--ontology", ontologies[0], "--input", str(folder), "--output", str(out),
                "--checkpoint", str(tmp_path / "ck"), "--full-iris"]
     proc = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE)
@@ -385,14 +385,14 @@ def test_the_command_line_takes_spark_settings_and_shows_the_ui(tmp_path):
 
     rules, ontologies = files("fire")
     out = tmp_path / "out.jsonl"
-    done = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--engine", "spark", "--master", "local[1]",
+    done = subprocess.run([sys.executable, "-m", "dotr", "run", "--engine", "spark", "--master", "local[1]",
                            "--conf", "spark.sql.shuffle.partitions=3", "--rules", rules, "--ontology", ontologies[0],
                            "--input", str(ROOT / "examples/fire/stream.jsonl"), "--output", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "dotr: Spark UI at http" in done.stderr
     assert out.read_text() == (ROOT / "tests/pipeline/golden/fire.jsonl").read_text()
-    bad = subprocess.run([sys.executable, "-m", "pipeline.cli", "run", "--engine", "spark", "--conf", "nokey",
+    bad = subprocess.run([sys.executable, "-m", "dotr", "run", "--engine", "spark", "--conf", "nokey",
                           "--rules", rules], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr
 
@@ -435,7 +435,7 @@ def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark,
     ``dotr run --engine spark``. In ms, each group evaluates its own time points, and the merge
     carries each group's facts to the others' (across micro-batches too)."""
     from tests.pipeline.test_keyed import BACKGROUND, PATTERNS, RULES
-    from temporal.keys import FactKeys, JointKeys
+    from dotr.temporal.keys import FactKeys, JointKeys
 
     rules = tmp_path / "rules.dotr"
     rules.write_text(f"@timeunit {unit} .\n" + BACKGROUND + "\n".join(r.format(w=3, c=30) for r in RULES if "any_hot" not in r)
@@ -457,7 +457,7 @@ def test_epsparql_queries_split_by_key_give_the_embedded_output(spark, tmp_path)
     """EP-SPARQL queries keyed by company (sequences, an optional part over the background, a
     union): two key groups over several micro-batches, answers merged; then the same program
     through ``dotr run --engine spark`` against the embedded run."""
-    from temporal.keys import QueryKeys
+    from dotr.temporal.keys import QueryKeys
 
     rules = tmp_path / "rules.dotr"
     rules.write_text("@prefix : <http://ex.org/> .\n:r(a, n1) . :r(c, n2) .\n"
@@ -488,7 +488,7 @@ def test_queries_and_engines_of_several_kinds_split_by_key_give_the_embedded_out
     """C-SPARQL queries alone (WindowKeys), and with LARS rules and an EP-SPARQL query (JointKeys;
     in ms the LARS facts carried), in two key groups over several micro-batches; then the same
     program through ``dotr run --engine spark`` against the embedded run."""
-    from temporal.keys import JointKeys, WindowKeys
+    from dotr.temporal.keys import JointKeys, WindowKeys
 
     rules = tmp_path / "rules.dotr"
     rules.write_text(f"@timeunit {unit} .\n@prefix : <http://ex.org/> .\n:located(s1, r1) . :located(s2, r2) . "
@@ -516,7 +516,7 @@ def test_a_live_pipe_into_spark_gives_each_time_point_as_it_comes(tmp_path):
 
     rules, ontologies = files("cooling")
     lines = [json.dumps({"t": t, "facts": [f"temp({v})"]}) for t, v in enumerate([50, 120, 160, 170, 90, 40, 155])]
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "run", "-q", "--engine", "spark", "--master",
+    proc = subprocess.Popen([sys.executable, "-m", "dotr", "run", "-q", "--engine", "spark", "--master",
                              "local[1]", "--trigger", "0.5 seconds", "--full-iris", "--rules", rules, "--ontology",
                              ontologies[0]],
                             cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

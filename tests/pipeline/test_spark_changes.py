@@ -17,12 +17,12 @@ import pandas as pd
 import rdflib
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from ontology import OntologicalStage
-from pipeline.embedded import InputError, Reasoner, split_keys
-from pipeline.io import BackgroundChange, read_jsonl
-from pipeline.spark.changes import ChangeLog
-from pipeline.spark.job import _Worker, conclude_rows, dotr_merge, enrich_rows, split_file
-from rules import check
+from dotr.ontology import OntologicalStage
+from dotr.pipeline.embedded import InputError, Reasoner, split_keys
+from dotr.pipeline.io import BackgroundChange, read_jsonl
+from dotr.pipeline.spark.changes import ChangeLog
+from dotr.pipeline.spark.job import _Worker, conclude_rows, dotr_merge, enrich_rows, split_file
+from dotr.rules import check
 from tests.pipeline.test_composition import programs, streams_with_changes
 
 TASKS = 2  # enrich tasks per micro-batch
@@ -120,7 +120,7 @@ MOVES = ROOT / "examples/moves"
 
 
 def moves_job(tmp: Path) -> tuple[Job, list[tuple]]:
-    from ontology.background import load_triples
+    from dotr.ontology.background import load_triples
 
     checked = check(MOVES / "rules.dotr")
     job = Job(checked, load_triples(MOVES / "ontology.ttl"), tmp / "log")

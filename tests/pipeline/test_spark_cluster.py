@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from pipeline.spark.cluster import standalone_cluster
+from dotr.pipeline.spark.cluster import standalone_cluster
 
 from .test_spark import EXAMPLES, ROOT, embedded, files, publish, stream
 
@@ -84,8 +84,8 @@ def test_spark_submit_runs_the_job_and_keeps_its_conf(spark, tmp_path):
 CLUSTER_JOB = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from pipeline.spark.session import spark_session
-    from pipeline.spark.job import SparkPipeline
+    from dotr.pipeline.spark.session import spark_session
+    from dotr.pipeline.spark.job import SparkPipeline
 
     master, root, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     spark = spark_session(master, config={"spark.cores.max": "2", "spark.executor.cores": "1",

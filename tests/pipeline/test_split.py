@@ -6,7 +6,7 @@ import pickle
 
 from hypothesis import given, settings, strategies as st
 
-from pipeline.spark.job import _read_spans, _time_of, split_file
+from dotr.pipeline.spark.job import _read_spans, _time_of, split_file
 
 
 def test_spans_read_back_give_the_records_and_their_lines(tmp_path):
@@ -66,9 +66,9 @@ def test_time_of_a_record_is_what_json_reads(record, space, compact):
 
 
 def test_a_record_giving_its_time_twice_is_rejected(tmp_path):
-    from ontology import OntologicalStage
-    from pipeline.spark.job import _Worker, enrich_rows
-    from rules import check
+    from dotr.ontology import OntologicalStage
+    from dotr.pipeline.spark.job import _Worker, enrich_rows
+    from dotr.rules import check
 
     checked = check("examples/cooling/rules.dotr")
     bundle = pickle.dumps((checked, OntologicalStage(checked, []).snapshot(), {},

@@ -9,12 +9,12 @@ from unittest import mock
 
 import pytest
 
-from pipeline.embedded import Reasoner
-from rules import load
+from dotr.pipeline.embedded import Reasoner
+from dotr.rules import load
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-PARSERS = ["rules.engine.sparql.algebra.parse_select", "ontology.csparql.parse_csparql", "temporal.epsparql.parse_epsparql",
-           "temporal.patterns.parse_template"]
+PARSERS = ["dotr.rules.engine.sparql.algebra.parse_select", "dotr.ontology.csparql.parse_csparql", "dotr.temporal.epsparql.parse_epsparql",
+           "dotr.temporal.patterns.parse_template"]
 
 
 @pytest.mark.parametrize("example", ["citybench", "fire", "stocks", "traffic"])

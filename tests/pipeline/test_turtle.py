@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import rdflib
 
-from ontology import turtle
-from pipeline.cli import main
-from pipeline.embedded import Reasoner, intern_input
-from rules import check_text
+from dotr.ontology import turtle
+from dotr.pipeline.cli import main
+from dotr.pipeline.embedded import Reasoner, intern_input
+from dotr.rules import check_text
 
 EX = "http://ex.org/"
 iri = st.sampled_from([f"<{EX}s1>", f"<{EX}p>", ":s2", ":q", "ex:o", "ex:", ":a-b_c", f"<{EX}a,b>", "<rel>",

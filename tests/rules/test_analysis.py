@@ -1,7 +1,7 @@
 """Stage split, strata and the term dictionary."""
 
-from rules import check_text, ir
-from rules.engine.terms import TermDictionary
+from dotr.rules import check_text, ir
+from dotr.rules.engine.terms import TermDictionary
 
 
 def heads(rules):

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from rules import RuleSyntaxError, check_text, parse
-from rules.lang.errors import CODES
-from pipeline.cli import main
+from dotr.rules import RuleSyntaxError, check_text, parse
+from dotr.rules.lang.errors import CODES
+from dotr.pipeline.cli import main
 
 CASES = [
     # (source, [(code, line, column), ...])
@@ -94,7 +94,7 @@ def test_check_prints_every_error_of_a_file(tmp_path, capsys):
 
 
 def test_imports_resolve_relative_and_report_cycles(tmp_path):
-    from rules import check
+    from dotr.rules import check
 
     (tmp_path / "sub").mkdir()
     (tmp_path / "main.dotr").write_text('@import "sub/a.dotr" .\nh(X) :- a(X).')

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules.engine import native_plans, native_store
-from rules.engine.native_store import NativeStore
-from rules.engine.store import INF, DictStore
+from dotr.rules.engine import native_plans, native_store
+from dotr.rules.engine.native_store import NativeStore
+from dotr.rules.engine.store import INF, DictStore
 
 RELS = [(7, 2), (8, 2), (9, 1), (10, 3), (11, 0)]
 VALUES = [1, 2, 3, 1 << 60, -5]  # small ids, an integer's id (INT_OFFSET + v), a negative number

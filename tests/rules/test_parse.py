@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from rules import check, format_program, parse
-from rules import ir
-from rules.lang.parser import _Builder, _lark, parse_with_diagnostics
+from dotr.rules import check, format_program, parse
+from dotr.rules import ir
+from dotr.rules.lang.parser import _Builder, _lark, parse_with_diagnostics
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = sorted((ROOT / "tests/rules/corpus/valid").glob("*.dotr")) + sorted((ROOT / "examples").glob("*/rules.dotr"))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rules import parse
-from rules.engine.planning import Unsupported, plan_rule
-from rules.engine.terms import TermDictionary
+from dotr.rules import parse
+from dotr.rules.engine.planning import Unsupported, plan_rule
+from dotr.rules.engine.terms import TermDictionary
 
 FIXTURE = Path(__file__).parent / "fixtures" / "plans.txt"
 

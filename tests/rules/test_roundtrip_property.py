@@ -3,8 +3,8 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules import format_program, ir, parse
-from rules.lang.parser import _Builder, _lark
+from dotr.rules import format_program, ir, parse
+from dotr.rules.lang.parser import _Builder, _lark
 
 _KEYWORDS = {"not", "diamond", "box", "mod", "event", "pattern", "query", "and", "from", "each", "last",
              "first", "within", "between", "where", "construct", "with", "emit", "consuming", "as", "avg",

@@ -4,8 +4,8 @@ random operation sequences.)"""
 
 import pytest
 
-from rules.engine.native_store import NativeStore
-from rules.engine.store import INF, UNUSED_INDEX_SLACK, DictStore, Store
+from dotr.rules.engine.native_store import NativeStore
+from dotr.rules.engine.store import INF, UNUSED_INDEX_SLACK, DictStore, Store
 
 STORES = [DictStore, NativeStore]
 E, F = (7, 2), (8, 2)

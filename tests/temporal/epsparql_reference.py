@@ -20,11 +20,11 @@ A SELECT solution is reported at its end time b.
 
 from __future__ import annotations
 
-from rules.lang.queries.epsparql import DURATION, END, START, Bind, Combine, EpQuery, Filter, Group
-from rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
-from rules.engine.terms import TermDictionary
+from dotr.rules.lang.queries.epsparql import DURATION, END, START, Bind, Combine, EpQuery, Filter, Group
+from dotr.rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
+from dotr.rules.engine.terms import TermDictionary
 
-from temporal.epsparql import _algebra, _find
+from dotr.temporal.epsparql import _algebra, _find
 
 
 def _compatible(a: dict, b: dict) -> bool:

@@ -10,9 +10,9 @@ events used by a match are not used by later matches of the same pattern.
 
 from __future__ import annotations
 
-from rules import ir
-from rules.engine.builtins import arith, compare
-from rules.lang.ir import UNIT_MS
+from dotr.rules import ir
+from dotr.rules.engine.builtins import arith, compare
+from dotr.rules.lang.ir import UNIT_MS
 
 
 def _dur(scope) -> int:

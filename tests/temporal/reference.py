@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from rules import ir
-from rules.lang.analysis import dependency_graph, pred_key, stratify
-from rules.engine.builtins import arith, compare
+from dotr.rules import ir
+from dotr.rules.lang.analysis import dependency_graph, pred_key, stratify
+from dotr.rules.engine.builtins import arith, compare
 from tests.ontology.reference import _vars
 
 INF = float("inf")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from rules.engine.sparql.algebra import compile_select
-from ontology.stage import OntologicalStage
-from rules import check_text, ir
-from temporal.epsparql import EpSparqlEngine
+from dotr.rules.engine.sparql.algebra import compile_select
+from dotr.ontology.stage import OntologicalStage
+from dotr.rules import check_text, ir
+from dotr.temporal.epsparql import EpSparqlEngine
 
 DAY = 86_400_000
 HEAD = "@prefix : <http://ex.org/> .\n@timeunit ms .\n"

@@ -7,12 +7,12 @@ import pickle
 
 from hypothesis import given, settings, strategies as st
 
-from rules.engine.sparql.algebra import compile_select
-from rules import ir, parse
-from rules.lang.queries.epsparql import parse_epsparql
-from rules.engine.store import DictStore
-from rules.engine.terms import TermDictionary, format_term
-from temporal.epsparql import EpSparqlEngine
+from dotr.rules.engine.sparql.algebra import compile_select
+from dotr.rules import ir, parse
+from dotr.rules.lang.queries.epsparql import parse_epsparql
+from dotr.rules.engine.store import DictStore
+from dotr.rules.engine.terms import TermDictionary, format_term
+from dotr.temporal.epsparql import EpSparqlEngine
 
 from .epsparql_reference import Reference
 

@@ -7,9 +7,9 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
 
-from rules import RuleError, check_text, ir, parse
-from rules.engine.terms import TermDictionary, format_fact
-from temporal.lars import LarsEngine
+from dotr.rules import RuleError, check_text, ir, parse
+from dotr.rules.engine.terms import TermDictionary, format_fact
+from dotr.temporal.lars import LarsEngine
 from tests.temporal.reference import Reference
 
 STREAM_PREDS = {"a": 1, "b": 1, "c": 2}

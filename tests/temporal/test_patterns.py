@@ -7,10 +7,10 @@ import re
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from rules import check_text, ir
-from rules.engine.terms import TermDictionary
-from temporal.keys import EventPartition, partition_keys
-from temporal.patterns import PatternEngine
+from dotr.rules import check_text, ir
+from dotr.rules.engine.terms import TermDictionary
+from dotr.temporal.keys import EventPartition, partition_keys
+from dotr.temporal.patterns import PatternEngine
 from tests.temporal.pattern_reference import PatternReference
 
 TYPES = ["A", "B", "C"]
@@ -263,7 +263,7 @@ terms = st.sampled_from(VALUES)
 def test_a_matchs_graph_text_is_the_document_of_its_triples(template, stream):
     """The N-Triples document a match builds from its terms' ids (with the lines in a known order
     when the template allows) is the one written from its triples of terms."""
-    from rules.engine.ntriples import document
+    from dotr.rules.engine.ntriples import document
 
     construct = " . ".join(" ".join(triple) for triple in template)
     prog = check_text(DECLS + f"\npattern P from A and each B within 2 from A\n  construct {{ {construct} }}\n"

@@ -6,9 +6,9 @@ filters pushed in, started at run time from its most selective triple pattern; O
 BIND, VALUES, FILTER, DISTINCT, GROUP BY with aggregates and joins work on solutions (dicts
 variable -> id). rdflib's own evaluator is never used.
 
->>> from rules import ir, parse
->>> from rules.engine.store import DictStore
->>> from rules.engine.terms import TermDictionary
+>>> from dotr.rules import ir, parse
+>>> from dotr.rules.engine.store import DictStore
+>>> from dotr.rules.engine.terms import TermDictionary
 >>> program = parse('''@prefix : <http://ex.org/> .
 ... event Hot(?s, ?v) := select ?s ?v where { ?s :value ?v filter(?v > 60) } .''')
 >>> d, store = TermDictionary(), DictStore()
@@ -27,16 +27,16 @@ from typing import Callable
 
 from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
 
-from rules import ir
-from rules.lang.errors import RuleError
-from rules.engine.plan import compile_rule
-from rules.lang.queries import ParsedQueries
-from rules.lang.queries.sparql import parse_select
-from rules.lang.queries.sparql import rdf_term as from_rdflib
-from rules.engine.sparql.expr import (IriValue, Solution, Undefined, UnsupportedQuery, compile_expr as _compile_expr,
+from dotr.rules import ir
+from dotr.rules.lang.errors import RuleError
+from dotr.rules.engine.plan import compile_rule
+from dotr.rules.lang.queries import ParsedQueries
+from dotr.rules.lang.queries.sparql import parse_select
+from dotr.rules.lang.queries.sparql import rdf_term as from_rdflib
+from dotr.rules.engine.sparql.expr import (IriValue, Solution, Undefined, UnsupportedQuery, compile_expr as _compile_expr,
                                       holds as _holds, unsupported as _unsupported)
-from rules.engine.store import Store
-from rules.engine.terms import TermDictionary
+from dotr.rules.engine.store import Store
+from dotr.rules.engine.terms import TermDictionary
 
 __all__ = ["CompiledEvent", "UnsupportedQuery", "compile_event", "compile_pattern", "compile_select"]
 
@@ -411,7 +411,7 @@ def compile_pattern(algebra, d: TermDictionary, span=None):
 
 
 def _vars(comparison: ir.Comparison):
-    from rules.lang.validate import expr_vars
+    from dotr.rules.lang.validate import expr_vars
     return [*expr_vars(comparison.left), *expr_vars(comparison.right)]
 
 
@@ -484,7 +484,7 @@ def compile_select(text: ir.SparqlText, prefixes: dict[str, str], d: TermDiction
     """Compile a SPARQL SELECT (e.g. an EP-SPARQL query's group, ``temporal.epsparql``) onto the
     store (``query``: its parsed form, when the caller has it).
 
-    >>> from rules.engine.store import DictStore
+    >>> from dotr.rules.engine.store import DictStore
     >>> d = TermDictionary(); store = DictStore()
     >>> p, a = d.intern(ir.Iri("http://ex.org/p")), d.intern(ir.Name("a"))
     >>> _ = store.add((p, 2), (a, d.number(3)), 10)

@@ -7,7 +7,7 @@ Used by the event queries (``rules.engine.sparql.algebra``) and the EP-SPARQL en
 
 >>> from rdflib.plugins.sparql.parser import parseQuery
 >>> from rdflib.plugins.sparql.algebra import translateQuery
->>> from rules.engine.terms import TermDictionary
+>>> from dotr.rules.engine.terms import TermDictionary
 >>> q = translateQuery(parseQuery("SELECT * WHERE { FILTER(?a * 2 > 5 && bound(?a)) }"))
 >>> d = TermDictionary()
 >>> test = compile_expr(q.algebra["p"]["p"].expr, d, None)
@@ -22,11 +22,11 @@ from typing import Callable
 
 from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
 
-from rules.lang import ir
-from rules.engine.builtins import arith, compare
-from rules.lang.errors import Diagnostic, RuleError
-from rules.lang.queries.sparql import rdf_term
-from rules.engine.terms import TermDictionary
+from dotr.rules.lang import ir
+from dotr.rules.engine.builtins import arith, compare
+from dotr.rules.lang.errors import Diagnostic, RuleError
+from dotr.rules.lang.queries.sparql import rdf_term
+from dotr.rules.engine.terms import TermDictionary
 
 Solution = dict  # variable name -> term id
 

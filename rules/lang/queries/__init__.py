@@ -9,7 +9,7 @@ class ParsedQueries:
     EP-SPARQL query, a pattern's construct template), found by the text object itself: the
     engines built from the checked program take them from here instead of parsing again.
 
-    >>> from rules.lang.ir import SparqlText
+    >>> from dotr.rules.lang.ir import SparqlText
     >>> text, parsed = SparqlText("select ?a where { ?a ?p ?o }"), ParsedQueries()
     >>> parsed.put(text, "its algebra")
     >>> parsed.get(text), parsed.get(SparqlText(text.text))  # another object with the same text

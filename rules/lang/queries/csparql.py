@@ -7,7 +7,7 @@ clauses (``register ... compute every D as``, ``select|construct [rstream|istrea
 ``having``) is standard SPARQL and goes to rdflib's parser with the C-SPARQL clauses blanked out,
 so that every position still points into the rule file.
 
->>> from rules.lang.ir import QueryDecl, SparqlText, Span
+>>> from dotr.rules.lang.ir import QueryDecl, SparqlText, Span
 >>> text = '''register compute every 1 s as select ?o (count(?v) as ?n)
 ...   from stream <http://ex.org/s1> [range 3 s step 1 s]
 ...   from stream <http://ex.org/s2> [triples 10]

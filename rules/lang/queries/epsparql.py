@@ -7,7 +7,7 @@ so errors point into the ``.dotr`` file. A block that contains only blocks, oper
 BINDs combines its blocks over time; a block with triple patterns is a group, matched on one time
 point's knowledge (``temporal.epsparql`` evaluates the tree; docs/language.md "Queries").
 
->>> from rules.lang.ir import SparqlText
+>>> from dotr.rules.lang.ir import SparqlText
 >>> q, diags = parse_epsparql("Drop", SparqlText('''select ?c where { ?c :price ?p1 } seq
 ...     { ?c :price ?p2 } filter(?p2 < ?p1 * 0.7 && getDURATION() < 30)'''), {"": "http://ex.org/"})
 >>> diags, q.horizon, len(q.groups)

@@ -3,7 +3,7 @@
 Errors are returned as diagnostics whose positions point into the ``.dotr`` file, not into the
 SPARQL text:
 
->>> from rules.lang.ir import SparqlText, Span
+>>> from dotr.rules.lang.ir import SparqlText, Span
 >>> text = SparqlText("select ?a where {\\n  ?a :p ?b ?c }", span=Span("r.dotr", 4, 20))
 >>> _, diags = parse_select(text, {"": "http://ex.org/"})
 >>> str(diags[0].span)
