@@ -27,7 +27,7 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 import rdflib  # noqa: E402
 
 from benchmarks.lubm_like import EX, RDF_TYPE, RDFS, triples  # noqa: E402
-from dotr.pipeline.embedded import Reasoner  # noqa: E402
+from dotr.pipeline.reasoner import Reasoner# noqa: E402
 from dotr.rules import check_text  # noqa: E402
 
 RULES = f"""@prefix : <{EX}> .

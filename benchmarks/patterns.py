@@ -46,7 +46,7 @@ from dotr.ontology import OntologicalStage  # noqa: E402
 from dotr.rules.engine.terms import format_term  # noqa: E402
 from dotr.rules import check_text  # noqa: E402
 from dotr.temporal.patterns import PatternEngine  # noqa: E402
-from dotr.pipeline.embedded import Reasoner  # noqa: E402
+from dotr.pipeline.reasoner import Reasoner# noqa: E402
 
 EX = "http://dotr.example.org/bench#"
 

@@ -41,7 +41,7 @@ from rdflib import Literal, URIRef  # noqa: E402
 
 from dotr.rules.engine.sparql.algebra import compile_select  # noqa: E402
 from dotr.ontology.materialise import Materialiser  # noqa: E402
-from dotr.pipeline.embedded import Reasoner  # noqa: E402
+from dotr.pipeline.reasoner import Reasoner# noqa: E402
 from dotr.rules import check_text, ir, parse  # noqa: E402
 from dotr.rules.lang.queries.epsparql import parse_epsparql  # noqa: E402
 from dotr.rules.lang.ir import Iri  # noqa: E402

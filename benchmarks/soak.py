@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dotr.pipeline.embedded import Reasoner  # noqa: E402
+from dotr.pipeline.reasoner import Reasoner# noqa: E402
 from dotr.rules import ir  # noqa: E402
 
 

@@ -82,7 +82,7 @@ alarm(S, R) :- hot(S), not [30000] <> checked(S), :located(S, R) .
 
 #: the C-SPARQL workload (``--workload csparql``): a Datalog rule over the window's readings and
 #: the background, a per-sensor aggregate and an IStream query, keyed by sensor
-#: (pipeline.window_keys.csparql_keys)
+#: (pipeline.keys.csparql_keys)
 CSPARQL_QUERIES = f"""@prefix : <{EX}> .
 :alarm(?s, ?r) :- :temp(?s, ?v), ?v > 95, :located(?s, ?r), :risky(?r, ?y) .
 query Load := register compute every 10000 as select ?s (count(?v) as ?n) (max(?v) as ?m)
@@ -153,7 +153,7 @@ def write_workload(folder: Path, size: int, batch: int, per_point: int, terminat
 def run_embedded(folder: Path) -> tuple[float, float, int]:
     """The embedded pipeline on the stream files, writing its records to a file as ``dotr run``
     does (the Spark job's figures include its file sink)."""
-    from dotr.pipeline.embedded import Reasoner
+    from dotr.pipeline.reasoner import Reasoner
     from dotr.pipeline.io import ResultWriter, read_jsonl
 
     started = time.perf_counter()

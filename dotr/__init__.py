@@ -24,7 +24,7 @@ _EXPORTS = {
     "CheckResult": "dotr.rules", "TermDictionary": "dotr.rules", "ir": "dotr.rules",
     "DotrError": "dotr.rules", "InputError": "dotr.rules", "RuleError": "dotr.rules",
     "RuleSyntaxError": "dotr.rules", "TimeOrderError": "dotr.rules",
-    "Reasoner": "dotr.pipeline.embedded", "Result": "dotr.pipeline.embedded",
+    "Reasoner": "dotr.pipeline.reasoner", "Result": "dotr.pipeline.records",
     "explain": "dotr.pipeline.explain", "NothingToExplain": "dotr.pipeline.explain",
     "OntologicalStage": "dotr.ontology", "CSparqlEngine": "dotr.ontology.csparql",
     "LarsEngine": "dotr.temporal.lars", "PatternEngine": "dotr.temporal.patterns",
@@ -36,7 +36,8 @@ __all__ = ["__version__", *_EXPORTS]
 if TYPE_CHECKING:  # (for type checkers and editors: the same names, imported eagerly)
     from dotr.ontology import OntologicalStage
     from dotr.ontology.csparql import CSparqlEngine
-    from dotr.pipeline.embedded import Reasoner, Result
+    from dotr.pipeline.reasoner import Reasoner
+    from dotr.pipeline.records import Result
     from dotr.pipeline.explain import NothingToExplain, explain
     from dotr.rules import (CheckResult, DotrError, InputError, RuleError, RuleSyntaxError, TermDictionary,
                             TimeOrderError, check, check_text, ir, load, parse)

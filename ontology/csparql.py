@@ -334,10 +334,10 @@ class CSparqlEngine:
         self._present = False  # in a key group (keep_group)
 
     def keep_group(self, routes: dict[str, str], owns: Callable[[int], bool]) -> None:
-        """Evaluate one key group's part of the stream (``pipeline.window_keys.csparql_keys``):
+        """Evaluate one key group's part of the stream (``pipeline.keys.csparql_keys``):
         each query reports the solutions whose term at its key variable (``routes``) ``owns``
         accepts, and a stream named in ``step``'s elements has triples at that time even when
-        the group is given none of them (``pipeline.embedded.split_point`` names it), so that
+        the group is given none of them (``pipeline.keys.split_point`` names it), so that
         the windows hold something, and the queries report, exactly when one engine's would."""
         self._present = True
         for query, _ in self._queries:

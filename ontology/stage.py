@@ -84,8 +84,8 @@ class OntologicalStage:
         self.materialiser = Materialiser(rules, self.dictionary, native=native)
         self.rules = [(r, r.body) for r in rules]  # the stage's rules, profiles included
         self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
-        self.token_ids: dict[str, int] = {}  # a term as written in a fact -> id (pipeline.embedded.intern_fact)
-        self.fact_ids: dict[str, tuple] = {}  # a fact string -> (relation, ids) (pipeline.embedded.intern_all)
+        self.token_ids: dict[str, int] = {}  # a term as written in a fact -> id (pipeline.input_facts.intern_input)
+        self.fact_ids: dict[str, tuple] = {}  # a fact string -> (relation, ids) (pipeline.input_facts.intern_all)
         self.store = self.materialiser.store
         # events declared with the same query and parameters are one query, run once per time point
         # (as when every pattern of a rule file declares its own events)

@@ -35,7 +35,7 @@ def _summary(path: str, result: CheckResult) -> str:
 def _split_line(result: CheckResult) -> str:
     """How the temporal stage splits into key groups on Spark (argument positions from 1), or
     why it does not."""
-    from .embedded import split_keys, split_reason
+    from .keys import split_keys, split_reason
     from dotr.temporal.keys import FactKeys, JointKeys, QueryKeys, WindowKeys
 
     def facts(keys: FactKeys) -> str:
@@ -119,7 +119,8 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
 
     from dotr.ontology.background import load_triples
 
-    from .embedded import InputError, Reasoner
+    from dotr.rules import InputError
+    from .reasoner import Reasoner
     from .printing import Readable
     from .runner import EXIT_BAD_RECORD, EmbeddedRun, Options
 
@@ -211,7 +212,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
 
     from dotr.rules import DotrError, RuleError
 
-    from .embedded import InputError
+    from dotr.rules import InputError
     from .io import ResultWriter
     from .printing import Readable
     from .spark.run import spark_results
@@ -304,7 +305,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     """``dotr explain``: why a fact holds, or why a graph was built, at a time point."""
     from dotr.rules import DotrError
 
-    from .embedded import InputError, Reasoner
+    from dotr.rules import InputError
+    from .reasoner import Reasoner
     from .explain import NothingToExplain, explain
     from .io import read_jsonl
 

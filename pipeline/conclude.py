@@ -1,4 +1,4 @@
-"""The second half of a time point, stage by stage: :meth:`pipeline.embedded.Reasoner.conclude`
+"""The second half of a time point, stage by stage: :meth:`pipeline.reasoner.Reasoner.conclude`
 is a loop over these steps, in this order, each reading and adding to the time point's
 :class:`Moment`:
 
@@ -30,7 +30,7 @@ from dotr.temporal.lars import LarsEngine
 from dotr.temporal.patterns import PatternEngine
 
 if TYPE_CHECKING:
-    from dotr.pipeline.embedded import Enriched, Result
+    from dotr.pipeline.records import Enriched, Result
 
 
 @dataclass

@@ -18,7 +18,8 @@ from dotr.rules.engine.terms import format_fact, format_term
 from .printing import Readable
 from dotr.rules.lang.printer import format_rule
 
-from .embedded import Reasoner, intern_input, parse_fact
+from .reasoner import Reasoner
+from .input_facts import intern_input, parse_fact
 
 MAX_DEPTH = 12
 

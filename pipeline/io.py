@@ -19,7 +19,9 @@ from dotr.rules import ir
 
 from dotr.ontology import turtle
 
-from .embedded import InputError, Result, checked_fact, parse_fact, simple_fact_list, simple_facts
+from dotr.rules import InputError
+from .records import Result
+from .input_facts import checked_fact, parse_fact, simple_fact_list, simple_facts
 from .printing import PREDECLARED, Readable
 
 
@@ -72,7 +74,7 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
                prefixes: dict[str, str] | None = None) -> Iterator[Record | InputError]:
     """Records of a JSON Lines stream: ``{"t": 12, "facts": [...]}`` or ``{"t": 12, "turtle":
     "..."}``. A malformed record is yielded as an :class:`InputError` naming its line (lines are
-    numbered from ``first_line``). Fact strings are checked (:func:`~pipeline.embedded.checked_fact`);
+    numbered from ``first_line``). Fact strings are checked (:func:`~pipeline.input_facts.checked_fact`);
     with ``parse=False`` they stay strings, unchecked."""
     for number, raw in enumerate(lines, start=first_line):
         if type(raw) is TooLong:

@@ -49,7 +49,7 @@ class Readable:
         self._tails: dict[str, tuple[str, str]] = {}  # an N-Triples line's "P O ." -> readable (P, O)
 
     def record(self, record: dict) -> dict:
-        """A record of :meth:`pipeline.embedded.Result.to_json`, readable."""
+        """A record of :meth:`pipeline.records.Result.to_json`, readable."""
         self._last, self._facts = self._facts, {}
         out, fact = dict(record), self.fact
         for key in ("facts", "removed"):

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, TextIO
 
-from .embedded import InputError, Reasoner, Result
+from dotr.rules import InputError
+from .reasoner import Reasoner
+from .records import Result
 from .summary import RunStats
 from .io import MAX_RECORD_SIZE, BackgroundChange, Record, TooLong, ResultWriter, in_order, read_jsonl, read_laserpp, read_trig
 

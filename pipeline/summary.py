@@ -2,7 +2,7 @@
 pattern and query, throughput, the slowest time point. ``dotr run`` prints it on standard error
 at the end (``--stats FILE`` writes it as JSON) and ``--watch`` shows it live.
 
->>> from dotr.pipeline.embedded import Result
+>>> from dotr.pipeline.records import Result
 >>> stats = RunStats()
 >>> stats.observe(Result(1, facts=["hot(a)", "hot(b)"], events=[{"type": "Fire", "pattern": "F", "attributes": {}}]), 0.002)
 >>> stats.observe(Result(2, facts=["hot(a)"], answers={"Q": [{"x": "1"}]}), 0.001)
@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from .embedded import Result
+from .records import Result
 from .printing import Readable
 
 _TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>("

@@ -1,10 +1,10 @@
-"""Time points between Spark stages: an :class:`~pipeline.embedded.Enriched` as bytes.
+"""Time points between Spark stages: an :class:`~pipeline.records.Enriched` as bytes.
 
 Term ids are local to a process's dictionary. Reasoners built from the same files agree on the ids
 of the terms they hold after construction (the rules' and the background's: the *base*); every
 other term travels as the term itself and is interned again on the receiving side.
 
->>> from dotr.pipeline.embedded import Reasoner
+>>> from dotr.pipeline.reasoner import Reasoner
 >>> a = Reasoner.from_files("examples/fire/rules.dotr", ["examples/fire/ontology.ttl"])
 >>> b = Reasoner.from_files("examples/fire/rules.dotr", ["examples/fire/ontology.ttl"])
 >>> point = a.enrich(1, ["temp(r9,50)"])
@@ -20,7 +20,7 @@ from typing import Callable
 
 from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary
 
-from .embedded import Enriched
+from .records import Enriched
 
 
 

@@ -361,7 +361,7 @@ class SolutionPartition(_ByTerm):
 
 
 class WindowKeys(NamedTuple):
-    """Keys for C-SPARQL queries (``pipeline.window_keys.csparql_keys``): the stream facts' keys
+    """Keys for C-SPARQL queries (``pipeline.keys.csparql_keys``): the stream facts' keys
     (:func:`fact_keys` over the ontological stage's rules and the queries' patterns), and per
     query the variable its solutions are routed by."""
 
@@ -407,7 +407,7 @@ class WindowPartition(_ByTerm):
 
 
 class JointKeys(NamedTuple):
-    """Keys for a program with temporal engines of several kinds (``pipeline.embedded.split_keys``),
+    """Keys for a program with temporal engines of several kinds (``pipeline.keys.split_keys``),
     each by its own analysis: the LARS rules' facts by :func:`fact_keys`, the patterns' events by
     :func:`partition_keys`, the EP-SPARQL queries' solutions (:class:`QueryKeys`), the C-SPARQL
     windows' stream facts (:class:`WindowKeys`); None where the program has no such engine. They

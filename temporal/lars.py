@@ -272,7 +272,7 @@ class LarsEngine(BackgroundChanges):
         self._plain: LarsEngine | None = None  # see change_background
         self._plain_needed: set[RelKey] = set()
         self._rederive: set[RelKey] = set()  # after a removal: the relations to derive again from
-        #: in a key group (``pipeline.embedded.Reasoner.keep_group``): of a list of items
+        #: in a key group (``pipeline.reasoner.Reasoner.keep_group``): of a list of items
         #: ``(rel, fact, ...)``, those the engine keeps (their key is the group's); the others are
         #: dropped as they are derived, so that the engine holds, and ``next_change`` follows, its
         #: own keys' facts only

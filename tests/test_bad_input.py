@@ -132,7 +132,7 @@ def test_an_infinite_window_or_duration_is_an_error_with_its_position(text):
 def test_found_by_the_fuzz_test():
     """A tuple window over a variable predicate that rules derive crashed check (E202's message);
     a number too large for a float (1E400, infinity) broke the generated join code at run time."""
-    from dotr.pipeline.embedded import Reasoner
+    from dotr.pipeline.reasoner import Reasoner
     from dotr.rules import check_text
 
     result = check_text("P(X, Y) :- q(P, X, Y) .\nt(X) :- [5 #] <> Z(X, Y) .")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import dotr
 
 ROOT = Path(__file__).resolve().parents[1]
 

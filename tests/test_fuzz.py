@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dotr.pipeline.cli import main
-from dotr.pipeline.embedded import Reasoner
+from dotr.pipeline.reasoner import Reasoner
 from dotr.rules import DotrError, check_text, ir
 
 ROOT = Path(__file__).parents[1]

@@ -12,7 +12,7 @@ Three steps, each running the embedded pipeline's own engine objects (:class:`Re
    (:meth:`Reasoner.conclude`) in time order. The temporal state is pickled into the state store
    at every micro-batch, so a query restarted from its checkpoint continues exactly; the live
    engine stays cached in the worker between micro-batches. Where the rules allow
-   (:func:`~pipeline.embedded.split_keys`: patterns whose events all join on a key attribute) the
+   (:func:`~pipeline.keys.split_keys`: patterns whose events all join on a key attribute) the
    events are split into as many key groups as the session has shuffle partitions, each group
    concluded on its own (every group sees every time point, so all agree on which points are
    evaluated and which records are late); then *merge* (a shuffle by time point) joins the
@@ -54,8 +54,11 @@ from dotr.rules import DotrError, check
 from dotr.rules.lang.loader import CheckResult
 from dotr.temporal.keys import JointPartition
 
-from ..embedded import (InputError, Reasoner, Result, carried, carry_facts, intern_all, make_partition,
-                        merge_records, split_keys, split_point)
+from dotr.rules import InputError
+from ..reasoner import Reasoner
+from ..records import Result, carry_facts, merge_records
+from ..keys import carried, make_partition, split_keys, split_point
+from ..input_facts import intern_all
 from ..io import BackgroundChange, Record, read_jsonl, read_laserpp, read_trig
 from ..wire import decode_point, encode_point
 from .changes import ChangeLog, RecordId, local_path

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..embedded import InputError, Result
+from dotr.rules import InputError
+from ..records import Result
 
 
 def _trigger(text: str) -> dict:

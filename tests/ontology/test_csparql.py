@@ -310,7 +310,7 @@ def test_a_removed_background_fact_that_a_window_holds_stays_while_it_does():
 def test_a_name_stays_a_name_through_group_by_sample_and_bind():
     """A plain constant (``s1``) grouped by, sampled or bound to another variable prints as the
     name it is, as a selected variable does, not as the string of its value (``"s1"``)."""
-    from dotr.pipeline.embedded import Reasoner
+    from dotr.pipeline.reasoner import Reasoner
 
     checked = check_text('''@prefix : <http://ex.org/> .
 query G := register compute every 1 as select ?s (count(?v) as ?n) (sample(?s) as ?any)

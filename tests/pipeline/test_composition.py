@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from dotr.pipeline.cli import main
 from dotr.rules import check
 from tests.pipeline.composition_reference import CompositionReference, atom_of, triple_atom
-from dotr.pipeline.embedded import parse_fact
+from dotr.pipeline.input_facts import parse_fact
 from dotr.ontology.turtle import in_order
 
 EX = "http://ex.org/"

@@ -7,9 +7,9 @@ import functools
 
 from hypothesis import given, settings, strategies as st
 
-from dotr.pipeline.embedded import (InputError, Reasoner, checked_fact, intern_all, intern_input,
-                               parse_fact, parse_fact_with_grammar, simple_fact_list,
-                               simple_facts)
+from dotr.rules import InputError
+from dotr.pipeline.reasoner import Reasoner
+from dotr.pipeline.input_facts import checked_fact, intern_all, intern_input, parse_fact, parse_fact_with_grammar, simple_fact_list, simple_facts
 from dotr.pipeline.fact_texts import FactTexts
 from dotr.pipeline.io import _split_facts
 from dotr.pipeline.printing import _TERM, Readable

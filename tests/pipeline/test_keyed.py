@@ -8,7 +8,9 @@ import pytest
 from benchmarks.patterns import EX, background, program
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dotr.pipeline.embedded import Reasoner, carried, carry_facts, make_partition, merge_records, split_keys, split_reason
+from dotr.pipeline.reasoner import Reasoner
+from dotr.pipeline.keys import carried, make_partition, split_keys, split_reason
+from dotr.pipeline.records import carry_facts, merge_records
 from dotr.pipeline.cli import main
 from dotr.rules import check_text
 from dotr.temporal.keys import EventPartition, JointKeys

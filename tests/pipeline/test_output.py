@@ -11,7 +11,7 @@ import pytest
 import rdflib
 
 from dotr.pipeline.cli import main
-from dotr.pipeline.embedded import parse_fact
+from dotr.pipeline.input_facts import parse_fact
 from dotr.rules import check
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ import pickle
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dotr.pipeline.embedded import Reasoner
+from dotr.pipeline.reasoner import Reasoner
 from dotr.rules import check_text
 from dotr.rules.lang.errors import DotrError
 from tests.temporal import test_lars, test_patterns

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dotr.pipeline.cli import main
-from dotr.pipeline.embedded import Reasoner
+from dotr.pipeline.reasoner import Reasoner
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.name for p in (ROOT / "examples").iterdir() if (p / "rules.dotr").exists())

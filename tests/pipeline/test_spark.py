@@ -15,7 +15,8 @@ import pytest
 
 from dotr.ontology import OntologicalStage
 from dotr.pipeline.cli import main
-from dotr.pipeline.embedded import Reasoner, carried, split_keys
+from dotr.pipeline.reasoner import Reasoner
+from dotr.pipeline.keys import carried, split_keys
 from dotr.pipeline.io import read_jsonl
 from dotr.pipeline.spark.changes import ChangeLog
 from dotr.pipeline.spark.job import SparkPipeline, _Worker, conclude_rows, dotr_merge, enrich_rows, result_of, split_file

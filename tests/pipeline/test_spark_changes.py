@@ -18,7 +18,9 @@ import rdflib
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from dotr.ontology import OntologicalStage
-from dotr.pipeline.embedded import InputError, Reasoner, split_keys
+from dotr.rules import InputError
+from dotr.pipeline.reasoner import Reasoner
+from dotr.pipeline.keys import split_keys
 from dotr.pipeline.io import BackgroundChange, read_jsonl
 from dotr.pipeline.spark.changes import ChangeLog
 from dotr.pipeline.spark.job import _Worker, conclude_rows, dotr_merge, enrich_rows, split_file

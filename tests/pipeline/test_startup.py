@@ -9,7 +9,7 @@ from unittest import mock
 
 import pytest
 
-from dotr.pipeline.embedded import Reasoner
+from dotr.pipeline.reasoner import Reasoner
 from dotr.rules import load
 
 EXAMPLES = Path(__file__).parents[2] / "examples"

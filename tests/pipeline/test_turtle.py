@@ -11,7 +11,8 @@ import rdflib
 
 from dotr.ontology import turtle
 from dotr.pipeline.cli import main
-from dotr.pipeline.embedded import Reasoner, intern_input
+from dotr.pipeline.reasoner import Reasoner
+from dotr.pipeline.input_facts import intern_input
 from dotr.rules import check_text
 
 EX = "http://ex.org/"

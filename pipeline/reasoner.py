@@ -1,0 +1,423 @@
+"""The embedded pipeline: source -> ontological stage -> patterns -> LARS -> sink, per time point.
+
+At each time point the stream facts go through the ontological stage (materialisation and event
+extraction); the patterns match the events; the graphs they construct re-enter the ontological
+stage at the same time point (new events may fire more patterns, up to ``max_rounds``); then the
+LARS engine evaluates the temporal rules over the stream facts and everything the other stages
+concluded at that time point. In tick mode every tick between inputs is evaluated.
+
+>>> from dotr.pipeline.reasoner import Reasoner
+>>> r = Reasoner.from_files("examples/trex/rules.dotr", ["examples/trex/ontology.ttl"])
+>>> out = r.step(4000, ["smoke(area_1)"])
+>>> out.graphs == []
+True
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from dotr.ontology import OntologicalStage
+from dotr.ontology.background import load_triples
+from dotr.ontology.csparql import CSparqlEngine
+from dotr.rules import TimeOrderError, check, ir
+from dotr.rules.engine.sparql.algebra import compile_select
+from dotr.rules.engine.store import INF
+from dotr.rules.engine.terms import format_fact
+from dotr.rules.lang.analysis import body_atoms
+from dotr.rules.lang.loader import CheckResult
+from dotr.rules.lang.queries.csparql import is_csparql
+from dotr.rules.lang.queries.epsparql import is_epsparql
+from dotr.temporal.epsparql import EpSparqlEngine
+from dotr.temporal.keys import JointPartition
+from dotr.temporal.lars import LarsEngine
+from dotr.temporal.patterns import PatternEngine
+
+from . import conclude
+from .fact_texts import FactTexts
+from .input_facts import intern_all, intern_input
+from .keys import _lars_meets_graphs, split_keys, split_point
+from .records import Enriched, Result
+
+
+#: a gap between inputs longer than this many ticks, evaluated tick by tick because facts hold
+#: in it, is reported once (``Reasoner.on_notice``)
+LONG_GAP = 10_000
+
+
+class Reasoner:
+    """The stages composed; ``step(t, facts)`` evaluates one time point."""
+
+    def __init__(self, checked: CheckResult, background: Iterable = (), include_background: bool = False,
+                 max_rounds: int = 10, ontology: OntologicalStage | None = None):
+        checked.raise_for_errors()
+        self.checked = checked
+        self.program = checked.program
+        self.ontology = ontology if ontology is not None else OntologicalStage(checked, background)
+        self.dictionary = d = self.ontology.dictionary
+        self._ontology_terms = len(d)  # the terms of the rules' and background's materialisation
+        temporal = list(checked.analysis.temporal)
+        self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
+        if self.lars is not None:  # background facts hold at every time point for every rule
+            self.lars.add_background(self.ontology.lasting_facts(self.lars.uses))
+        self.patterns = PatternEngine(self.program, d, parsed=checked.queries) if self.program.patterns else None
+        self.queries = EpSparqlEngine.from_program(self.program, d, parsed=checked.queries) \
+            if any(is_epsparql(q.query) for q in self.program.queries) else None
+        self._groups = [compile_select(g, self.program.prefixes, d, q)
+                        for g, q in zip(self.queries.groups, self.queries.group_selects)] \
+            if self.queries is not None else []
+        registered = [q for q in self.program.queries if is_csparql(q.query)]
+        self.csparql = CSparqlEngine(checked, self.ontology.background_facts(), d) if registered else None
+        # graphs of patterns re-enter the ontological stage when that can change its events (the
+        # profiles' rules read every triple; the program's own rules never read pattern outputs)
+        feedback = bool(self.program.profiles) or checked.analysis.graphs_reach_events
+        self.include_background = include_background
+        self.max_rounds = max_rounds
+        self.ticks = self.program.timeunit == "ticks"
+        outputs = self.program.outputs
+        self._outputs = {d.intern(p) for p in outputs} if outputs else None
+        self._type = d.intern(ir.Iri(ir.RDF_TYPE))
+        self._last_t: int | None = None
+        self._ontology_t: int | None = None  # the time point the ontological stage last processed
+        self._base_terms = len(d)  # the terms every reasoner built from the same files shares
+        self._group: tuple[JointPartition, int] | None = None
+        self._background_derived: set[tuple] | None = None
+        self._changes: list[tuple[list, list]] = []  # the background changes made, interned (temporal_snapshot)
+        # the steps of conclude, one per stage the program has (pipeline.conclude)
+        self._ontology_step = conclude.Ontology(self.ontology, self._background_conclusions if include_background
+                                                else None)
+        self._lars_step = conclude.Lars(self.lars, self._printed) if self.lars is not None else None
+        self._steps: list[conclude.Step] = []
+        if self.patterns is not None:
+            self._steps.append(conclude.Patterns(self.patterns, self._ontology_at, max_rounds,
+                                                 feedback or _lars_meets_graphs(checked.analysis), feedback))
+        if self.queries is not None:
+            self._steps.append(conclude.EpSparql(self.queries, self._groups, self._ontology_at, max_rounds))
+        if self.csparql is not None:
+            self._steps.append(conclude.CSparql(self.csparql))
+        self._steps.append(self._ontology_step)
+        if self._lars_step is not None:
+            self._steps.append(self._lars_step)
+        self._reads_stream = self.lars is not None or feedback or self.queries is not None or self.csparql is not None
+        self.last_matches: list = []
+        self.on_notice: Callable[[str], None] | None = None  # told once when a long gap is evaluated tick by tick
+        self._noticed = False
+        self._stream_rels: set[tuple] = set()  # the stream relations seen (for the arity notice)
+        self._arities: dict[int, set[int]] | None = None  # plain predicate id -> the arities the program uses
+        self._texts = FactTexts(self._text)  # the printed facts of the last time point
+        #: whether a time point evaluated only because the stream facts of an earlier one expired
+        #: can print anything (None: to be decided at the next time point, the background changed)
+        self._expiries_matter: bool | None = self._after_expiry_observable()
+
+    @property
+    def last_t(self) -> int | None:
+        """The last time point evaluated (None before the first)."""
+        return self._last_t
+
+    @property
+    def base_terms(self) -> int:
+        """How many terms every reasoner built from the same files shares (the rules', the
+        background's and what the engines interned at construction): later ids are the stream's."""
+        return self._base_terms
+
+    @property
+    def ontology_terms(self) -> int:
+        """How many terms the rules' and the background's materialisation holds."""
+        return self._ontology_terms
+
+    @classmethod
+    def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), **options) -> "Reasoner":
+        background = [t for path in ontologies for t in load_triples(path)]
+        return cls(check(rules), background, **options)
+
+    # ---------------------------------------------------------------------------- state
+    def snapshot(self) -> dict:
+        """Everything needed to continue the run later, as plain (picklable) data."""
+        return {"ontology": self.ontology.snapshot(), **self._engines_state()}
+
+    @classmethod
+    def restore(cls, checked: CheckResult, state: dict, **options) -> "Reasoner":
+        """A reasoner for the same rules that continues from ``snapshot()``'s state (the
+        background is in the state)."""
+        reasoner = cls(checked, ontology=OntologicalStage.restore(checked, state["ontology"]), **options)
+        reasoner._restore_engines(state)
+        return reasoner
+
+    #: the stateful engines after the ontological stage (each a ``temporal.Engine``)
+    _ENGINES = ("lars", "patterns", "queries", "csparql")
+
+    def _engines_state(self) -> dict:
+        state = {name: engine.snapshot() if (engine := getattr(self, name)) is not None else None
+                 for name in self._ENGINES}
+        return {**state, "last_t": self._last_t, "ontology_expiries": self._ontology_step.expiries,
+                "expiries_matter": self._expiries_matter,
+                "ahead": self._lars_step.ahead if self._lars_step is not None else {}}
+
+    def _restore_engines(self, state: dict) -> None:
+        for name in self._ENGINES:
+            if (engine := getattr(self, name)) is not None:
+                engine.restore(state[name])
+        self._last_t, self._ontology_step.expiries = state["last_t"], state.get("ontology_expiries", [])
+        self._expiries_matter = state.get("expiries_matter", True)
+        if self._lars_step is not None:
+            self._lars_step.ahead = {when: set(atoms) for when, atoms in state.get("ahead", {}).items()}
+
+    @property
+    def conclude_needs_stream(self) -> bool:
+        """Whether :meth:`conclude` reads the stream facts of an ``Enriched`` (for LARS, and to
+        feed graphs back), or only its conclusions, events and solutions."""
+        return self._reads_stream
+
+    def keep_group(self, partition: JointPartition, group: int) -> None:
+        """From now on conclude only ``group``'s part of each time point (:func:`split_point`):
+        the reasoners of all groups, each given every time point, together output what one
+        reasoner outputs: their records of a time point merged (:func:`merge_records`), or, when
+        the groups evaluate different time points (:func:`carried`), all their records, empty
+        ones too, merged by :func:`carry_facts`. The partition's keys must be
+        :func:`split_keys`'s."""
+        if split_keys(self.checked) is None:
+            raise ValueError("this program's temporal stage cannot be split by key")
+        if partition.facts is not None and self.lars is not None:  # (it keeps and reports its keys' facts only)
+            self.lars.keep = partial(partition.facts.owned, group)
+        if partition.windows is not None and self.csparql is not None:
+            self.csparql.keep_group(partition.windows.keys.queries, partial(partition.windows.owns, group))
+        self._group = (partition, group)
+
+    def temporal_snapshot(self) -> dict:
+        """The temporal state only (LARS, patterns, the terms added since construction, the
+        background changes made): what the Spark stateful stage keeps per key; the background
+        is rebuilt from the broadcast."""
+        return {"terms": self.dictionary.snapshot()[self._base_terms:], "background_changes": list(self._changes),
+                **self._engines_state()}
+
+    def restore_temporal(self, state: dict) -> None:
+        """Continue from :meth:`temporal_snapshot` (on a reasoner freshly built from the same
+        files, so that the terms get the ids they had); the background changes are made again
+        in the ontological stage (the temporal engines' states hold theirs)."""
+        d = self.dictionary
+        if len(d) != self._base_terms:
+            raise ValueError("restore_temporal needs a freshly built reasoner")
+        for term in state["terms"]:
+            d.intern(term)
+        self._restore_engines(state)
+        m = self.ontology.materialiser
+        for removed, add in state.get("background_changes", ()):
+            m.retract(removed)
+            m.add(add)
+            self._changes.append((removed, add))
+            self._background_derived = None
+
+    # ------------------------------------------------------------------------- stepping
+    def run(self, elements: Iterable[tuple]) -> Iterator[Result]:
+        """Evaluate a stream of ``(t, facts)`` or ``(t, facts, stream name)`` (t non-decreasing;
+        equal t are merged); in tick mode the ticks between inputs are evaluated too."""
+        pending_t, pending = None, {}
+        for element in elements:
+            t, facts, stream = element if len(element) == 3 else (*element, None)
+            if pending_t is not None and t < pending_t:
+                raise TimeOrderError(f"time {t} is before {pending_t}")
+            if pending_t is not None and t != pending_t:
+                yield from self._advance_to(pending_t, pending)
+                pending = {}
+            pending_t = t
+            pending.setdefault(stream, []).extend(facts)
+        if pending_t is not None:
+            yield from self._advance_to(pending_t, pending)
+
+    def _advance_to(self, t: int, facts) -> Iterator[Result]:
+        yield from self.between(t)
+        yield self.step(t, facts)
+
+    def between(self, t: int) -> Iterator[Result]:
+        """The time points before ``t`` that are evaluated without input: in tick mode (with
+        temporal rules) every tick while something holds, else the points where the output can
+        change. A gap where nothing holds and nothing changes costs nothing, however long."""
+        if self._last_t is not None and self.ticks and (self.lars is not None or self.csparql is not None):
+            tick = self._last_t + 1
+            while tick < t:
+                result = self.step(tick, [])
+                yield result
+                tick += 1
+                if result.is_empty():  # nothing holds: on to the next change
+                    change = self.next_change()
+                    if change is None or change >= t:
+                        break
+                    tick = max(tick, change)
+                elif t - tick > LONG_GAP and self.on_notice is not None and not self._noticed:
+                    self._noticed = True
+                    self.on_notice(f"facts hold at every tick from {tick - 1} on ({', '.join(result.facts[:3])}"
+                                   f"{', ...' if len(result.facts) > 3 else ''}): each of the {t - tick + 1} ticks "
+                                   f"before {t} is evaluated and printed (tick mode)")
+        elif self._last_t is not None and not self.ticks:
+            while True:
+                change = self.next_change()
+                if change is None or change >= t:
+                    break
+                yield self.step(change, [])
+                if t - change > LONG_GAP and self.on_notice is not None and not self._noticed \
+                        and self.next_change() == change + 1:
+                    self._noticed = True
+                    self.on_notice(f"the output changes at every millisecond from {change} on (as when an @T window "
+                                   f"reads an atom that holds on): each of the {t - change - 1} time points before "
+                                   f"{t} is evaluated and printed")
+
+    def _after_expiry_observable(self) -> bool:
+        """Whether the ontological stage, with only the background holding (as now, or after a
+        time point whose stream facts expired), can give anything to print: a temporal engine or
+        query reads it, the background is printed, a rule depends on a negation (what it denies
+        may have expired), or an event has a solution over the background alone."""
+        if self.lars is not None or self.queries is not None or self.csparql is not None or self.include_background:
+            return True
+        return bool(self.ontology.materialiser.local) or any(self.ontology.run_events().values())
+
+    def next_change(self) -> int | None:
+        """The first time point after the last evaluated one at which something stops holding
+        (or an ``@T`` head placed something), or None. The time point after one whose stream
+        facts expire is left out when nothing printed can change there (see
+        ``_after_expiry_observable``): the output is the same, for half the time points."""
+        last = self._last_t
+        candidates = [when + 1 for when in self._ontology_step.expiries if when >= last] \
+            if self._expiries_matter is not False else []
+        for name in self._ENGINES:
+            if (engine := getattr(self, name)) is not None:
+                candidates.append(engine.next_change(last))
+        return min((c for c in candidates if c is not None), default=None)
+
+    def change_background(self, add: Iterable = (), remove: Iterable = (), *, temporal: bool = True) -> None:
+        """Change the background from the next time point evaluated on: remove facts (what only
+        they supported goes too, DRed), then add facts (fact strings, atoms or rdflib triples, as
+        for :meth:`step`). Events, patterns, C-SPARQL windows, LARS rules and the conclusions
+        see the new background at once (LARS windows see each earlier time point's).
+        ``temporal=False`` changes the ontological stage only (Spark's enrich step, which
+        concludes nothing). A fact that is not one raises :class:`InputError`, nothing changed."""
+        ontology = self.ontology
+        m = ontology.materialiser
+        remove = [intern_input(ontology, f) for f in remove]
+        add = [(*intern_input(ontology, f), INF) for f in add]
+        removed = [f for f in remove if m.explicit.get(f[0], {}).get(f[1]) == INF]  # (only the background's)
+        touched = m.retract(removed)
+        m.add(add)
+        self._changes.append((removed, add))
+        self._background_derived = None
+        self._expiries_matter = None  # (decided over the background alone)
+        if not temporal:  # (at the next time point enriched)
+            return
+        if self._last_t is not None:  # the stream facts of the last time point have expired
+            m.advance(self._last_t + 1, report=False)
+        self._expiries_matter = self._after_expiry_observable()
+        if self.lars is not None:  # its background: the background facts it reads (with their entailments)
+            touched |= m.entailed(f[:2] for f in add)
+            uses, store, given = self.lars.uses, ontology.store, self.lars.given
+            touched = [f for f in touched if uses(f[0])]
+            held = {f for f in touched if (store.expiry(*f) or 0) >= INF}
+            self.lars.change_background([f for f in touched if f in held and f not in given],
+                                        [f for f in touched if f in given and f not in held])
+        if self.csparql is not None:
+            self.csparql.change_background([f[:2] for f in add], removed)
+
+    @property
+    def changed_background(self) -> bool:
+        """Whether :meth:`change_background` changed this reasoner's background."""
+        return bool(self._changes)
+
+    def step(self, t: int, facts: Iterable | dict) -> Result:
+        """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as
+        ``temp(r1,25)``, or RDF triples (rdflib terms); or a dict stream name -> facts (for
+        C-SPARQL windows; None names the default stream)."""
+        return self.conclude(self.enrich(t, facts))
+
+    def enrich(self, t: int, facts: Iterable | dict) -> Enriched:
+        """The ontological stage at ``t``: everything the temporal stage needs (the first half of
+        :meth:`step`; on Spark it runs on the executors, :meth:`conclude` in the stateful stage)."""
+        ontology = self.ontology
+        by_stream = facts if isinstance(facts, dict) else {None: facts}
+        streams = {name: intern_all(ontology, items) for name, items in by_stream.items()}
+        facts = [f for items in streams.values() for f in items]
+        if self.on_notice is not None:
+            self._notice_arities(facts)
+        if self._expiries_matter is None:  # (after a background change: decided over it alone)
+            ontology.materialiser.advance(t, report=False)
+            self._expiries_matter = self._after_expiry_observable()
+        point = ontology.process(t, facts, interned=True)
+        self._ontology_t = t
+        return Enriched(t, facts, ontology.conclusions(t), point.events, ontology.store.expiry_times(t),
+                        [g.run(ontology.store) for g in self._groups],
+                        streams if self.csparql is not None else {})
+
+    def _notice_arities(self, facts: list[tuple]) -> None:
+        """Tell ``on_notice`` once per relation when the stream gives a predicate with a number of
+        arguments the program never uses it with (nothing reads such facts)."""
+        new = {f[0] for f in facts} - self._stream_rels
+        if not new:
+            return
+        self._stream_rels |= new
+        if self._arities is None:
+            self._arities = {}
+            lookup = self.dictionary.lookup
+            for stmt in self.program.statements:
+                atoms = [stmt.head] if isinstance(stmt, ir.Rule) else []
+                atoms += [atom for atom, _, _ in body_atoms(getattr(stmt, "body", None) or ())]
+                for atom in atoms:
+                    if isinstance(atom.pred, ir.Name) and (pred := lookup(atom.pred)) is not None:
+                        self._arities.setdefault(pred, set()).add(len(atom.args))
+        for pred, arity in sorted(new):
+            used = self._arities.get(pred)
+            if used and arity not in used:
+                name = self.dictionary.term(pred).value
+                self.on_notice(f"the stream gives {name} with {arity} argument{'s' * (arity != 1)}, the rules use "
+                               f"{name} with {' or '.join(map(str, sorted(used)))}: nothing reads those facts")
+
+    def _ontology_at(self, t: int, point: Enriched) -> OntologicalStage:
+        """This reasoner's ontological stage holding ``point``'s input (on Spark the enrich step
+        ran elsewhere: process it here too)."""
+        if self._ontology_t != t:
+            self.ontology.process(t, point.stream, interned=True)
+            self._ontology_t = t
+        return self.ontology
+
+    def conclude(self, point: Enriched) -> Result:
+        """Patterns (their graphs fed back through the ontological stage), queries and LARS at
+        ``point.t`` (the second half of :meth:`step`): one step per stage, in order
+        (``pipeline.conclude``)."""
+        t = point.t
+        self._last_t = t
+        if self._group is not None and point.group != self._group[1]:
+            partition, group = self._group
+            point = split_point(point, partition)[group]
+        now = conclude.Moment(point, Result(t))
+        for step in self._steps:
+            step.conclude(now)
+        result = now.result
+        result.facts = self._texts.update(now.derived - set(point.stream))
+        now.graph_matches.sort(key=lambda gm: gm[0])
+        result.graphs = [doc for doc, _ in now.graph_matches]
+        self.last_matches = [m for _, m in now.graph_matches]  # the traces of result.graphs (a query's name)
+        result.events.sort(key=json.dumps)  # (as merge_records orders the groups' events)
+        return result
+
+    def _background_conclusions(self) -> set[tuple]:
+        """What the rules and profiles derive from the background alone (printed at every time
+        point with ``include_background``): not the background facts given."""
+        if self._background_derived is None:
+            given = set(self.ontology.background_facts())
+            derived = {(rel, fact) for rel, fact, expiry in self.ontology.live_facts() if expiry >= INF}
+            if self.lars is not None:
+                derived |= self.lars.background
+            self._background_derived = derived - given
+        return self._background_derived
+
+    def _text(self, rel, fact) -> str:
+        """The printed form of a fact, "" for one not printed."""
+        return format_fact(self.dictionary, rel, fact) if self._printed(rel, fact) else ""
+
+    def _printed(self, rel, fact) -> bool:
+        """Not a helper (``_name``), and named by ``@output`` if the rules have one: its
+        predicate, or for a class membership its class."""
+        term = self.dictionary.term(rel[0])
+        if isinstance(term, ir.Name) and term.value.startswith("_"):
+            return False
+        outputs = self._outputs
+        return outputs is None or rel[0] in outputs or rel[0] == self._type and fact[1] in outputs
