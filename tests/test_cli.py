@@ -1,6 +1,5 @@
 """The installed `dotr` command."""
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -9,8 +8,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _dotr() -> list[str]:
-    exe = shutil.which("dotr")
-    return [exe] if exe else [sys.executable, "-m", "dotr"]
+    """The console script installed with this interpreter (a virtualenv's own, not another on
+    the PATH), else ``python -m dotr``."""
+    exe = Path(sys.executable).with_name("dotr")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dotr"]
 
 
 def test_check_examples_exit_zero_with_summary():
