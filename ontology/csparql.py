@@ -445,7 +445,7 @@ class CSparqlEngine:
 
     # ----------------------------------------------------------------------------- state
     def snapshot(self) -> dict:
-        """The engine's state as plain (picklable) data; the term dictionary is the caller's."""
+        """The engine's state as plain data (a state file's: docs/cli.md); the term dictionary is the caller's."""
         return {"groups": [g.snapshot() for g in self.groups],
                 "queries": [(q.prev, q.last_eval) for q, _ in self._queries], "last_t": self.last_t}
 

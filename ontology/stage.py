@@ -203,7 +203,7 @@ class OntologicalStage:
 
     # ----------------------------------------------------------------------------- state
     def snapshot(self) -> dict:
-        """The stage's state as plain data (picklable); see :meth:`restore`."""
+        """The stage's state as plain data (a state file's); see :meth:`restore`."""
         return {
             "terms": self.dictionary.snapshot(),
             "facts": list(self.store),

@@ -16,7 +16,7 @@ from dotr import __version__
 from dotr.rules import check, format_diagnostic
 from dotr.rules.lang.loader import CheckResult
 
-from .io import MAX_RECORD_SIZE
+from .files import MAX_RECORD_SIZE
 
 
 def _summary(path: str, result: CheckResult) -> str:
@@ -95,6 +95,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"dotr: {', '.join(unsupported)} cannot be used with --engine spark (docs/cli.md: a Spark query "
                   "continues from its --checkpoint)", file=sys.stderr)
             return 2
+    problem = _check_files(args)
+    if problem is not None:
+        print(f"dotr: {problem}", file=sys.stderr)
+        return 2
     checked = check(args.rules)
     _print_warnings(checked)
     if args.format != "jsonl":
@@ -111,18 +115,62 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _run_embedded(args, started, checked)
 
 
+def _check_files(args: argparse.Namespace) -> str | None:
+    """What is wrong with the files of ``dotr run``, before anything is loaded (None: nothing)."""
+    from .files import describe
+
+    if args.input != "-":
+        if not os.path.exists(args.input):
+            return f"--input {args.input}: no such file"
+        if os.path.isdir(args.input) and args.engine != "spark":
+            return f"--input {args.input}: a directory (the embedded run reads a file; --engine spark watches a directory)"
+        if not os.access(args.input, os.R_OK):
+            return f"--input {args.input}: cannot be read (permission denied)"
+    if args.input != "-" and args.output != "-" and os.path.exists(args.output):
+        try:
+            if os.path.samefile(args.input, args.output):
+                return f"--output {args.output} is the input: writing it would empty it before it is read"
+        except OSError as err:
+            return f"--output {args.output}: {describe(err)}"
+    from .output import rejects_path
+
+    rejects = rejects_path(args.rejects, args.output) if args.on_error == "skip" else None
+    for flag, path in (("--output", args.output), ("--stats", args.stats), ("--rejects", rejects),
+                       ("--snapshot", args.snapshot)):
+        if path and path != "-":
+            folder = os.path.dirname(os.path.abspath(path))
+            if os.path.islink(path):
+                return f"{flag} {path} is a symbolic link: dotr does not write through links (give the file it " \
+                       "points to)"
+            if os.path.isdir(path):
+                return f"{flag} {path}: a directory, not a file"
+            if not os.path.isdir(folder):
+                return f"{flag} {path}: the directory {folder} does not exist"
+            if not os.access(folder, os.W_OK):
+                return f"{flag} {path}: the directory {folder} cannot be written (permission denied)"
+    for flag, path in (("--ontology", p) for p in args.ontology):
+        if not os.path.isfile(path):
+            return f"{flag} {path}: " + ("a directory, not an RDF file" if os.path.isdir(path) else "no such file")
+    if args.resume and not os.path.isfile(args.resume):
+        return f"--resume {args.resume}: no such file"
+    if args.checkpoint and os.path.exists(args.checkpoint) and not os.path.isdir(args.checkpoint):
+        return f"--checkpoint {args.checkpoint}: a file, not a directory"
+    return None
+
+
 def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
     """``dotr run`` in this process: live output, ``--checkpoint`` commits (pipeline/runner.py)."""
-    import pickle
-
-    from dotr.rules import DotrError, RuleError
-
     from dotr.ontology.background import load_triples
+    from dotr.rules import DotrError, InputError, RuleError
 
-    from dotr.rules import InputError
-    from .reasoner import Reasoner
+    from . import state_file
+    from .checkpoint import fingerprint
+    from .files import FileIOError
+    from .output import OutputOptions
     from .printing import Readable
-    from .runner import EXIT_BAD_RECORD, EmbeddedRun, Options
+    from .process import EXIT_BAD_RECORD, EXIT_IO, EXIT_SIGINT, EXIT_SIGTERM
+    from .reasoner import Reasoner
+    from .runner import EmbeddedRun, Options
 
     if args.checkpoint and (args.input == "-" or args.output == "-" or args.reorder_within or args.resume
                             or args.snapshot):
@@ -133,39 +181,60 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     if args.follow and args.input == "-":
         print("dotr: --follow reads a growing file: give it with --input", file=sys.stderr)
         return 2
-
-    def build(saved: dict | None) -> Reasoner:
-        if saved is not None:
-            return Reasoner.restore(checked, saved, include_background=args.include_background)
-        if args.resume:
-            with open(args.resume, "rb") as f:
-                return Reasoner.restore(checked, pickle.load(f), include_background=args.include_background)
-        background = [t for path in args.ontology for t in load_triples(path)]
-        return Reasoner(checked, background, include_background=args.include_background)
-
     options = Options(input=args.input, output=args.output, format=args.format, input_format=input_format(args),
                       on_error=args.on_error, rejects=args.rejects, reorder_within=args.reorder_within,
                       changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                       checkpoint=args.checkpoint, commit_every=args.commit_every,
                       commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
                       full_iris=args.full_iris)
-    run = EmbeddedRun(options, build, notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
-    run.stats.counting = _counted(args)
-    if args.watch:
-        from .watch import Watch
+    reasoner_options = {"include_background": args.include_background}
+    prefixes = checked.program.prefixes
 
-        progress = Watch(run.stats, run.state.counts, Readable(checked.program.prefixes))
-    else:
-        progress = _Progress(run.state.counts) if sys.stderr.isatty() and not args.quiet else None
-    run.on_time_point = progress.update if progress is not None else None
+    def build() -> Reasoner:
+        if args.resume:
+            header, data = state_file.read(args.resume, SNAPSHOT)
+            if header.get("program", {}).get("rules") != rules_print:
+                raise state_file.StateFileError(f"--resume {args.resume}: saved by a run of other rules (the rule "
+                                                "file's text, or a file it imports, changed since)")
+            try:
+                return Reasoner.restore(checked, data["reasoner"], **reasoner_options)
+            except Exception as err:  # (a well-formed file that is not a reasoner's state)
+                raise state_file.StateFileError(f"--resume {args.resume}: not a reasoner's state for these rules "
+                                                f"({type(err).__name__}: {err})") from None
+        background = [t for path in args.ontology for t in load_triples(path)]
+        return Reasoner(checked, background, **reasoner_options)
+
+    run = None
     try:
-        if not run.start():
-            print(f"dotr: the run in {args.checkpoint} has finished; its output {args.output} stands", file=sys.stderr)
-            return 0
-        if progress is not None:
-            progress.counts = run.state.counts  # (restored from the checkpoint)
-        run.stats.start(started)  # (the figures count from here; start-up apart)
-        code = run.run()
+        checked.raise_for_errors()
+        program = fingerprint(checked, args.ontology, {**options.fingerprinted(), **reasoner_options})
+        rules_print = program["rules"]
+        run = EmbeddedRun(options, build, program,
+                          OutputOptions(args.format, prefixes, args.full_iris, args.changes, args.all_time_points),
+                          notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
+        run.stats.counting = _counted(args)
+        progress = _progress(args, run.stats, run.state.counts, prefixes)
+        run.on_time_point = progress.update if progress is not None else None
+        try:
+            if not run.start():
+                run.close()
+                print(f"dotr: the run in {args.checkpoint} has finished; its output {args.output} stands",
+                      file=sys.stderr)
+                return 0
+            if progress is not None:
+                progress.counts = run.state.counts  # (restored from the checkpoint)
+            run.stats.start(started)  # (the figures count from here; start-up apart)
+            code = run.run()
+        finally:
+            run.close()
+            if progress is not None:
+                progress.close()
+        if code in (EXIT_SIGINT, EXIT_SIGTERM):
+            print(f"dotr: interrupted after {run.state.counts['time points']} time points"
+                  + ("; the same command continues from there" if args.checkpoint else ""), file=sys.stderr)
+        if args.snapshot and code == 0:
+            state_file.write(args.snapshot, SNAPSHOT, {"reasoner": run.reasoner.snapshot()},
+                             {"program": {"rules": rules_print}})
     except RuleError as err:
         print(err.render(), file=sys.stderr)
         return 2
@@ -173,19 +242,40 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         print(f"{err.source or args.input}:{err}", file=sys.stderr)
         print("dotr: stopped at this record; the time points before it are written "
               "(use --on-error skip to skip bad records)", file=sys.stderr)
+        _rejected(run.output if run is not None else None, args)
         return EXIT_BAD_RECORD
+    except FileIOError as err:
+        print(f"dotr: {err}" + ("; the last commit stands: the same command continues from it" if args.checkpoint
+                                else ""), file=sys.stderr)
+        return EXIT_IO
     except DotrError as err:
         print(f"dotr: {err}", file=sys.stderr)
         return 2
-    finally:
-        if progress is not None:
-            progress.close()
-    if args.snapshot and code == 0:
-        with open(args.snapshot + ".part", "wb") as f:
-            pickle.dump(run.reasoner.snapshot(), f)
-        os.replace(args.snapshot + ".part", args.snapshot)
-    _report(args, run.stats, run.state.counts, len(run.state.rejects), Readable(checked.program.prefixes))
+    _rejected(run.output, args)
+    _report(args, run.stats, run.state.counts, run.output.rejected, Readable(prefixes))
     return code
+
+
+#: the kind of ``--snapshot`` state files
+SNAPSHOT = "snapshot"
+
+
+def _rejected(output, args: argparse.Namespace) -> None:
+    if output is not None and output.rejected:
+        from .output import rejects_path
+
+        print(f"dotr: {output.rejected} record(s) rejected, see {rejects_path(args.rejects, args.output)}",
+              file=sys.stderr)
+
+
+def _progress(args: argparse.Namespace, stats, counts: dict, prefixes: dict):
+    """The live view on standard error: ``--watch``'s, else a progress line on a terminal."""
+    if args.watch:
+        from .printing import Readable
+        from .watch import Watch
+
+        return Watch(stats, counts, Readable(prefixes))
+    return _Progress(counts) if sys.stderr.isatty() and not args.quiet else None
 
 
 def _counted(args: argparse.Namespace) -> bool:
@@ -389,8 +479,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--on-error", default="stop", choices=["stop", "skip"],
                        help="stop (exit 3, nothing written) or skip bad records into a rejects file")
     p_run.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
-    p_run.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="CHARS",
-                       help="a longer record (line) is a bad record (default 16 Mi characters; 0: no bound)")
+    p_run.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="BYTES",
+                       help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")
     p_run.add_argument("--reorder-within", type=int, default=0, metavar="N",
                        help="sort records arriving up to N time units late (later ones are rejected)")
     p_run.add_argument("--changes", action="store_true",
@@ -435,9 +525,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit code. SIGINT
+    and SIGTERM end it at any moment with their exit code, a closed standard output quietly
+    (docs/cli.md, "Exit codes")."""
+    from .process import EXIT_PIPE, Interrupted, interruptible
+
+    interruptible()
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except Interrupted as stop:
+        print("dotr: interrupted", file=sys.stderr)
+        return stop.code
+    except BrokenPipeError:  # the reader of standard output went away (dotr run | head): end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # (so that flushing at exit raises nothing)
+        return EXIT_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

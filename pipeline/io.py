@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, TextIO
 
 import rdflib
+from rdflib.plugins.serializers.nquads import _nq_row
+from rdflib.plugins.serializers.nt import _quoteLiteral
 
 from dotr.rules import ir
 
 from dotr.ontology import turtle
 
 from dotr.rules import InputError
+from .files import TooLong
 from .records import Result
 from .input_facts import checked_fact, parse_fact, simple_fact_list, simple_facts
 from .printing import PREDECLARED, Readable
@@ -54,20 +57,9 @@ class BackgroundChange:
         return bool(self.add or self.remove)
 
 
-#: the default bound on a record's length in characters (``dotr run --max-record-size``): a record
-#: is held in memory whole, at about 80 bytes per character once parsed and interned
-MAX_RECORD_SIZE = 16 * 2**20
-
-
-class TooLong(str):
-    """A line longer than the bound, cut to its first characters (what the rejects file shows):
-    the readers turn it into an :class:`InputError` naming its line."""
-
-    limit: int = MAX_RECORD_SIZE
-
-    def error(self, number: int) -> InputError:
-        return _with_raw(InputError(f"the record has more than {self.limit:,} characters (--max-record-size)",
-                                    number), str(self))
+def _too_long(line: TooLong, number: int) -> InputError:
+    return _with_raw(InputError(f"the record has more than {line.limit:,} bytes (--max-record-size)", number),
+                     str(line))
 
 
 def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
@@ -78,7 +70,7 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
     with ``parse=False`` they stay strings, unchecked."""
     for number, raw in enumerate(lines, start=first_line):
         if type(raw) is TooLong:
-            yield raw.error(number)
+            yield _too_long(raw, number)
             continue
         text = raw.strip()
         if not text:
@@ -169,7 +161,7 @@ def read_laserpp(lines: Iterable[str], first_line: int = 1,
     """
     for number, raw in enumerate(lines, start=first_line):
         if type(raw) is TooLong:
-            yield raw.error(number)
+            yield _too_long(raw, number)
             continue
         text = raw.strip()
         if not text:
@@ -323,10 +315,8 @@ class ResultWriter:
                 record = self.readable.record(record)
             self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
             return
-        dataset = rdflib.Dataset()
-        for name, ns in self.prefixes.items():
-            dataset.bind(name, ns)
-        graph = dataset.graph(rdflib.URIRef(f"urn:dotr:t:{result.t}"))
+        quads = []  # (graph, s, p, o)
+        graph = rdflib.URIRef(f"urn:dotr:t:{result.t}")
         for fact in result.facts:  # triples print as <p>(<s>,<o>); other facts have no RDF form
             if fact.startswith("<") and fact.count(">(") == 1:
                 pred, rest = fact[1:].split(">(", 1)
@@ -334,23 +324,56 @@ class ResultWriter:
                     s, o = _split_args(rest[:-1])
                     subject = _node(s)
                     if not isinstance(subject, rdflib.Literal):  # (RDF has no literal subjects: JSON Lines only)
-                        graph.add((subject, rdflib.URIRef(pred), _node(o)))
+                        quads.append((graph, subject, rdflib.URIRef(pred), _node(o)))
                 except ValueError:
                     continue
         for doc in result.graphs:
-            graph.parse(data=doc, format="nt")
+            quads += [(graph, *triple) for triple in rdflib.Graph().parse(data=doc, format="nt")]
         if result.events:
-            for name, ns in _EVENT_PREFIXES.items():
-                dataset.bind(name, ns)
-            events = dataset.graph(rdflib.URIRef(f"urn:dotr:t:{result.t}:events"))
+            events = rdflib.URIRef(f"urn:dotr:t:{result.t}:events")
             for i, event in enumerate(result.events):
                 node = rdflib.URIRef(f"urn:dotr:event:{result.t}:{i}")
-                events.add((node, rdflib.RDF.type, rdflib.URIRef(f"urn:dotr:type:{event['type']}")))
-                events.add((node, rdflib.URIRef("urn:dotr:pattern"), rdflib.Literal(event["pattern"])))
+                quads.append((events, node, rdflib.RDF.type, rdflib.URIRef(f"urn:dotr:type:{event['type']}")))
+                quads.append((events, node, rdflib.URIRef("urn:dotr:pattern"), rdflib.Literal(event["pattern"])))
                 for attr, value in event["attributes"].items():
-                    events.add((node, rdflib.URIRef(f"urn:dotr:attribute:{attr}"), _node(value)))
-        text = dataset.serialize(format="trig" if self.fmt == "trig" else "nquads")
-        self.out.write(text.strip() + "\n")
+                    quads.append((events, node, rdflib.URIRef(f"urn:dotr:attribute:{attr}"), _node(value)))
+        self.out.write(_nquads(quads) if self.fmt == "nquads" else self._trig(quads))
+
+    def _trig(self, quads: list[tuple]) -> str:
+        """One TriG document: the prefixes, then each graph's triples, one per line, sorted (the
+        same result is always the same bytes)."""
+        names = {**self.prefixes, **(_EVENT_PREFIXES if any(str(q[0]).endswith(":events") for q in quads) else {})}
+        short = sorted(((ns, name) for name, ns in names.items()), key=lambda item: -len(item[0]))
+        lines = [f"@prefix {name}: <{ns}> ." for name, ns in names.items()]
+        by_graph: dict = {}
+        for g, s, p, o in quads:
+            by_graph.setdefault(g, set()).add(" ".join(_trig_term(x, short) for x in (s, p, o)) + " .")
+        for g in sorted(by_graph):
+            lines += [f"{_trig_term(g, short)} {{", *sorted(by_graph[g]), "}"]
+        return "\n".join(lines) + "\n"
+
+
+def _nquads(quads: list[tuple]) -> str:
+    """N-Quads lines, sorted (the same result is always the same bytes)."""
+    return "".join(sorted({_nq_row((s, p, o), g) for g, s, p, o in quads}))
+
+
+#: a local name that can be written after a prefix as it is (a subset of Turtle's PN_LOCAL)
+_LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+
+
+def _trig_term(node, prefixes: list[tuple[str, str]]) -> str:
+    """A term in TriG: an IRI with a prefix (the longest namespace that leaves a plain local name),
+    else in full; a literal as N-Triples writes it, with a prefixed datatype."""
+    if isinstance(node, rdflib.URIRef):
+        iri = str(node)
+        for ns, name in prefixes:
+            if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
+                return f"{name}:{iri[len(ns):]}"
+        return node.n3()
+    if isinstance(node, rdflib.Literal) and node.datatype is not None and not node.language:
+        return _quoteLiteral(rdflib.Literal(str(node))) + "^^" + _trig_term(node.datatype, prefixes)
+    return _quoteLiteral(node) if isinstance(node, rdflib.Literal) else node.n3()
 
 
 def _split_args(text: str) -> tuple[str, str]:

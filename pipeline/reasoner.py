@@ -135,7 +135,7 @@ class Reasoner:
 
     # ---------------------------------------------------------------------------- state
     def snapshot(self) -> dict:
-        """Everything needed to continue the run later, as plain (picklable) data."""
+        """Everything needed to continue the run later, as plain data (a state file's)."""
         return {"ontology": self.ontology.snapshot(), **self._engines_state()}
 
     @classmethod

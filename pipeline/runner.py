@@ -5,48 +5,34 @@ A time point is complete when a record with a later time arrives, or the input e
 is then written and flushed, so ``producer | dotr run | consumer`` sees each conclusion one record
 after its input. ``--follow`` reads a growing file as ``tail -f`` does.
 
-With ``--checkpoint DIR`` the output and the reasoner's state are committed together: the output
-is flushed and fsynced, then the state (the reasoner's snapshot, the number of input lines
-consumed, the output's length, the rejected records) is written to a new file, fsynced and renamed
-over the last one. The same command run again continues from the last commit: the output is cut
-back to its committed length, the input lines already consumed are skipped, and the result is
-byte for byte the output of a run that was never stopped. A run that finished is not run again.
-SIGINT and SIGTERM commit and exit (130, 143) between two time points, never in one.
+With ``--checkpoint DIR`` (:mod:`~dotr.pipeline.checkpoint`) the output, the rejects file and the
+reasoner's state are committed together: the files are flushed to disk, then a state file
+holding the reasoner's temporal state, the number and SHA-256 of the input lines consumed, each
+file's committed length and SHA-256, is written beside the last one and renamed over it. The
+same command run again continues from the last commit: the input's first lines and the files'
+committed prefixes are checked to be those committed, the files are cut back to it, and the
+result is byte for byte the output of a run that was never stopped. A run that finished is not
+run again. SIGINT and SIGTERM commit and exit (130, 143) between two time points, never in one.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import pickle
 import signal
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Iterator, TextIO
+from typing import Any, Callable, Iterator
 
 from dotr.rules import InputError
+
+from . import state_file
+from .checkpoint import Checkpoint
+from .files import MAX_RECORD_SIZE, InputLines, OutputFile, StandardOutput
+from .io import BackgroundChange, Record, in_order, read_jsonl, read_laserpp, read_trig
+from .output import Output, OutputOptions, rejects_path
+from .process import EXIT_OK, Interrupted, signal_code
 from .reasoner import Reasoner
 from .records import Result
 from .summary import RunStats
-from .io import MAX_RECORD_SIZE, BackgroundChange, Record, TooLong, ResultWriter, in_order, read_jsonl, read_laserpp, read_trig
-
-#: exit codes (docs/cli.md)
-EXIT_OK, EXIT_USAGE, EXIT_BAD_RECORD, EXIT_SIGINT, EXIT_SIGTERM = 0, 2, 3, 130, 143
-
-STATE = "state.pickle"
-
-
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived (``code``: the exit code). Not an ``Exception``: a reader that
-    turns any error of a record into a bad record (``except Exception``) must let it through,
-    or a signal landing while a record is read ends the run as a bad record (exit 3)."""
-
-    def __init__(self, code: int):
-        super().__init__(code)
-        self.code = code
-
 
 @dataclass
 class Options:
@@ -65,8 +51,14 @@ class Options:
     checkpoint: str | None = None
     commit_every: int = 1000  # time points
     commit_seconds: float = 10.0
-    max_record_size: int = MAX_RECORD_SIZE  # characters per line (0: unbounded)
+    max_record_size: int = MAX_RECORD_SIZE  # bytes per line (0: unbounded)
     full_iris: bool = False  # the canonical JSON Lines form (full IRIs, rdf:type triples, N-Triples graphs)
+
+    def fingerprinted(self) -> dict[str, Any]:
+        """The options that change what a run writes (a checkpoint continues only with the same)."""
+        return {"format": self.format, "full_iris": self.full_iris, "changes": self.changes,
+                "all_time_points": self.all_time_points, "input_format": self.input_format,
+                "max_record_size": self.max_record_size}
 
 
 @dataclass
@@ -74,97 +66,149 @@ class RunState:
     """What a commit saves besides the reasoner."""
 
     lines: int = 0  # input lines consumed into evaluated time points
-    output_bytes: int = 0
-    previous: set = field(default_factory=set)  # --changes: the facts printed last
+    input_sha256: str = ""  # of those lines' bytes
+    output: tuple[int, str] = (0, "")  # the output's committed length and SHA-256
+    rejects: tuple[int, str] = (0, "")  # the rejects file's
+    rejected: int = 0  # records rejected
+    previous: list[str] = field(default_factory=list)  # --changes: the facts printed last
     counts: dict = field(default_factory=lambda: {"records": 0, "time points": 0, "outputs": 0})
-    rejects: list = field(default_factory=list)
     finished: bool = False
+
+    def to_data(self) -> dict:
+        return {"lines": self.lines, "input_sha256": self.input_sha256, "output": self.output,
+                "rejects": self.rejects, "rejected": self.rejected, "previous": self.previous,
+                "counts": self.counts, "finished": self.finished}
+
+    @classmethod
+    def from_data(cls, data: dict) -> "RunState":
+        state = cls(lines=data["lines"], input_sha256=data["input_sha256"], output=tuple(data["output"]),
+                    rejects=tuple(data["rejects"]), rejected=data["rejected"], previous=list(data["previous"]),
+                    counts=dict(data["counts"]), finished=data["finished"])
+        if not (type(state.lines) is int and type(state.input_sha256) is str and type(state.finished) is bool
+                and _committed(state.output) and _committed(state.rejects) and type(state.rejected) is int
+                and all(type(f) is str for f in state.previous)
+                and set(state.counts) == {"records", "time points", "outputs"}
+                and all(type(n) is int for n in state.counts.values())):
+            raise ValueError("not a run's state")
+        return state
+
+
+def _committed(value: tuple) -> bool:
+    return len(value) == 2 and type(value[0]) is int and value[0] >= 0 and type(value[1]) is str
 
 
 class EmbeddedRun:
-    """One ``dotr run``: :meth:`start` builds or restores the reasoner, :meth:`run` evaluates."""
+    """One ``dotr run``: :meth:`start` checks the files and builds or restores the reasoner,
+    :meth:`run` evaluates.
 
-    def __init__(self, options: Options, build_reasoner, notice=None):
+    ``build`` makes the reasoner (from the files, or from ``--resume``); ``program`` is the
+    program's fingerprint (:func:`~dotr.pipeline.checkpoint.fingerprint`), which a checkpoint
+    must match; ``notice`` takes what the reasoner has to say on the way."""
+
+    def __init__(self, options: Options, build: Callable[[], Reasoner], program: dict | None = None,
+                 output: OutputOptions | None = None, notice: Callable[[str], None] | None = None):
         self.o = options
-        self._build = build_reasoner  # (saved state or None) -> Reasoner
-        self._notice = notice  # (text) -> None: what the reasoner has to say on the way
+        self._build = build
+        self._program = program or {}
+        self._output_options = output or OutputOptions(options.format, {}, options.full_iris, options.changes,
+                                                       options.all_time_points)
+        self._notice = notice
         self.state = RunState()
-        self.reasoner: Reasoner | None = None
-        self.out: TextIO | None = None
-        self._writer: ResultWriter | None = None
         self.stats = RunStats()  # this process's figures (not saved with a checkpoint)
-        self.on_time_point = None  # called with each time point evaluated (a progress line)
+        self.reasoner: Reasoner | None = None
+        self.output: Output | None = None
+        self.on_time_point: Callable[[int], None] | None = None  # called with each time point evaluated
+        self._checkpoint = Checkpoint(options.checkpoint) if options.checkpoint else None
+        self._input: InputLines | None = None
+        self._files: list[Any] = []  # the output and the rejects file, once opened
         self._busy = False  # in a time point or a commit: a signal waits for its end
         self._stop: int | None = None  # an exit code, when a signal asked to stop
         self._last_commit = (0, time.monotonic())  # (time points, clock) at the last commit
 
-    # ------------------------------------------------------------------------ checkpoints
-    @property
-    def _state_file(self) -> Path | None:
-        return Path(self.o.checkpoint) / STATE if self.o.checkpoint else None
-
+    # ------------------------------------------------------------------------ start
     def start(self) -> bool:
-        """Build the reasoner, or restore it from the checkpoint; False if the run had finished."""
-        state_file = self._state_file
-        if state_file is not None and state_file.exists():
-            with open(state_file, "rb") as f:
-                saved = pickle.load(f)
-            self.state = saved["run"]
-            if self.state.finished:
-                return False
-            self.reasoner = self._build(saved["reasoner"])
-        else:
-            self.reasoner = self._build(None)
+        """Check the files, then build the reasoner, or restore it from the checkpoint; False if
+        the checkpoint's run had finished (its output is checked, and left as it is)."""
+        saved = None
+        if self._checkpoint is not None:
+            self._checkpoint.open()
+            loaded = self._checkpoint.load(self._program)
+            if loaded is not None:
+                saved = loaded[1]
+                try:
+                    self.state = RunState.from_data(saved["run"])
+                except Exception as err:  # (a state file with a valid checksum but no run's state in it)
+                    raise state_file.StateFileError(f"{self.o.checkpoint}: not a run's state ({err})") from None
+                if self.state.finished:
+                    self._check_finished()
+                    return False
+        o, state = self.o, self.state
+        skip = (state.lines, state.input_sha256) if self._checkpoint is not None else None
+        self._input = InputLines(o.input, o.max_record_size, o.follow, skip)
+        sink = OutputFile(o.output, state.output if self._checkpoint is not None else None) if o.output != "-" \
+            else StandardOutput()
+        self._files.append(sink)
+        rejects = rejects_path(o.rejects, o.output)
+
+        def open_rejects() -> OutputFile:
+            file = OutputFile(rejects, None, lazy=True)
+            self._files.append(file)
+            return file
+
+        committed_rejects = None
+        if self._checkpoint is not None and state.rejects[0]:
+            committed_rejects = OutputFile(rejects, state.rejects)
+            self._files.append(committed_rejects)
+        self.output = Output(sink, self._output_options, self.stats, open_rejects, state.counts,
+                             set(state.previous))
+        self.output.rejects, self.output.rejected = committed_rejects, state.rejected
+        self.output.on_time_point = self.on_time_point
+        self.reasoner = self._build()
+        if saved is not None:
+            try:
+                self.reasoner.restore_temporal(saved["reasoner"])
+            except Exception as err:  # (as above: a well-formed file that is not a reasoner's state)
+                raise state_file.StateFileError(f"{self.o.checkpoint}: not a reasoner's state for these rules "
+                                                f"({type(err).__name__}: {err})") from None
         self.reasoner.on_notice = self._notice
-        self._open_output()
         return True
 
-    def _open_output(self) -> None:
-        if self.o.output == "-":
-            self.out = sys.stdout
-            return
-        if self.o.checkpoint is None:
-            self.out = open(self.o.output, "w", encoding="utf-8")
-            return
-        if not os.path.exists(self.o.output):
-            open(self.o.output, "w").close()
-        self.out = open(self.o.output, "r+", encoding="utf-8", newline="")
-        self.out.truncate(self.state.output_bytes)  # what was written after the last commit goes
-        self.out.seek(self.state.output_bytes)
+    def _check_finished(self) -> None:
+        """A finished run's output and rejects file are still what it committed (else a re-run
+        would say its output stands when it does not)."""
+        state, o = self.state, self.o
+        for path, committed in ((o.output, state.output), (rejects_path(o.rejects, o.output), state.rejects)):
+            if committed[0]:
+                OutputFile(path, committed, check_only=True).close()
 
+    # ------------------------------------------------------------------------ commits
     def commit(self, finished: bool = False) -> None:
-        """Output, then state: the state never names output that is not on disk."""
-        if self.o.checkpoint is None:
+        """Files, then state: the state never names output that is not on disk."""
+        if self._checkpoint is None:
             return
-        self.out.flush()
-        if self.out is not sys.stdout:
-            os.fsync(self.out.fileno())
-            self.state.output_bytes = self.out.tell()
-        self.state.finished = finished
-        directory = Path(self.o.checkpoint)
-        directory.mkdir(parents=True, exist_ok=True)
-        part = directory / (STATE + ".part")
-        with open(part, "wb") as f:
-            pickle.dump({"run": self.state, "reasoner": self.reasoner.snapshot()}, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(part, directory / STATE)
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        self._last_commit = (self.state.counts["time points"], time.monotonic())
+        state, output = self.state, self.output
+        output.sink.sync()
+        state.output = output.sink.committed
+        if output.rejects is not None:
+            output.rejects.sync()
+            state.rejects = output.rejects.committed
+        state.rejected, state.previous = output.rejected, sorted(output.previous)
+        self._input.consumed(state.lines)
+        state.input_sha256 = self._input.digest
+        state.finished = finished
+        self._checkpoint.commit({"run": state.to_data(), "reasoner": self.reasoner.temporal_snapshot()},
+                                self._program)
+        self._last_commit = (state.counts["time points"], time.monotonic())
 
     def _commit_due(self) -> bool:
         points, clock = self._last_commit
-        return self.o.checkpoint is not None and (
+        return self._checkpoint is not None and (
             self.state.counts["time points"] - points >= self.o.commit_every
             or time.monotonic() - clock >= self.o.commit_seconds)
 
     # ------------------------------------------------------------------------ signals
     def _on_signal(self, signum, _frame) -> None:
-        code = EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM
+        code = signal_code(signum)
         if self._busy:
             self._stop = code  # a time point or a commit is under way: stop after it
         else:
@@ -180,24 +224,34 @@ class EmbeddedRun:
             except ValueError:  # not the main thread: signals stay as they are
                 pass
         try:
-            self._evaluate(self._records())
+            try:
+                self._evaluate(self._records())
+            except InputError:
+                self._busy = True
+                self.commit()  # (the time points before the bad record: the same command starts after them)
+                raise
             self._busy = True
             self.commit(finished=True)
             return EXIT_OK
         except Interrupted as stop:
             self._busy = True
             self.commit()
-            print(f"dotr: interrupted after {self.state.counts['time points']} time points"
-                  + ("; the same command continues from there" if self.o.checkpoint else ""), file=sys.stderr)
             return stop.code
         finally:
             for signum, handler in handlers.items():
                 signal.signal(signum, handler)
-            if self.out is not None:
-                self.out.flush()
-                if self.out is not sys.stdout:
-                    self.out.close()
-            self._write_rejects()
+            self.close()
+
+    def close(self) -> None:
+        """Close the files (flushed) and release the checkpoint."""
+        try:
+            for file in self._files:
+                file.close()
+        finally:
+            if self._input is not None:
+                self._input.close()
+            if self._checkpoint is not None:
+                self._checkpoint.close()
 
     def _evaluate(self, records: Iterator[Record]) -> None:
         state = self.state
@@ -223,6 +277,7 @@ class EmbeddedRun:
             count += 1
         if pending_t is not None:
             self._time_point(pending_t, pending, count, change)
+            state.lines = self._input.lines_read
 
     def _time_point(self, t: int, facts: dict, records: int, change: BackgroundChange | None = None) -> None:
         """Evaluate ``t`` (and the time points before it where the output can change) and write."""
@@ -232,10 +287,12 @@ class EmbeddedRun:
             start = clock()
             for result in self._results(t, facts, change):
                 now = clock()
-                self._write(result, now - start)
+                matches = self.reasoner.last_matches if result.graphs else None
+                self.output.result(result, now - start,
+                                   [m if isinstance(m, str) else m.pattern for m in matches] if matches else None)
                 start = clock()
             self.state.counts["records"] += records
-            self.out.flush()
+            self.output.flush()
         finally:
             self._busy = False
 
@@ -247,99 +304,37 @@ class EmbeddedRun:
             except InputError as err:  # (the change is not made: the reasoner rolled it back)
                 if self.o.on_error == "stop":
                     raise InputError(str(err), change.line) from None
-                self.state.rejects.append({"line": change.line, "reason": str(err), "record": None})
+                self.output.reject({"line": change.line, "reason": str(err), "record": None})
         yield self.reasoner.step(t, facts)
-
-    def _write(self, result: Result, seconds: float = 0.0) -> None:
-        state = self.state
-        state.counts["time points"] += 1
-        self.stats.observe(result, seconds, [m if isinstance(m, str) else m.pattern for m in self.reasoner.last_matches]
-                           if result.graphs else None)
-        if self.on_time_point is not None:
-            self.on_time_point(result.t)
-        if self.o.changes:  # only what was added or removed since the previous time point
-            state.previous = result.keep_changes(state.previous)
-            if not result.removed and result.is_empty() and not self.o.all_time_points:
-                return
-        elif result.is_empty() and not self.o.all_time_points:
-            return
-        state.counts["outputs"] += 1
-        if self._writer is None or self._writer.out is not self.out:
-            self._writer = ResultWriter(self.out, self.o.format, self.reasoner.program.prefixes, self.o.full_iris)
-        self._writer.write(result)
 
     # ------------------------------------------------------------------------ input
     def _records(self) -> Iterator[Record]:
         """The input's records in time order, from the first line not evaluated yet (after a
-        restart: records of time points evaluated before it are skipped too, as are rejects
-        already recorded)."""
-        skip, state = self.state.lines, self.state
+        restart: records of time points evaluated before it are skipped too)."""
+        o = self.o
+        first = self.state.lines + 1
         last_t, prefixes = self.reasoner.last_t, self.reasoner.program.prefixes
-        rejected = {r["line"] for r in state.rejects}
 
         def reject(line, reason: str, raw) -> None:
-            if line not in rejected or not line:
-                state.rejects.append({"line": line, "reason": reason, "record": raw})
+            self.output.reject({"line": line, "reason": reason, "record": raw})
 
         def records(lines):
-            if self.o.input_format == "trig":
+            if o.input_format == "trig":
                 items = read_trig("".join(lines))
-            elif self.o.input_format == "laserpp":
-                items = read_laserpp(lines, first_line=skip + 1, prefixes=prefixes)
+            elif o.input_format == "laserpp":
+                items = read_laserpp(lines, first_line=first, prefixes=prefixes)
             else:
-                items = read_jsonl(lines, first_line=skip + 1, prefixes=prefixes)
+                items = read_jsonl(lines, first_line=first, prefixes=prefixes)
             for item in items:
                 if isinstance(item, InputError):
-                    if self.o.on_error == "stop":
+                    if o.on_error == "stop":
                         raise item
                     reject(item.line, str(item).split(": ", 1)[-1], getattr(item, "raw", None))
                 elif last_t is None or item.t > last_t:
                     yield item
 
-        source = open(self.o.input, encoding="utf-8", errors="surrogateescape") if self.o.input != "-" else \
-            open(sys.stdin.fileno(), encoding="utf-8", errors="surrogateescape", closefd=False)
-        with source:
-            yield from in_order(records(self._lines(source, skip)), self.o.reorder_within,
-                                (lambda r, reason: reject(r.line, reason, r.raw)) if self.o.on_error == "skip" else None)
-
-    def _lines(self, source: TextIO, skip: int) -> Iterator[str]:
-        """The lines after the first ``skip``; with ``--follow``, waiting at the end for more."""
-        number, partial = 0, ""
-        limit = self.o.max_record_size
-        while True:
-            line = source.readline(limit + 1 if limit > 0 else -1)
-            too_long = 0 < limit < len(partial) + len(line) and not line.endswith("\n")
-            if too_long:  # read past the rest of it, keeping its start for the rejects file
-                while (rest := source.readline(1 << 20)) and not rest.endswith("\n"):
-                    pass
-            if not line:
-                if not self.o.follow:
-                    if partial:
-                        yield partial
-                    return
-                time.sleep(0.1)
-                continue
-            if self.o.follow and not line.endswith("\n") and not too_long:  # a line still being written
-                partial += line
-                continue
-            line, partial = partial + line, ""
-            if too_long:
-                line = TooLong(line[:200])
-                line.limit = limit
-            number += 1
-            if number > skip:
-                yield line
-
-    def _write_rejects(self) -> None:
-        rejects = self.state.rejects
-        if not rejects:
-            return
-        path = self.o.rejects or ((self.o.output if self.o.output != "-" else "dotr") + ".rejects.jsonl")
-        with open(path, "w", encoding="utf-8") as f:
-            for r in rejects:
-                f.write(json.dumps(r) + "\n")
-        print(f"dotr: {len(rejects)} record(s) rejected, see {path}", file=sys.stderr)
+        yield from in_order(records(self._input), o.reorder_within,
+                            (lambda r, reason: reject(r.line, reason, r.raw)) if o.on_error == "skip" else None)
 
 
-__all__ = ["EmbeddedRun", "Options", "Interrupted", "EXIT_OK", "EXIT_USAGE", "EXIT_BAD_RECORD", "EXIT_SIGINT",
-           "EXIT_SIGTERM"]
+__all__ = ["EmbeddedRun", "Options", "RunState"]

@@ -15,7 +15,10 @@ class Engine(Protocol):
         input (a window's content leaves, an atom was placed there), or None."""
 
     def snapshot(self) -> dict:
-        """The state as plain (picklable) data."""
+        """The state as plain data: only None, booleans, integers, floats, strings, bytes,
+        tuples, lists, sets, frozensets, dicts and terms of the rule language (what a state file
+        holds, docs/cli.md "State files")."""
 
     def restore(self, state: dict) -> None:
-        """Continue from :meth:`snapshot`'s state, on an engine built from the same rules."""
+        """Continue from :meth:`snapshot`'s state, on an engine built from the same rules; read
+        back from a state file, every list of it is a tuple."""

@@ -352,7 +352,7 @@ class LarsEngine(BackgroundChanges):
 
     # ------------------------------------------------------------------------ state
     def snapshot(self) -> dict:
-        """The evaluation state as plain data (picklable). Restore it into an engine built from
+        """The evaluation state as plain data (a state file's). Restore it into an engine built from
         the same rules over a dictionary restored to the same terms: :meth:`restore`."""
         return {"facts": list(self.store), "future": dict(self._future), "occ": dict(self._occ),
                 "disabled": dict(self._disabled_until), "given": set(self._given), "since": dict(self._since),
@@ -365,10 +365,11 @@ class LarsEngine(BackgroundChanges):
         self.store.clear()  # (the state has the background as it was then, changes made)
         for rel, fact, expiry in state["facts"]:
             self.store.add(rel, fact, expiry)
-        self._future = defaultdict(list, state["future"])
-        self._occ = defaultdict(dict, state["occ"])
+        # (a state read from a file has tuples where these had lists: the runs are extended in place)
+        self._future = defaultdict(list, {when: list(items) for when, items in state["future"].items()})
+        self._occ = defaultdict(dict, _runs(state["occ"]))
         self._placed = set(state["placed"])
-        self._held = defaultdict(dict, state.get("held", {}))
+        self._held = defaultdict(dict, _runs(state.get("held", {})))
         self._disabled_until = dict(state["disabled"])
         self._recent.extend(state["recent"])
         self._seen_atoms, self.t, self._prev_t = state["seen"], state["t"], state["prev"]
@@ -377,7 +378,7 @@ class LarsEngine(BackgroundChanges):
         self._held_known = state.get("held_until")
         if "given" in state:
             self._given, self._since = set(state["given"]), dict(state["since"])
-            self._gone = defaultdict(list, state["gone"])
+            self._gone = defaultdict(list, {key: list(runs) for key, runs in state["gone"].items()})
             self._was, self.background = dict(state["was"]), set(state["background"])
             self._given_by = defaultdict(set)
             for rel, fact in self._given:
@@ -824,3 +825,9 @@ class LarsEngine(BackgroundChanges):
     def format(self, output: Output) -> list[str]:
         """The output facts as canonical text, sorted."""
         return sorted(format_fact(self.dictionary, rel, f) for rel, f in output.facts)
+
+
+def _runs(by_relation: dict) -> dict:
+    """Per relation and fact, its runs ``[start, end]`` as lists (which grow in place)."""
+    return {rel: {fact: [list(run) for run in runs] for fact, runs in facts.items()}
+            for rel, facts in by_relation.items()}

@@ -615,13 +615,13 @@ class PatternEngine:
         return None
 
     def snapshot(self) -> dict:
-        """The buffered events and consumption marks as plain data (picklable); see restore."""
-        return {"events": [e for b in self._unique_buffers() for e in b.events],
+        """The buffered events and consumption marks as plain data (a state file's); see restore."""
+        return {"events": [tuple(e) for b in self._unique_buffers() for e in b.events],
                 "consumed": {c.name: set(c.consumed) for c in self.patterns}, "seq": self._seq, "t": self._t}
 
     def restore(self, state: dict) -> None:
         """Continue from :meth:`snapshot`'s state (an engine built from the same program)."""
-        for event in sorted(state["events"], key=lambda e: (e.time, e.seq)):
+        for event in sorted(map(Event._make, state["events"]), key=lambda e: (e.time, e.seq)):
             self.buffers[event.type].add(event)
         for c in self.patterns:
             c.consumed = set(state["consumed"].get(c.name, ()))

@@ -197,7 +197,7 @@ def test_a_record_longer_than_the_bound_is_a_bad_record_and_is_never_held_whole(
     assert _run(tmp_path, data, "--max-record-size", "1000")[0] == 3
     code, out, rejects = _run(tmp_path, data, "--max-record-size", "1000", "--on-error", "skip")
     assert code == 0 and out == '{"t": 1, "facts": ["h(a)"]}\n{"t": 3, "facts": ["h(c)"]}\n'
-    assert [(r["line"], r["reason"]) for r in rejects] == [(2, "the record has more than 1,000 characters "
+    assert [(r["line"], r["reason"]) for r in rejects] == [(2, "the record has more than 1,000 bytes "
                                                                "(--max-record-size)")]
     assert rejects[0]["record"] == big[:200]
     code, out, _ = _run(tmp_path, data, "--max-record-size", "0")  # no bound

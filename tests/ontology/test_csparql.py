@@ -2,8 +2,6 @@
 queries and streams: time and count windows, several streams, aggregates, stream operators), and
 reproduces the IMaRS paper's Fig. 4 expirations."""
 
-import pickle
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import Literal, URIRef
@@ -12,6 +10,7 @@ from dotr.rules import check_text, ir
 from dotr.rules.engine.terms import format_term
 from dotr.ontology.csparql import CSparqlEngine
 from tests.ontology.csparql_reference import CSparqlReference, _order
+from tests.state_files import round_trip
 
 EX = "http://ex.org/"
 PREFIX = f"@prefix : <{EX}> .\n"
@@ -82,15 +81,15 @@ streams = st.lists(st.tuples(st.integers(0, 12), st.sampled_from([*STREAMS, None
 
 
 def run_engine(engine: CSparqlEngine, elements, until: int, restart_at: int | None = None, checked=None):
-    """Drive the engine as the pipeline does (``run``), optionally continuing from a pickled
-    snapshot in a new engine after ``restart_at``; the reports in the reference's form."""
+    """Drive the engine as the pipeline does (``run``), optionally continuing from a snapshot read back
+    from a state file in a new engine after ``restart_at``; the reports in the reference's form."""
     elements = sorted(elements, key=lambda e: e[0])
     stream = [(t, {s: [f]}) for t, s, f in elements]
     if restart_at is None:
         outputs = list(engine.run(stream, until))
     else:
         outputs = list(engine.run([e for e in stream if e[0] <= restart_at], restart_at))
-        state = pickle.loads(pickle.dumps(engine.snapshot()))
+        state = round_trip((engine.snapshot()))
         engine = CSparqlEngine(checked, dictionary=engine.dictionary)
         engine.restore(state)
         outputs += engine.run([e for e in stream if e[0] > restart_at], until)
@@ -287,7 +286,7 @@ def test_background_changes_agree_with_recomputation(rules, background, queries,
         done = when - 1
         engine.change_background(add, remove)
         if restart:  # the changed background is part of the state
-            state = pickle.loads(pickle.dumps(engine.snapshot()))
+            state = round_trip((engine.snapshot()))
             engine = CSparqlEngine(checked, dictionary=engine.dictionary)
             engine.restore(state)
     outputs += engine.run([e for e in stream if e[0] > done], until)

@@ -111,7 +111,7 @@ def test_killed_with_minus_9_at_random_moments_the_same_command_gives_the_same_o
             continue
         assert proc.returncode == 0, (seed, proc.stderr.read())
         # finished before the kill: start over, so that at least 10 kills land in runs
-        for path in (tmp_path / "o.jsonl", tmp_path / "ck" / "state.pickle"):
+        for path in (tmp_path / "o.jsonl", tmp_path / "ck" / "state.dotr"):
             path.unlink(missing_ok=True)
     assert kills >= 10, seed
     finish = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)  # the same command, left to finish

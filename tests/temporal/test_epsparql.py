@@ -10,6 +10,7 @@ from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.ontology.stage import OntologicalStage
 from dotr.rules import check_text, ir
 from dotr.temporal.epsparql import EpSparqlEngine
+from tests.state_files import round_trip
 
 DAY = 86_400_000
 HEAD = "@prefix : <http://ex.org/> .\n@timeunit ms .\n"
@@ -147,7 +148,6 @@ def test_construct_graphs_and_background_knowledge():
 
 
 def test_snapshot_restore_continues_identically():
-    import pickle
     stream = {0: ["acme price 10"], 3: ["acme price 20"], 6: ["acme price 30"], 12: ["acme price 40"],
               14: ["acme price 50"]}
     whole = _run(Driver(RUNNING), stream, "Average")
@@ -155,7 +155,7 @@ def test_snapshot_restore_continues_identically():
     _run(first, {k: v for k, v in stream.items() if k <= 6}, "Average")
     second = Driver(RUNNING)
     second.stage = first.stage  # the ontological stage has its own snapshot; reuse it here
-    second.engine.restore(pickle.loads(pickle.dumps(first.engine.snapshot())))
+    second.engine.restore(round_trip((first.engine.snapshot())))
     second.groups = first.groups
     rest = _run(second, {k: v for k, v in stream.items() if k > 6}, "Average")
     assert rest == {k: v for k, v in whole.items() if k > 6}

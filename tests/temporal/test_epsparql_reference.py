@@ -3,8 +3,6 @@ on generated streams and queries, with a snapshot/restore in the middle of the r
 
 from __future__ import annotations
 
-import pickle
-
 from hypothesis import given, settings, strategies as st
 
 from dotr.rules.engine.sparql.algebra import compile_select
@@ -15,6 +13,7 @@ from dotr.rules.engine.terms import TermDictionary, format_term
 from dotr.temporal.epsparql import EpSparqlEngine
 
 from .epsparql_reference import Reference
+from tests.state_files import round_trip
 
 EX = "http://ex.org/"
 GROUPS = ["{ ?x :p ?v }", "{ ?x :q ?w }", "{ ?y :p ?v }", "{ ?x :p ?v . ?x :q ?w }", "{ ?x :r ?y }",
@@ -63,8 +62,8 @@ def _run(query_text: str, stream, cut: int):
     per_time: dict[int, list[list[dict]]] = {}
     got = {}
     for i, (t, facts) in enumerate(stream):
-        if i == cut:  # continue in a fresh engine from a pickled snapshot
-            state = pickle.loads(pickle.dumps(engine.snapshot()))
+        if i == cut:  # continue in a fresh engine from a snapshot read back from a state file
+            state = round_trip((engine.snapshot()))
             engine = EpSparqlEngine.from_program(program, d)
             engine.restore(state)
         store = DictStore()

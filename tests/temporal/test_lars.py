@@ -1,8 +1,6 @@
 """The LARS engine agrees with the literal reading of the LARS definitions (tests/temporal/
 reference.py) on generated programs and streams: every operator, negation, tuple windows, @ heads."""
 
-import pickle
-
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
@@ -11,6 +9,7 @@ from dotr.rules import RuleError, check_text, ir, parse
 from dotr.rules.engine.terms import TermDictionary, format_fact
 from dotr.temporal.lars import LarsEngine
 from tests.temporal.reference import Reference
+from tests.state_files import round_trip
 
 STREAM_PREDS = {"a": 1, "b": 1, "c": 2}
 CONSTS = ["x", "y", "z"]
@@ -106,7 +105,7 @@ def _usable(condition: bool) -> None:
 def run(program_text: str, stream: list[list[str]], restart: int | None = None,
         changes: dict[int, tuple[list[str], list[str]]] | None = None, **options):
     """Step the engine and the reference side by side; at ``restart`` the engine is replaced by a
-    new one restored from a pickled snapshot (as a resumed run or a Spark micro-batch is);
+    new one restored from a snapshot read back from a state file (as a resumed run or a Spark micro-batch is);
     ``changes``: time point -> (facts added to, facts removed from the background) before it."""
     result = check_text(program_text)
     _usable(result.ok)
@@ -127,7 +126,7 @@ def run(program_text: str, stream: list[list[str]], restart: int | None = None,
                 {((a.pred, len(a.args)), a.args) for a in add}
             reference.change_background(t, background)
         if t == restart:
-            state = pickle.loads(pickle.dumps((engine.dictionary.snapshot(), engine.snapshot())))
+            state = round_trip(((engine.dictionary.snapshot(), engine.snapshot())))
             engine = LarsEngine(rules, TermDictionary.restore(state[0]), **options)
             engine.restore(state[1])
         atoms = [parse(f + ".").facts[0] for f in facts]
@@ -292,7 +291,7 @@ def test_the_time_points_next_change_skips_print_what_the_one_before_printed(pro
         printed[t] = sparse.format(sparse.step(t, [(rel, fact) for rel, fact in inputs.get(t, [])]))
         last = t
         if len(printed) == restart:  # (a snapshot knows where the output can change next too)
-            sparse, state = LarsEngine(rules, d), pickle.loads(pickle.dumps(sparse.snapshot()))
+            sparse, state = LarsEngine(rules, d), round_trip((sparse.snapshot()))
             sparse.restore(state)
     shown: list[str] = []
     for u in range(times[0], end + 1):

@@ -1,7 +1,5 @@
 """The pattern engine agrees with the literal TESLA definitions on generated patterns and event
 streams; the T-Rex and DOTR examples run from examples/ through the ontological stage."""
-
-import pickle
 import re
 
 from hypothesis import HealthCheck, assume, example, given, settings
@@ -12,6 +10,7 @@ from dotr.rules.engine.terms import TermDictionary
 from dotr.temporal.keys import EventPartition, partition_keys
 from dotr.temporal.patterns import PatternEngine
 from tests.temporal.pattern_reference import PatternReference
+from tests.state_files import round_trip
 
 TYPES = ["A", "B", "C"]
 DECLS = "\n".join(f"event {t}(?k, ?v) := {t.lower()}(?k, ?v) ." for t in TYPES)
@@ -82,7 +81,7 @@ def _show(d, values):
 
 def run(text, stream, restart: int | None = None):
     """Step the engine and the reference side by side; at ``restart`` the engine is replaced by a
-    new one restored from a pickled snapshot (as a resumed run or a Spark micro-batch is)."""
+    new one restored from a snapshot read back from a state file (as a resumed run or a Spark micro-batch is)."""
     result = check_text(text)
     assume(result.ok)
     engine = PatternEngine(result.program)
@@ -90,7 +89,7 @@ def run(text, stream, restart: int | None = None):
     d = engine.dictionary
     for t, events in enumerate(stream):
         if t == restart:
-            state = pickle.loads(pickle.dumps((d.snapshot(), engine.snapshot())))
+            state = round_trip(((d.snapshot(), engine.snapshot())))
             d = TermDictionary.restore(state[0])
             engine = PatternEngine(result.program, d)
             engine.restore(state[1])
