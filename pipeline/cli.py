@@ -296,92 +296,102 @@ def _report(args: argparse.Namespace, stats, counts: dict, rejects: int, readabl
 
 
 def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
-    """``dotr run --engine spark``: the Spark job's results, written here (pipeline/spark/run.py)."""
-    import json
-    import tempfile
+    """``dotr run --engine spark``: the Spark job's records, written here as the embedded run
+    writes its results (pipeline/spark/run.py)."""
+    from dotr.rules import DotrError, InputError, RuleError
 
-    from dotr.rules import DotrError, RuleError
-
-    from dotr.rules import InputError
-    from .io import ResultWriter
+    from .files import FileIOError, OutputFile, StandardOutput
+    from .output import Output, OutputOptions, rejects_path
     from .printing import Readable
-    from .spark.run import spark_results
+    from .process import Interrupted
+    from .runner import Options
+    from .spark.job import result_of
+    from .spark.run import SparkFailed, SparkOptions, spark_results
     from .summary import RunStats
 
-    rejects: list[dict] = []
-    counts = {"records": 0, "time points": 0, "outputs": 0}
+    options = Options(input=args.input, output=args.output, format=args.format, input_format=args.input_format,
+                      on_error=args.on_error, rejects=args.rejects, changes=args.changes,
+                      all_time_points=args.all_time_points, checkpoint=args.checkpoint,
+                      max_record_size=args.max_record_size, full_iris=args.full_iris)
+    spark_options = SparkOptions(args.rules, args.ontology, args.include_background, args.master,
+                                 dict(args.conf or {}), args.trigger, args.quiet)
     stats, readable = RunStats(), Readable(checked.program.prefixes)
     stats.counting = _counted(args)
+    counts = {"records": 0, "time points": 0, "outputs": 0}
+    live = args.trigger != "available-now"  # runs until interrupted: the output is written as it comes
+    if args.output == "-":
+        sink = StandardOutput()
+    elif live:
+        sink = OutputFile(args.output)
+    else:  # written whole at the end (a stopped run leaves no half output)
+        folder, name = os.path.split(os.path.abspath(args.output))
+        sink = OutputFile(os.path.join(folder, f".{name}.{os.getpid()}.part"))
+    rejects: list = []
+
+    def open_rejects():
+        rejects.append(OutputFile(rejects_path(args.rejects, args.output)))
+        return rejects[0]
+
+    output = Output(sink, OutputOptions(args.format, checked.program.prefixes, args.full_iris, args.changes,
+                                        args.all_time_points), stats, open_rejects, counts)
+    progress = _progress(args, stats, counts, checked.program.prefixes)
+    output.on_time_point = progress.update if progress is not None else None
+    code, finished = 0, False
+    records = spark_results(options, spark_options, counts, on_start=lambda: stats.start(started),
+                            on_notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
     try:
-        results = spark_results(args, rejects, counts, on_start=lambda: stats.start(started))
+        checked.raise_for_errors()
+        for record in records:
+            if record.pop("kind") == "reject":
+                if args.on_error == "stop":
+                    raise InputError(record["reason"], record["line"], record["source"] or None)
+                output.reject(record)
+                continue
+            result = result_of(record)  # (the records do not say which pattern or query built each graph)
+            output.result(result, None, ["(patterns and queries)"] * len(result.graphs))
+            if live:
+                output.flush()
+        finished = True
+    except Interrupted as stop:
+        code = stop.code
+        print(f"dotr: interrupted after {counts['time points']} time points"
+              + ("; the same command continues from there" if args.checkpoint else ""), file=sys.stderr)
     except RuleError as err:
         print(err.render(), file=sys.stderr)
         return 2
+    except InputError as err:
+        print(f"{err.source or args.input}:{err}", file=sys.stderr)
+        print("dotr: stopped; " + ("the time points before it are written" if live else "nothing was written")
+              + " (use --on-error skip to skip bad records)", file=sys.stderr)
+        return 3
+    except (SparkFailed, FileIOError) as err:
+        print(f"dotr: {err}", file=sys.stderr)
+        return 74 if isinstance(err, FileIOError) else 1
     except DotrError as err:
         print(f"dotr: {err}", file=sys.stderr)
         return 2
-
-    live = args.trigger != "available-now"  # runs until interrupted
-    target_dir = os.path.dirname(os.path.abspath(args.output)) if args.output != "-" else None
-    if live:
-        out = open(args.output, "w", encoding="utf-8") if args.output != "-" else sys.stdout
-    else:
-        out = tempfile.NamedTemporaryFile("w", delete=False, encoding="utf-8", dir=target_dir, suffix=".part")
-    writer = ResultWriter(out, args.format, checked.program.prefixes, args.full_iris)
-    progress = None
-    try:
-        previous: set[str] = set()
-        if args.watch:
-            from .watch import Watch
-
-            progress = Watch(stats, counts, readable)
-        for result in results:
-            counts["time points"] += 1
-            # (the records do not say which pattern or query built each graph)
-            stats.observe(result, None, ["(patterns and queries)"] * len(result.graphs))
-            if progress is not None:
-                progress.update(result.t)
-            if args.changes:  # only what was added or removed since the previous time point
-                previous = result.keep_changes(previous)
-                if not result.removed and result.is_empty() and not args.all_time_points:
-                    continue
-            elif result.is_empty() and not args.all_time_points:
-                continue
-            counts["outputs"] += 1
-            writer.write(result)
-            if live:
-                out.flush()
-    except KeyboardInterrupt:
-        if not live:
-            raise
-    except InputError as err:
-        if not live:
-            out.close()
-            os.unlink(out.name)
-        print(f"{err.source or args.input}:{err}", file=sys.stderr)
-        print("dotr: stopped; nothing was written (use --on-error skip to skip bad records)", file=sys.stderr)
-        return 3
+    except Exception as err:  # Spark's own (a JVM that cannot start, a lost connection): one line
+        text = (str(err).strip().splitlines() or [""])[0][:300]
+        print(f"dotr: Spark failed: {type(err).__name__}: {text} (Spark's log: spark.log in the checkpoint "
+              "directory, or dotr-spark-PID.log in the temporary directory)", file=sys.stderr)
+        return 1
     finally:
+        records.close()
         if progress is not None:
             progress.close()
-    if not live:
-        out.close()
-        if args.output == "-":
-            with open(out.name, encoding="utf-8") as f:
-                sys.stdout.write(f.read())
-            os.unlink(out.name)
-        else:
-            os.replace(out.name, args.output)
-    elif args.output != "-":
-        out.close()
-    if rejects:
-        path = args.rejects or ((args.output if args.output != "-" else "dotr") + ".rejects.jsonl")
-        with open(path, "w", encoding="utf-8") as f:
-            for r in rejects:
-                f.write(json.dumps(r) + "\n")
-        print(f"dotr: {len(rejects)} record(s) rejected, see {path}", file=sys.stderr)
-    _report(args, stats, counts, len(rejects), readable)
-    return 0
+        sink.close()
+        for file in rejects:
+            file.close()
+        if not live and args.output != "-":
+            if finished:
+                os.replace(sink.path, args.output)
+            else:
+                os.unlink(sink.path)
+    if output.rejected:
+        print(f"dotr: {output.rejected} record(s) rejected, see {rejects_path(args.rejects, args.output)}",
+              file=sys.stderr)
+    _report(args, stats, counts, output.rejected, readable)
+    return code
 
 
 def input_format(args: argparse.Namespace) -> str:

@@ -22,8 +22,16 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 from pathlib import Path
+
+from dotr.ontology.convert import from_rdflib
+from dotr.ontology.turtle import TokenTriple
+from dotr.rules.lang.ir import Atom, Iri, Num
+
+from .. import state_file
+
+#: the kind of the log's state files (docs/cli.md, "State files")
+KIND = "background-change"
 
 
 def local_path(path: str) -> str:
@@ -77,7 +85,7 @@ class ChangeLog:
         out = []
         with os.scandir(self.path) as entries:
             for entry in entries:
-                if not (entry.name.startswith("change.") and entry.name.endswith(".pickle")):
+                if not (entry.name.startswith("change.") and entry.name.endswith(".dotr")):
                     continue
                 t = int(entry.name.split(".")[1])
                 if t > before:
@@ -85,14 +93,14 @@ class ChangeLog:
                 stamp = entry.stat().st_mtime_ns
                 cached = cache.get(entry.name)
                 if cached is None or cached[0] != stamp:
-                    with open(entry.path, "rb") as f:
-                        cached = cache[entry.name] = (stamp, pickle.load(f))
+                    cached = cache[entry.name] = (stamp, _entry(state_file.read(entry.path, KIND)[1]))
                 out.append(cached[1])
         return sorted(out, key=lambda change: change[0])
 
     def record(self, t: int, add: list, remove: list, ids: list[RecordId]) -> None:
         """The change made at ``t`` (by the records ``ids``)."""
-        self._write(f"change.{t}.pickle", pickle.dumps((t, add, remove, tuple(map(tuple, ids)))))
+        self._write(f"change.{t}.dotr", state_file.encode(KIND, (t, [_plain(f) for f in add],
+                                                                  [_plain(f) for f in remove], tuple(map(tuple, ids)))))
 
     def close_batch(self, last_t: int | None, before: int | None, ids: list[RecordId]) -> None:
         """A micro-batch evaluated up to ``last_t`` (``before`` it: up to ``before``); ``ids``:
@@ -104,3 +112,33 @@ class ChangeLog:
         part = self.path / f".{name}.part"
         part.write_bytes(data)
         os.replace(part, self.path / name)
+
+
+def _entry(data: tuple) -> tuple:
+    """A logged change as :meth:`ChangeLog.changes` gives it, from its state file (every list
+    read back as a tuple): ``(t, add, remove, record ids)``."""
+    t, add, remove, ids = data
+    return t, [_fact(f) for f in add], [_fact(f) for f in remove], tuple(map(tuple, ids))
+
+
+def _plain(fact) -> str | tuple:
+    """A background fact as a state file holds it: a fact string as it is, any other form (a
+    ground atom, an rdflib triple, a Turtle reader's triple of term texts) as the tuple of its
+    predicate's and arguments' terms.
+
+    >>> _fact(_plain(TokenTriple(("<http://a>", "<http://p>", "3"))))
+    Atom(pred=Iri(value='http://p'), args=(Iri(value='http://a'), Num(value=3)))
+    """
+    if isinstance(fact, str):
+        return fact
+    if isinstance(fact, Atom):
+        return (fact.pred, *fact.args)
+    if type(fact) is TokenTriple:
+        s, p, o = (Iri(token[1:-1]) if token[0] == "<" else Num(int(token)) for token in fact)
+    else:  # an rdflib triple
+        s, p, o = map(from_rdflib, fact)
+    return p, s, o
+
+
+def _fact(plain: str | tuple) -> str | Atom:
+    return plain if isinstance(plain, str) else Atom(plain[0], tuple(plain[1:]))

@@ -9,7 +9,8 @@ Three steps, each running the embedded pipeline's own engine objects (:class:`Re
    computed once on the driver, broadcast, and restored once per Python worker. Out come the time
    points as bytes (:mod:`pipeline.wire`).
 3. *conclude* (the stateful operator ``applyInPandasWithState``): patterns and LARS
-   (:meth:`Reasoner.conclude`) in time order. The temporal state is pickled into the state store
+   (:meth:`Reasoner.conclude`) in time order. The temporal state is kept in the state store, as a
+   state file,
    at every micro-batch, so a query restarted from its checkpoint continues exactly; the live
    engine stays cached in the worker between micro-batches. Where the rules allow
    (:func:`~pipeline.keys.split_keys`: patterns whose events all join on a key attribute) the
@@ -60,6 +61,7 @@ from ..records import Result, carry_facts, merge_records
 from ..keys import carried, make_partition, split_keys, split_point
 from ..input_facts import intern_all
 from ..io import BackgroundChange, Record, read_jsonl, read_laserpp, read_trig
+from .. import state_file
 from ..wire import decode_point, encode_point
 from .changes import ChangeLog, RecordId, local_path
 
@@ -68,6 +70,8 @@ POINTS = "t long, grp long, kind string, payload binary"
 RESULTS = "t long, kind string, json string"
 GROUP_RESULTS = "t long, kind string, json string, graphs array<string>"  # a key group's, before the merge
 STATE = "version long, engine binary"
+#: the kind of the state files a key group's state is kept in (docs/cli.md, "State files")
+STATE_KIND = "spark-group"
 BINARY_FILES = "path string, modificationTime timestamp, length long, content binary"  # Spark's binaryFile
 #: why a record that changes the background is rejected by a job without a change log
 NO_CHANGES = ("this Spark job takes no background changes: it has no directory for its change log "
@@ -385,7 +389,7 @@ def _changes(seen: dict[RecordId, tuple[int, BackgroundChange]], log: ChangeLog 
 def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group: int = 0,
                   log: ChangeLog | None = None) -> tuple[list[tuple], tuple]:
     """``POINTS`` rows (one micro-batch of a key group, without the group column) to
-    ``GROUP_RESULTS`` rows, continuing from ``state`` (``(version, pickled temporal state)`` or
+    ``GROUP_RESULTS`` rows, continuing from ``state`` (``(version, temporal state as a state file)`` or
     None); returns the rows and the new state. With several key groups a record's graphs come
     apart, in the ``graphs`` column, for the merge step; with one they stay in the record (and
     ``graphs`` is None). The worker's live engine is used when it is the one that wrote
@@ -400,7 +404,7 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
     else:  # a new worker, or a micro-batch run again after a failure
         engine, printed = worker.fresh_reasoner(group), []
         if blob is not None:
-            saved = pickle.loads(blob)
+            saved = state_file.decode(blob, STATE_KIND, "the Spark job's state")[1]
             if saved.get("background_changes"):
                 worker.changed.add(group)
             printed = saved.pop("printed", [])
@@ -452,7 +456,7 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
     version = secrets.randbits(62)  # unique: a cached engine matches only the state it wrote
     worker.engines[group] = (version, engine, printed)
     saved = {**engine.temporal_snapshot(), "printed": printed}
-    return out, (version, pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL))
+    return out, (version, state_file.encode(STATE_KIND, saved))
 
 
 # ------------------------------------------------------------------------- the job

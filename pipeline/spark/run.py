@@ -1,100 +1,226 @@
 """``dotr run --engine spark``: the command's input and output around :class:`SparkPipeline`.
 
-The input (a file, standard input, or a directory to watch) is read by Spark's file source; the
-results come back to the driver per micro-batch (``foreachBatch``) and are printed exactly as the
-embedded pipeline prints them.
+The input (a file, standard input, or a directory to watch) is read by Spark's file source. Each
+micro-batch's results (result records and rejects) are written, on the driver, to a file of
+their own in the results directory (``CHECKPOINT/results``, or a temporary one) under the
+micro-batch's number, before Spark commits the micro-batch; a micro-batch run again after a
+failure writes the same file again, with the same content. The output is those files' records in
+micro-batch order: a run started again from its checkpoint writes first what the micro-batches
+committed before, then goes on, in every trigger mode, so that a kill and the same command lose
+nothing and write nothing twice.
+
+Signals: during the start-up SIGINT and SIGTERM end the command at once; while the query runs
+they stop it after its current micro-batch (a second one ends the command at once). Spark's own
+output (the JVM's and its Python workers') goes to a log file, not the terminal.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import queue
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from dotr.rules import InputError
-from ..records import Result
+from ..process import Interrupted, signal_code
+from ..state_file import sync_directory
 
 
 def _trigger(text: str) -> dict:
     return {"availableNow": True} if text == "available-now" else {"processingTime": text}
 
 
-def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict,
-                  on_start: Callable[[], None] = lambda: None) -> Iterator[Result]:
-    """The results of ``args``'s run on Spark, in time order; bad records go to ``rejects`` (with
-    ``--on-error skip``) or raise :class:`InputError`. At the end ``counts["records"]`` is the
-    number of non-blank lines of the input files; ``on_start`` is called as the query starts (the
-    set-up done)."""
-    from .job import SparkPipeline, result_of
+@dataclass
+class SparkOptions:
+    """What a Spark run is asked for besides the embedded run's :class:`~dotr.pipeline.runner.Options`."""
+
+    rules: str
+    ontologies: list[str] = field(default_factory=list)
+    include_background: bool = False
+    master: str = "local[*]"
+    conf: dict[str, str] = field(default_factory=dict)
+    trigger: str = "available-now"
+    quiet: bool = False
+
+
+def is_local(master: str) -> bool:
+    return master.startswith("local")
+
+
+class BatchFiles:
+    """The results of the committed micro-batches: ``batch-N.jsonl`` per micro-batch N, its
+    records one JSON object per line (``{"kind": "result" | "reject", ...}``).
+
+    >>> folder = BatchFiles(tempfile.mkdtemp())
+    >>> folder.write(1, [{"kind": "result", "t": 3, "facts": []}]); folder.write(0, [])
+    >>> [(n, len(records)) for n, records in folder.committed()]
+    [(0, 0), (1, 1)]
+    """
+
+    _NAME = re.compile(r"batch-(\d+)\.jsonl")
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def write(self, batch: int, records: list[dict]) -> None:
+        """Write a micro-batch's records (again, if it runs again: the same records)."""
+        name = f"batch-{batch:012d}.jsonl"
+        part = self.folder / f".{name}.{os.getpid()}.part"
+        with open(part, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(part, self.folder / name)
+        sync_directory(self.folder)
+
+    def committed(self) -> Iterator[tuple[int, list[dict]]]:
+        """Every micro-batch written so far, in order."""
+        found = sorted((int(m.group(1)), entry) for entry in self.folder.iterdir()
+                       if (m := self._NAME.fullmatch(entry.name)))
+        for batch, path in found:
+            with open(path, encoding="utf-8") as f:
+                yield batch, [json.loads(line) for line in f]
+
+
+class _Signals:
+    """SIGINT and SIGTERM while the query runs: the first asks the driver to stop the query after
+    its micro-batch (``code``), the second ends the command at once."""
+
+    def __init__(self) -> None:
+        self.code: int | None = None
+        self._previous: dict = {}
+
+    def __enter__(self) -> "_Signals":
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._previous[signum] = signal.signal(signum, self._on_signal)
+            except ValueError:  # not the main thread
+                pass
+        return self
+
+    def _on_signal(self, signum, _frame) -> None:
+        if self.code is not None:
+            print("dotr: interrupted again: ending now (the same command continues from the checkpoint)",
+                  file=sys.stderr)
+            os._exit(signal_code(signum))
+        self.code = signal_code(signum)
+
+    def __exit__(self, *_) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+
+def spark_results(options, spark_options: SparkOptions, counts: dict, on_start: Callable[[], None] = lambda: None,
+                  on_notice: Callable[[str], None] = lambda text: None) -> Iterator[dict]:
+    """The records of a run on Spark (``options``: :class:`~dotr.pipeline.runner.Options`), in
+    time order: ``{"kind": "result", ...}`` (a :meth:`Result.to_json` record) and
+    ``{"kind": "reject", "source", "line", "reason", "record"}``; with a checkpoint, those the
+    micro-batches committed before first. At the end ``counts["records"]`` is the number of
+    non-blank lines of the input files; ``on_start`` is called as the query starts (the set-up
+    done). Raises :class:`Interrupted` when a signal stopped the query."""
+    from .job import SparkPipeline
     from .session import spark_session
 
-    spark = spark_session(args.master, config={"spark.ui.enabled": "true", **dict(args.conf or {})})
-    if not args.quiet and spark.sparkContext.uiWebUrl:
-        print(f"dotr: Spark UI at {spark.sparkContext.uiWebUrl} (--conf spark.ui.enabled=false: none)", file=sys.stderr)
-    job = SparkPipeline(spark, args.rules, args.ontology, include_background=args.include_background,
-                        keep_empty=args.changes or args.all_time_points, input_format=args.input_format)
+    o, s = options, spark_options
     scratch = Path(tempfile.mkdtemp(prefix="dotr-spark-"))
+    home = Path(o.checkpoint) if o.checkpoint else scratch
+    # Spark's log: kept with the checkpoint; without one, kept only when the run fails
+    log = home / "spark.log" if o.checkpoint else Path(tempfile.gettempdir()) / f"dotr-spark-{os.getpid()}.log"
+    clean = False
     try:
-        # with a checkpoint, the copy of a one-file input lives next to it: a restarted query
-        # must find the file it was reading at the same path
-        home = Path(args.checkpoint) if args.checkpoint else scratch
-        source = Path(args.input) if args.input != "-" else None
-        spool = None
-        if source is not None and source.is_dir():
-            watched = source
-        elif source is None and args.trigger != "available-now":  # a live pipe: spooled into files as it comes
-            watched = home / "input"
-            spool = Spool(sys.stdin, watched)
-        else:  # one input file: Spark's file source watches a directory
-            watched = home / "input"
-            name = source.name if source is not None else "stdin.jsonl"
-            if not (watched / name).exists():
-                watched.mkdir(parents=True, exist_ok=True)
-                part = watched.parent / (name + ".part")  # (in place at once: Spark may be listing it)
-                with open(part, "w", encoding="utf-8") as f:
-                    shutil.copyfileobj(open(source, encoding="utf-8") if source else sys.stdin, f)
-                part.replace(watched / name)
-        if args.checkpoint and args.trigger == "available-now":
-            yield from _committed_results(spark, job, watched, home, args, rejects, on_start)
-            counts["records"] = _input_lines(watched)
-            return
-        records: queue.Queue = queue.Queue()
-        query = job.foreach(job.results(job.read_files(watched), home / "background"),
-                            lambda _, batch: [records.put(r) for r in batch],
-                            args.checkpoint or scratch / "checkpoint", _trigger(args.trigger))
-        on_start()
-        if spool is not None:
-            spool.query = query
-            spool.start()
-        try:
-            while query.isActive or not records.empty():
-                try:
-                    record = records.get(timeout=0.2)
-                except queue.Empty:
-                    continue
-                if record.pop("kind") == "reject":
-                    if args.on_error == "stop":
-                        raise InputError(record["reason"], record["line"], record["source"] or None)
-                    rejects.append(record)
-                    continue
-                yield result_of(record)
-            if query.exception() is not None:
-                raise RuntimeError(f"the Spark query failed: {query.exception()}")
-            counts["records"] = _input_lines(watched)
-        finally:
-            if query.isActive:
-                query.stop()
+        config = {"spark.ui.enabled": "true", "spark.ui.killEnabled": "false"}
+        if is_local(s.master):  # the driver, its UI and its ports on the loopback interface only
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            config.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+        home.mkdir(parents=True, exist_ok=True)
+        spark = spark_session(s.master, config={**config, **s.conf}, log=log)
+        if not s.quiet:
+            ui = spark.sparkContext.uiWebUrl
+            on_notice((f"Spark UI at {ui} (--conf spark.ui.enabled=false: none); " if ui else "")
+                      + f"Spark's log in {log}")
+        job = SparkPipeline(spark, s.rules, s.ontologies, include_background=s.include_background,
+                            keep_empty=o.changes or o.all_time_points, input_format=o.input_format)
+        watched, spool = _watched(o, s, home)
+        batches = BatchFiles(home / "results")
+        done: set[int] = set()
+        for batch, records in batches.committed():  # (committed before: the output starts with them)
+            done.add(batch)
+            yield from records
+        arrived: queue.Queue = queue.Queue()
+
+        def on_batch(batch: int, records: list[dict]) -> None:
+            batches.write(batch, records)
+            arrived.put((batch, records))
+
+        with _Signals() as signals:
+            query = job.foreach(job.results(job.read_files(watched), home / "background"), on_batch,
+                                home / "spark" if o.checkpoint else scratch / "checkpoint", _trigger(s.trigger))
+            on_start()
+            if spool is not None:
+                spool.query = query
+                spool.start()
+            try:
+                while query.isActive or not arrived.empty():
+                    if signals.code is not None:
+                        query.stop()
+                        raise Interrupted(signals.code)
+                    try:
+                        batch, records = arrived.get(timeout=0.2)
+                    except queue.Empty:
+                        continue
+                    if batch not in done:  # (a micro-batch run again writes what was yielded already)
+                        done.add(batch)
+                        yield from records
+                if query.exception() is not None:
+                    raise SparkFailed(f"the Spark query failed ({_first_line(query.exception())}); Spark's log is "
+                                      f"in {log}")
+            finally:
+                if query.isActive:
+                    query.stop()
+        counts["records"] = _input_lines(watched)
+        clean = True
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        if clean and not o.checkpoint:
+            log.unlink(missing_ok=True)
+
+
+class SparkFailed(RuntimeError):
+    """The Spark query stopped with an error (the message says where Spark's log is)."""
+
+
+def _first_line(err) -> str:
+    return str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__
+
+
+def _watched(o, s: SparkOptions, home: Path) -> tuple[Path, "Spool | None"]:
+    """The directory Spark's file source watches, and the spool that fills it from standard input
+    in live mode (else None)."""
+    source = Path(o.input) if o.input != "-" else None
+    if source is not None and source.is_dir():
+        return source, None
+    watched = home / "input"
+    if source is None and s.trigger != "available-now":  # a live pipe: spooled into files as it comes
+        return watched, Spool(sys.stdin, watched)
+    # one input file: Spark's file source watches a directory; with a checkpoint, the copy of the
+    # file lives next to it (a restarted query must find the file it was reading at the same path)
+    name = source.name if source is not None else "stdin.jsonl"
+    if not (watched / name).exists():
+        watched.mkdir(parents=True, exist_ok=True)
+        part = watched.parent / (name + ".part")  # (in place at once: Spark may be listing it)
+        with open(part, "w", encoding="utf-8") as f:
+            shutil.copyfileobj(open(source, encoding="utf-8") if source else sys.stdin, f)
+        part.replace(watched / name)
+    return watched, None
 
 
 def _input_lines(folder: Path) -> int:
@@ -177,32 +303,3 @@ def _time_of(line: str) -> int | None:
         return t if isinstance(t, int) else None
     match = re.match(r"(-?\d+)\s*:", text)
     return int(match.group(1)) if match else None
-
-
-def _committed_results(spark, job, watched: Path, home: Path, args: argparse.Namespace,
-                       rejects: list[dict], on_start: Callable[[], None]) -> Iterator[Result]:
-    """The results of a checkpointed run: Spark's file sink in the checkpoint directory commits
-    each micro-batch's results exactly once with its state, and the output is derived from
-    everything committed so far, so a run killed and started again, or run again after it
-    finished, gives the whole output (never only what the last start computed)."""
-    import json
-
-    from .job import result_of
-
-    results = home / "results"
-    query = job.write(job.results(job.read_files(watched), home / "background"), results, home / "spark", "jsonl",
-                      {"availableNow": True})
-    on_start()
-    query.awaitTermination()
-    if query.exception() is not None:
-        raise RuntimeError(f"the Spark query failed: {query.exception()}")
-    lines = [row.value for row in spark.read.text(str(results)).collect()] if (results / "_spark_metadata").exists() else []
-    records = [json.loads(line) for line in lines]
-    for record in records:
-        if "rejected" in record:
-            reject = record["rejected"]
-            if args.on_error == "stop":
-                raise InputError(reject["reason"], reject["line"], reject.get("source") or None)
-            rejects.append(reject)
-    for record in sorted((r for r in records if "rejected" not in r), key=lambda r: r["t"]):
-        yield result_of(record)

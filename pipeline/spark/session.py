@@ -9,8 +9,11 @@ Workers run this interpreter (``PYSPARK_PYTHON``), in which dotr is installed.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
+from pathlib import Path
 
 DEFAULTS = {
     "spark.sql.shuffle.partitions": "2",
@@ -36,11 +39,13 @@ DEFAULTS = {
 
 
 def spark_session(master: str | None = "local[2]", app: str = "dotr", config: dict | None = None,
-                  defaults: dict | None = None):
+                  defaults: dict | None = None, log: str | Path | None = None):
     """The active session if there is one, else a new one for ``master`` (``local[N]``,
     ``spark://host:port``; None: the one spark-submit gives): ``DEFAULTS`` overridden by
     ``config``. Under ``spark-submit``, what its ``--conf`` or ``spark-defaults.conf`` set for a
-    key stays (``config`` still wins; ``defaults`` only change ``DEFAULTS``)."""
+    key stays (``config`` still wins; ``defaults`` only change ``DEFAULTS``). ``log``: a file
+    that gets what the JVM this starts (and its Python workers) print, and py4j's messages,
+    instead of the terminal."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -52,9 +57,33 @@ def spark_session(master: str | None = "local[2]", app: str = "dotr", config: di
     chosen = {**DEFAULTS, **(defaults or {})}
     for key, value in {**{k: v for k, v in chosen.items() if k not in given}, **(config or {})}.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    if log is None:
+        spark = builder.getOrCreate()
+    else:
+        with _stderr_to(log):  # (the JVM starts here and keeps this standard error)
+            spark = builder.getOrCreate()
+        handler = logging.FileHandler(log)
+        for name in ("py4j", "pyspark"):
+            logger = logging.getLogger(name)
+            logger.addHandler(handler)
+            logger.propagate = False
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+@contextlib.contextmanager
+def _stderr_to(path: str | Path):
+    """Standard error (the file descriptor, which child processes inherit) goes to ``path``."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
 
 
 def _submitted_settings() -> set[str]:

@@ -380,6 +380,50 @@ def test_killed_with_minus_9_on_spark_the_same_command_gives_the_whole_output(tm
     assert out.read_text().splitlines() == embedded("cooling", lines)
 
 
+@pytest.mark.slow
+def test_a_live_run_killed_then_stopped_by_sigterm_loses_nothing_and_prints_one_line(tmp_path):
+    """``--trigger INTERVAL --checkpoint``: killed with -9 after its first micro-batch, started
+    again with more files in the watched directory, then stopped with SIGTERM: the output holds
+    every time point once (the embedded run's output), the exit code is 143, and standard error
+    has the command's own lines only (Spark's output is in its log)."""
+    import signal
+    import subprocess
+    import sys
+
+    rules, ontologies = files("cooling")
+    lines = [json.dumps({"t": t, "facts": [f"temp({random.Random(t).choice([1, 50, 120, 160])})"]})
+             for t in range(400)]
+    folder, out = tmp_path / "in", tmp_path / "out.jsonl"
+    for part in range(4):
+        publish(folder, f"p{part}.jsonl", lines[part * 50:(part + 1) * 50])
+    command = [sys.executable, "-m", "dotr", "run", "-q", "--engine", "spark", "--master", "local[1]",
+               "--trigger", "1 second", "--rules", rules, "--ontology", ontologies[0], "--input", str(folder),
+               "--output", str(out), "--checkpoint", str(tmp_path / "ck"), "--full-iris"]
+
+    def written() -> int:
+        return len(out.read_text().splitlines()) if out.exists() else 0
+
+    def wait_for(proc, n: int) -> None:
+        deadline = time.monotonic() + 400
+        while written() < n and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert written() >= n, proc.stderr.read() if proc.poll() is not None else "timed out"
+
+    first = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    wait_for(first, 200)
+    first.kill()
+    first.wait()
+    for part in range(4, 8):
+        publish(folder, f"p{part}.jsonl", lines[part * 50:(part + 1) * 50])
+    second = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    wait_for(second, 400)
+    second.send_signal(signal.SIGTERM)
+    assert second.wait(timeout=120) == 143
+    err = second.stderr.read()
+    assert err and all(line.startswith("dotr: ") for line in err.splitlines()), err
+    assert out.read_text().splitlines() == embedded("cooling", lines)
+
+
 def test_the_command_line_takes_spark_settings_and_shows_the_ui(tmp_path):
     import subprocess
     import sys
@@ -391,7 +435,7 @@ def test_the_command_line_takes_spark_settings_and_shows_the_ui(tmp_path):
                            "--input", str(ROOT / "examples/fire/stream.jsonl"), "--output", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "dotr: Spark UI at http" in done.stderr
+    assert "dotr: Spark UI at http://127.0.0.1:" in done.stderr and "Spark's log in" in done.stderr
     assert out.read_text() == (ROOT / "tests/pipeline/golden/fire.jsonl").read_text()
     bad = subprocess.run([sys.executable, "-m", "dotr", "run", "--engine", "spark", "--conf", "nokey",
                           "--rules", rules], cwd=ROOT, capture_output=True, text=True, timeout=60)
