@@ -22,6 +22,7 @@ knowledge and events out.
 from __future__ import annotations
 
 import gc
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -32,7 +33,8 @@ from dotr.rules import check, ir
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 
-from .background import load_triples
+from .background import load_background
+from .rdf_files import TripleBatch
 from .convert import intern_fact
 from dotr.rules.engine.sparql.algebra import CompiledEvent, compile_event
 from .materialise import Materialiser
@@ -41,7 +43,7 @@ from dotr.rules.engine.store import INF
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 
-Fact = ir.Atom | tuple  # a ground atom, or an RDF triple of rdflib terms
+Fact = ir.Atom | tuple  # a ground atom, or an RDF triple of rdflib terms or term tokens
 
 
 @dataclass
@@ -109,11 +111,12 @@ class OntologicalStage:
             gc.freeze()
 
     @classmethod
-    def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), classify: bool = False
-                   ) -> "OntologicalStage":
-        """Build the stage from a rule file and ontology files (any RDF format, or OWL)."""
-        background = [t for path in ontologies for t in load_triples(path, classify)]
-        return cls(check(rules), background)
+    def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), classify: bool = False,
+                   follow_imports: str | None = None) -> "OntologicalStage":
+        """Build the stage from a rule file and ontology files (any RDF format, or OWL);
+        ``follow_imports`` (``"local"``, ``"remote"``): their ``owl:imports`` too
+        (``ontology.background.load_background``)."""
+        return cls(check(rules), load_background(ontologies, classify, follow_imports))
 
     # ------------------------------------------------------------------------------ input
     def intern(self, fact: Fact) -> tuple:
@@ -123,8 +126,17 @@ class OntologicalStage:
             return intern_tokens(fact, self.dictionary, self.token_ids)
         return intern_fact(fact, self.dictionary, self._node_ids)
 
-    def add_background(self, facts: Iterable[Fact]) -> None:
-        """Add facts that hold at every time point (also while streaming)."""
+    def add_background(self, facts: Iterable[Fact | TripleBatch]) -> None:
+        """Add facts that hold at every time point (also while streaming); a
+        :class:`~ontology.rdf_files.TripleBatch` (``load_background``'s) is interned in bulk."""
+        facts = facts if isinstance(facts, list) else list(facts)
+        batches = [f for f in facts if type(f) is TripleBatch]
+        if batches:
+            facts = [f for f in facts if type(f) is not TripleBatch]
+            d = self.dictionary
+            for batch in batches:
+                ids = array("q", [d.intern_iri(t) if type(t) is str else d.intern(t) for t in batch.terms])
+                self.materialiser.add_triples(batch.triples, ids)
         self.materialiser.add([(*self.intern(f), INF) for f in facts])
 
     def remove_background(self, facts: Iterable[Fact]) -> None:

@@ -41,7 +41,9 @@ def spark_results(args: argparse.Namespace, rejects: list[dict], counts: dict,
     if not args.quiet and spark.sparkContext.uiWebUrl:
         print(f"dotr: Spark UI at {spark.sparkContext.uiWebUrl} (--conf spark.ui.enabled=false: none)", file=sys.stderr)
     job = SparkPipeline(spark, args.rules, args.ontology, include_background=args.include_background,
-                        keep_empty=args.changes or args.all_time_points, input_format=args.input_format)
+                        keep_empty=args.changes or args.all_time_points, input_format=args.input_format,
+                        follow_imports=args.follow_imports,
+                        notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
     scratch = Path(tempfile.mkdtemp(prefix="dotr-spark-"))
     try:
         # with a checkpoint, the copy of a one-file input lives next to it: a restarted query
