@@ -13,7 +13,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 ROOT = Path(__file__).resolve().parent
-MODULES = ["native_store", "native_plans", "dict_loops"]  # in rules/engine
+MODULES = ["native_store", "native_plans", "dict_loops", "nt_scan"]  # in rules/engine
 
 shadow = ROOT / "build" / "cython"
 engine = shadow / "dotr" / "rules" / "engine"

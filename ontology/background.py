@@ -1,100 +1,129 @@
-"""Background knowledge from files: Turtle and N-Triples shaped like N-Triples through the fast
-reader (``ontology.turtle``), other RDF through rdflib, OWL through owlready2.
+"""Background knowledge from files: the files named, and the ``owl:imports`` they name only when
+asked.
 
->>> import tempfile, os
->>> path = os.path.join(tempfile.mkdtemp(), "bg.ttl")
->>> _ = open(path, "w").write("@prefix : <http://ex.org/> . :a :p :b .")
->>> list(load_triples(path))
+:func:`load_background` reads files (``ontology.rdf_files`` says who reads which format) into
+:class:`~ontology.rdf_files.TripleBatch` es, which ``OntologicalStage`` interns in bulk. An
+``owl:imports`` is not followed unless ``follow_imports`` says so: ``"local"`` follows imports of
+``file:`` IRIs (a relative IRI resolves against the importing file), ``"remote"`` also those of
+``http:`` and ``https:`` IRIs (an imported document found over the network has only its remote
+imports followed). An import not followed is told once to ``notice`` (by default a
+:class:`BackgroundNotice` warning).
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "bg.ttl").write_text("@prefix : <http://ex.org/> . :a :p :b .")
+>>> list(load_triples(d / "bg.ttl"))
 [('<http://ex.org/a>', '<http://ex.org/p>', '<http://ex.org/b>')]
->>> _ = open(path, "w").write('@prefix : <http://ex.org/> . :a :p "b" .')
->>> [tuple(str(x) for x in t) for t in load_triples(path)]  # a string: rdflib's terms
-[('http://ex.org/a', 'http://ex.org/p', 'b')]
+>>> _ = (d / "main.ttl").write_text('''@prefix owl: <http://www.w3.org/2002/07/owl#> .
+... <http://ex.org/main> owl:imports <bg.ttl> .''')
+>>> told = []
+>>> len(load_background([d / "main.ttl"], notice=told.append)), told
+(1, ['.../main.ttl imports <file:///.../bg.ttl>, not followed (follow_imports="local" reads it)'])
+>>> [len(batch) for batch in load_background([d / "main.ttl"], follow_imports="local")]
+[1, 1]
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
+import urllib.parse
+import urllib.request
+import warnings
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterable, Iterator
 
-import rdflib
-from rdflib.util import guess_format
+from .rdf_files import MEDIA_TYPES, BackgroundError, TripleBatch, format_of, read_document, read_file
 
-from dotr.rules.lang.errors import DotrError
+__all__ = ["load_background", "load_triples", "BackgroundError", "BackgroundNotice", "TripleBatch", "FOLLOW"]
 
-from . import turtle
-
-_FORMATS = {".ttl": "turtle", ".nt": "nt", ".nq": "nquads", ".trig": "trig", ".rdf": "xml", ".xml": "xml",
-            ".jsonld": "json-ld", ".json": "json-ld", ".n3": "n3", ".owx": "owl"}
-
-
-_INFERRED = "http://dotr.invalid/inferred"
-
-
-class BackgroundError(DotrError):
-    """A background file could not be read."""
+OWL_IMPORTS = "http://www.w3.org/2002/07/owl#imports"
+#: the values of ``follow_imports``: None follows nothing
+FOLLOW = (None, "local", "remote")
+#: how long a fetched import may take, in seconds, and how large it may be
+FETCH_TIMEOUT = 30
+FETCH_LIMIT = 1 << 30
+_ACCEPT = ("text/turtle, application/rdf+xml;q=0.9, application/n-triples;q=0.9, application/ld+json;q=0.8, "
+           "application/owl+xml;q=0.5, */*;q=0.1")
 
 
-def load_triples(path: str | Path, classify: bool = False) -> Iterator[tuple]:
-    """The triples of an RDF or OWL file, as ``OntologicalStage`` takes them: rdflib triples, or
-    :class:`~ontology.turtle.TokenTriple` s (term texts) where the fast reader read the file.
-    ``.owl`` and ``.owx`` files are read with owlready2;
-    ``classify`` runs its bundled reasoner (HermiT, needs Java) on the TBox first and keeps the
-    inferred subsumptions."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix in (".owl", ".owx") or classify:
-        yield from _owlready_triples(path, classify)
-        return
-    if path.is_dir():
-        raise BackgroundError(f"{path}: a directory, not an RDF file")
-    fmt = _FORMATS.get(suffix) or guess_format(str(path))
-    if fmt is None:
-        raise BackgroundError(f"{path}: unknown RDF format (use .ttl, .nt, .nq, .trig, .rdf, .jsonld or .owl)")
+class BackgroundNotice(UserWarning):
+    """Something about the background that the user should know (an import not followed)."""
+
+
+def load_triples(path: str | Path, classify: bool = False, follow_imports: str | None = None,
+                 notice: Callable[[str], None] | None = None) -> Iterator[tuple]:
+    """The triples of an RDF or OWL file (and of its imports, with ``follow_imports``) as
+    :class:`~ontology.turtle.TokenTriple` s. ``classify``: an OWL file's TBox is classified by
+    owlready2's HermiT first (which needs Java), the inferred subsumptions kept."""
+    for batch in load_background([path], classify, follow_imports, notice):
+        yield from batch
+
+
+def load_background(paths: Iterable[str | Path], classify: bool = False, follow_imports: str | None = None,
+                    notice: Callable[[str], None] | None = None) -> list[TripleBatch]:
+    """The files ``paths`` read, each into a batch, and the documents their ``owl:imports`` name
+    when ``follow_imports`` is ``"local"`` or ``"remote"`` (module docstring); each document
+    once. ``notice`` hears of each import not followed, once."""
+    if follow_imports not in FOLLOW:
+        raise ValueError(f"follow_imports: one of {FOLLOW}, not {follow_imports!r}")
+    tell = notice if notice is not None else (lambda text: warnings.warn(text, BackgroundNotice, stacklevel=3))
+    told: set[str] = set()
+    seen: set[str] = set()
+    out: list[TripleBatch] = []
+    pending: list[tuple[TripleBatch, bool]] = []  # (batch, read over the network)
+    for path in paths:
+        path = Path(path)
+        seen.add(path.resolve().as_uri())
+        batch = read_file(path, classify)
+        out.append(batch)
+        pending.append((batch, False))
+    while pending:
+        batch, remote = pending.pop(0)
+        for target in batch.objects(OWL_IMPORTS):
+            if type(target) is not str or target in seen:
+                continue
+            why = _not_followed(target, follow_imports, remote)
+            if why is not None:
+                if target not in told:
+                    told.add(target)
+                    tell(f"{batch.source} imports <{target}>, not followed ({why})")
+                continue
+            seen.add(target)
+            imported = _read_import(target, batch.source)
+            out.append(imported)
+            pending.append((imported, target.startswith(("http:", "https:"))))
+    return out
+
+
+def _not_followed(target: str, follow: str | None, from_remote: bool) -> str | None:
+    """Why the import ``target`` is not followed, or None when it is."""
+    scheme = target.split(":", 1)[0].lower()
+    if scheme == "file":
+        if from_remote:
+            return "a document read over the network does not open local files"
+        return None if follow is not None else 'follow_imports="local" reads it'
+    if scheme in ("http", "https"):
+        return None if follow == "remote" else 'follow_imports="remote" fetches it'
+    return "dotr follows imports of file:, http: and https: IRIs only"
+
+
+def _read_import(target: str, importer: str) -> TripleBatch:
+    if target.startswith("file:"):
+        parsed = urllib.parse.urlparse(target)
+        path = Path(urllib.request.url2pathname(parsed.path))
+        if not path.is_file():
+            raise BackgroundError(f"{importer}: imports <{target}>, which is not a file")
+        return read_file(path)
+    request = urllib.request.Request(target, headers={"Accept": _ACCEPT, "User-Agent": "dotr"})
     try:
-        if fmt in ("nquads", "trig"):
-            dataset = rdflib.Dataset()
-            dataset.parse(str(path), format=fmt)
-            for s, p, o, _ in dataset.quads((None, None, None, None)):
-                yield s, p, o
-        else:
-            fast = turtle.read(path.read_text(encoding="utf-8")) if fmt in ("turtle", "nt") else None
-            if fast is not None:  # shaped like N-Triples: no rdflib parse (ontology.turtle)
-                yield from dict.fromkeys(fast)  # (a graph: a triple written twice is one)
-                return
-            graph = rdflib.Graph()
-            graph.parse(str(path), format=fmt)
-            yield from graph
-    except Exception as err:  # rdflib raises many kinds; name the file and keep the message
-        raise BackgroundError(f"{path}: {err}") from err
-
-
-def _owlready_reason(err: Exception, printed: str) -> str:
-    """owlready2's error in one line: the parser's reason (``unbound prefix: line 2, column 65``)
-    when its traceback named one, else the error's own text."""
-    reasons = [line.split(": ", 1)[1] for line in printed.splitlines()
-               if line.startswith(("xml.parsers.expat.ExpatError: ", "owlready2.base.OwlReadyOntologyParsingError: "))]
-    if reasons:
-        return "; ".join(dict.fromkeys(reasons))
-    text = str(err.args[1][0]) if len(err.args) == 2 and isinstance(err.args[1], tuple) and err.args[1] else str(err)
-    return text
-
-
-def _owlready_triples(path: Path, classify: bool) -> Iterator[tuple]:
-    import owlready2  # only this module imports owlready2
-
-    world = owlready2.World()
-    printed = io.StringIO()  # owlready2's parser thread prints a traceback before it raises
-    try:
-        with contextlib.redirect_stderr(printed):
-            world.get_ontology(path.resolve().as_uri()).load()
-            if classify:
-                with world.get_ontology(_INFERRED + "#"):
-                    owlready2.sync_reasoner_hermit(world, infer_property_values=False, debug=0)
-    except Exception as err:
-        raise BackgroundError(f"{path}: {_owlready_reason(err, printed.getvalue())}") from err
-    graph = world.as_rdflib_graph()
-    for s, p, o in graph:
-        if str(s) != _INFERRED:  # the ontology holding the inferences is not part of the data
-            yield s, p, o
+        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT) as response:
+            data = response.read(FETCH_LIMIT + 1)
+            media = response.headers.get_content_type()
+            where = response.geturl()
+    except OSError as err:
+        raise BackgroundError(f"{importer}: imports <{target}>, which could not be fetched: {err}") from None
+    if len(data) > FETCH_LIMIT:
+        raise BackgroundError(f"{importer}: imports <{target}>, larger than {FETCH_LIMIT} bytes")
+    if not where.startswith(("http:", "https:")):
+        raise BackgroundError(f"{importer}: imports <{target}>, which redirects to <{where}>: refused")
+    fmt = MEDIA_TYPES.get(media) or format_of(Path(urllib.parse.urlparse(where).path))
+    return read_document(data, "xml" if fmt in (None, "owl") and media != "application/owl+xml" else fmt, target, where)

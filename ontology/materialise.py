@@ -193,6 +193,15 @@ class Materialiser:
         self._add_explicit(items)
         return self._propagate(items)
 
+    def add_triples(self, triples, ids, expiry: int = INF) -> int:
+        """``add`` for RDF triples given as term numbers, subject, predicate and object of each in
+        turn, with ``ids`` mapping a number to its term id (``ontology.rdf_files.TripleBatch``):
+        over a native store, no Python object per triple."""
+        if self._native is not None:
+            return self._native.propagate_triples(self.store, triples, ids, expiry, True)
+        return self.add([((ids[triples[k + 1]], 2), (ids[triples[k]], ids[triples[k + 2]]), expiry)
+                         for k in range(0, len(triples), 3)])
+
     @cached_property
     def _bulk(self) -> ColumnarRules | None:
         """The set-at-a-time plans of the rules (rules.engine.columnar); None if some rule has none."""

@@ -22,6 +22,8 @@ knowledge and events out.
 from __future__ import annotations
 
 import gc
+import re
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -32,7 +34,8 @@ from dotr.rules import check, ir
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 
-from .background import load_triples
+from .background import load_background
+from .rdf_files import TripleBatch
 from .convert import intern_fact
 from dotr.rules.engine.sparql.algebra import CompiledEvent, compile_event
 from .materialise import Materialiser
@@ -41,7 +44,7 @@ from dotr.rules.engine.store import INF
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 
-Fact = ir.Atom | tuple  # a ground atom, or an RDF triple of rdflib terms
+Fact = ir.Atom | tuple  # a ground atom, or an RDF triple of rdflib terms or term tokens
 
 
 @dataclass
@@ -87,6 +90,9 @@ class OntologicalStage:
         self.token_ids: dict[str, int] = {}  # a term as written in a fact -> id (pipeline.input_facts.intern_input)
         self.fact_ids: dict[str, tuple] = {}  # a fact string -> (relation, ids) (pipeline.input_facts.intern_all)
         self.store = self.materialiser.store
+        #: (@profile rdfs_full) the relations _datatype(literal, datatype) and _membership(rdf:_n)
+        #: that the stage states for the terms it meets, or None when no rule reads them
+        self._typing = _typing_relations(rules, self.dictionary)
         # events declared with the same query and parameters are one query, run once per time point
         # (as when every pattern of a rule file declares its own events)
         shared: dict[tuple, int] = {}  # definition -> its compiled event's number
@@ -109,11 +115,12 @@ class OntologicalStage:
             gc.freeze()
 
     @classmethod
-    def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), classify: bool = False
-                   ) -> "OntologicalStage":
-        """Build the stage from a rule file and ontology files (any RDF format, or OWL)."""
-        background = [t for path in ontologies for t in load_triples(path, classify)]
-        return cls(check(rules), background)
+    def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), classify: bool = False,
+                   follow_imports: str | None = None) -> "OntologicalStage":
+        """Build the stage from a rule file and ontology files (any RDF format, or OWL);
+        ``follow_imports`` (``"local"``, ``"remote"``): their ``owl:imports`` too
+        (``ontology.background.load_background``)."""
+        return cls(check(rules), load_background(ontologies, classify, follow_imports))
 
     # ------------------------------------------------------------------------------ input
     def intern(self, fact: Fact) -> tuple:
@@ -123,9 +130,48 @@ class OntologicalStage:
             return intern_tokens(fact, self.dictionary, self.token_ids)
         return intern_fact(fact, self.dictionary, self._node_ids)
 
-    def add_background(self, facts: Iterable[Fact]) -> None:
-        """Add facts that hold at every time point (also while streaming)."""
-        self.materialiser.add([(*self.intern(f), INF) for f in facts])
+    def add_background(self, facts: Iterable[Fact | TripleBatch]) -> None:
+        """Add facts that hold at every time point (also while streaming); a
+        :class:`~ontology.rdf_files.TripleBatch` (``load_background``'s) is interned in bulk."""
+        facts = facts if isinstance(facts, list) else list(facts)
+        batches = [f for f in facts if type(f) is TripleBatch]
+        if batches:
+            facts = [f for f in facts if type(f) is not TripleBatch]
+            d = self.dictionary
+            for batch in batches:
+                ids = array("q", [d.intern_iri(t) if type(t) is str else d.intern(t) for t in batch.terms])
+                self.materialiser.add_triples(batch.triples, ids)
+                if self._typing is not None:
+                    self.materialiser.add(self._term_facts([(ids, INF)]))
+        items = [(*self.intern(f), INF) for f in facts]
+        self.materialiser.add(items + self._terms_of(items) if self._typing is not None else items)
+
+    def _terms_of(self, items: list[tuple]) -> list[tuple]:
+        """``_term_facts`` of the terms of the facts ``items`` ``(relation, ids, expiry)``."""
+        return self._term_facts(((rel[0], *ids), expiry) for rel, ids, expiry in items)
+
+    def _term_facts(self, terms: Iterable[tuple]) -> list[tuple]:
+        """The _datatype and _membership facts (``@profile rdfs_full``) of the term ids of each
+        ``(ids, expiry)`` of ``terms``, holding until that expiry."""
+        (datatype, membership), term, iri = self._typing, self.dictionary.term, self.dictionary.intern_iri
+        out = []
+        for ids, expiry in terms:
+            for i in ids:
+                if i >= FIRST_INT_ID:
+                    out.append((datatype, (i, iri(_XSD_INTEGER)), expiry))
+                    continue
+                t = term(i)
+                kind = type(t)
+                if kind is ir.Num and type(t.value) is not bool:
+                    out.append((datatype, (i, iri(_XSD_INTEGER if type(t.value) is int else _XSD_DOUBLE)), expiry))
+                elif kind is ir.Literal:
+                    if t.lang:
+                        out.append((datatype, (i, iri(_LANG_STRING)), expiry))
+                    elif t.datatype is None or t.datatype not in _ILL_TYPED:  # ("x"^^xsd:integer: no value)
+                        out.append((datatype, (i, iri(t.datatype or _XSD_STRING)), expiry))
+                elif kind is ir.Iri and _MEMBERSHIP.fullmatch(t.value):
+                    out.append((membership, (i,), expiry))
+        return out
 
     def remove_background(self, facts: Iterable[Fact]) -> None:
         """Remove background facts; what only they supported goes too (DRed)."""
@@ -139,7 +185,8 @@ class OntologicalStage:
         m = self.materialiser
         m.advance(t, report=False)
         expiry = t if until is None else until
-        m.add([(*f, expiry) for f in facts] if interned else [(*self.intern(f), expiry) for f in facts])
+        items = [(*f, expiry) for f in facts] if interned else [(*self.intern(f), expiry) for f in facts]
+        m.add(items + self._terms_of(items) if self._typing is not None else items)
         m.evaluate_local(t)
         return TimePoint(t, self.run_events())
 
@@ -219,6 +266,24 @@ class OntologicalStage:
         stage.materialiser.restore(state["facts"], [(rel, fact, expiry) for (rel, fact), expiry in state["explicit"]],
                                    state["local"])
         return stage
+
+
+_XSD_INTEGER, _XSD_DOUBLE, _XSD_STRING = ir.XSD + "integer", ir.XSD + "double", ir.XSD + "string"
+_LANG_STRING = ir.RDF + "langString"
+_MEMBERSHIP = re.compile(re.escape(ir.RDF) + "_[1-9][0-9]*")
+#: datatypes whose literals are numbers once canonical: a literal left with one has no value
+_ILL_TYPED = frozenset(ir.XSD + t for t in (
+    "integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger", "negativeInteger",
+    "nonPositiveInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte", "decimal", "double",
+    "float"))
+
+
+def _typing_relations(rules: list[ir.Rule], d: TermDictionary) -> tuple | None:
+    """The relations ``_datatype/2`` and ``_membership/1`` when some rule reads them, else None."""
+    read = {lit.atom.pred for rule in rules for lit in rule.body if isinstance(lit, ir.AtomLiteral)}
+    if ir.Name("_datatype") not in read and ir.Name("_membership") not in read:
+        return None
+    return (d.intern(ir.Name("_datatype")), 2), (d.intern(ir.Name("_membership")), 1)
 
 
 def _internal(pred) -> bool:

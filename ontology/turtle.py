@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from dotr.rules.engine.terms import TermDictionary, format_term
-from dotr.rules.lang.ir import RDF_TYPE, Iri, Num
+from dotr.rules.lang.ir import RDF_TYPE, Num
 from dotr.rules.lang.queries.sparql import rdf_term
 
 _RDF_TYPE = f"<{RDF_TYPE}>"
@@ -56,18 +56,25 @@ def _printed(triple) -> tuple:
 
 
 class TokenTriple(tuple):
-    """``(subject, predicate, object)`` as term texts: ``<iri>`` or an integer."""
+    """``(subject, predicate, object)`` as term texts, ``<iri>`` or an integer, or as other
+    constants (the literals of a background file: ``ontology.rdf_files``)."""
 
     __slots__ = ()
 
 
-def intern_tokens(triple: TokenTriple, d: TermDictionary, cache: dict[str, int]) -> tuple:
-    """``((p, 2), (s, o))`` for a triple of term texts; ``cache`` maps texts to ids."""
+def intern_tokens(triple: TokenTriple, d: TermDictionary, cache: dict) -> tuple:
+    """``((p, 2), (s, o))`` for a triple of tokens; ``cache`` maps tokens to ids."""
     s, p, o = (cache.get(token) for token in triple)
     if s is None or p is None or o is None:
-        s, p, o = (cache[token] if token in cache else cache.setdefault(token, d.intern(
-            Iri(token[1:-1]) if token[0] == "<" else Num(int(token)))) for token in triple)
+        s, p, o = (cache[token] if token in cache else cache.setdefault(token, _intern_token(token, d))
+                   for token in triple)
     return (p, 2), (s, o)
+
+
+def _intern_token(token, d: TermDictionary) -> int:
+    if type(token) is not str:
+        return d.intern(token)
+    return d.intern_iri(token[1:-1]) if token[0] == "<" else d.intern(Num(int(token)))
 
 
 def read(text: str) -> list[TokenTriple] | None:

@@ -63,17 +63,20 @@ def fingerprint(checked: CheckResult, ontologies: Iterable[str], options: dict[s
 
 def differences(saved: dict, now: dict) -> list[str]:
     """What differs between two fingerprints, in words (empty: the same program)."""
+    if not isinstance(saved, dict):
+        saved = {}
     out = []
     if saved.get("rules") != now["rules"]:
         out.append("the rule file (its text, or a file it imports)")
-    before, after = saved.get("ontologies", []), now["ontologies"]
-    if len(before) != len(after):
-        out.append(f"the ontology files ({len(before)} then, {len(after)} now)")
+    before, after = saved.get("ontologies"), now["ontologies"]
+    if not isinstance(before, (list, tuple)) or len(before) != len(after):
+        out.append(f"the ontology files ({len(before) if isinstance(before, (list, tuple)) else 'none'} then, "
+                   f"{len(after)} now)")
     else:
         out += [f"the ontology file {i + 1} (its content)" for i, (a, b) in enumerate(zip(before, after)) if a != b]
-    options = saved.get("options", {})
+    options = saved.get("options") if isinstance(saved.get("options"), dict) else {}
     for key, value in now["options"].items():
-        if options.get(key) != value:
+        if key in options and options[key] != value:  # (a key it lacks is an option added since)
             out.append(f"--{key.replace('_', '-')} (was {_shown(options.get(key))}, now {_shown(value)})")
     return out
 

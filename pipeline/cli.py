@@ -160,7 +160,7 @@ def _check_files(args: argparse.Namespace) -> str | None:
 
 def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
     """``dotr run`` in this process: live output, ``--checkpoint`` commits (pipeline/runner.py)."""
-    from dotr.ontology.background import load_triples
+    from dotr.ontology.background import load_background
     from dotr.rules import DotrError, InputError, RuleError
 
     from . import state_file
@@ -201,17 +201,18 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
             except Exception as err:  # (a well-formed file that is not a reasoner's state)
                 raise state_file.StateFileError(f"--resume {args.resume}: not a reasoner's state for these rules "
                                                 f"({type(err).__name__}: {err})") from None
-        background = [t for path in args.ontology for t in load_triples(path)]
+        background = load_background(args.ontology, follow_imports=args.follow_imports, notice=_notice)
         return Reasoner(checked, background, **reasoner_options)
 
     run = None
     try:
         checked.raise_for_errors()
-        program = fingerprint(checked, args.ontology, {**options.fingerprinted(), **reasoner_options})
+        program = fingerprint(checked, args.ontology, {**options.fingerprinted(), **reasoner_options,
+                                                       "follow_imports": args.follow_imports})
         rules_print = program["rules"]
         run = EmbeddedRun(options, build, program,
                           OutputOptions(args.format, prefixes, args.full_iris, args.changes, args.all_time_points),
-                          notice=lambda text: print(f"dotr: {text}", file=sys.stderr))
+                          notice=_notice)
         run.stats.counting = _counted(args)
         progress = _progress(args, run.stats, run.state.counts, prefixes)
         run.on_time_point = progress.update if progress is not None else None
@@ -278,6 +279,10 @@ def _progress(args: argparse.Namespace, stats, counts: dict, prefixes: dict):
     return _Progress(counts) if sys.stderr.isatty() and not args.quiet else None
 
 
+def _notice(text: str) -> None:
+    print(f"dotr: {text}", file=sys.stderr)
+
+
 def _counted(args: argparse.Namespace) -> bool:
     """Whether the run's conclusions are counted: someone reads the counts (summary, --stats, --watch)."""
     return bool(not args.quiet or args.stats or args.watch)
@@ -314,7 +319,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
                       all_time_points=args.all_time_points, checkpoint=args.checkpoint,
                       max_record_size=args.max_record_size, full_iris=args.full_iris)
     spark_options = SparkOptions(args.rules, args.ontology, args.include_background, args.master,
-                                 dict(args.conf or {}), args.trigger, args.quiet)
+                                 dict(args.conf or {}), args.trigger, args.quiet, args.follow_imports)
     stats, readable = RunStats(), Readable(checked.program.prefixes)
     stats.counting = _counted(args)
     counts = {"records": 0, "time points": 0, "outputs": 0}
@@ -411,7 +416,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .io import read_jsonl
 
     try:
-        reasoner = Reasoner.from_files(args.rules, args.ontology)
+        reasoner = Reasoner.from_files(args.rules, args.ontology, follow_imports=args.follow_imports, notice=_notice)
         source = open(args.input, encoding="utf-8") if args.input != "-" else sys.stdin
         with source:
             elements = []
@@ -460,6 +465,12 @@ class _Progress:
         self.live.stop()
 
 
+def _follow_imports(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--follow-imports", nargs="?", const="local", choices=["local", "remote"], metavar="WHERE",
+                        help="read the owl:imports of the ontologies: local files (the default WHERE), or 'remote': "
+                             "HTTP(S) too (without it, an import is named on standard error and not read)")
+
+
 def _conf(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
@@ -478,6 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="evaluate a stream with the rules; print what is derived at each time point")
     p_run.add_argument("--rules", required=True, help="the rule file (.dotr)")
     p_run.add_argument("--ontology", action="append", default=[], help="a background file (repeatable)")
+    _follow_imports(p_run)
     p_run.add_argument("--input", default="-", help="JSON Lines stream (default: standard input)")
     p_run.add_argument("--output", default="-", help="where to write (default: standard output)")
     p_run.add_argument("--format", default="jsonl", choices=["jsonl", "trig", "nquads"], help="output format")
@@ -527,6 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_explain = sub.add_parser("explain", help="why a fact holds, or a graph was built, at a time point")
     p_explain.add_argument("--rules", required=True)
     p_explain.add_argument("--ontology", action="append", default=[])
+    _follow_imports(p_explain)
     p_explain.add_argument("--input", default="-", help="the JSON Lines stream")
     p_explain.add_argument("--at", type=int, required=True, help="the time point")
     p_explain.add_argument("what", help="a fact as printed (such as 'steam(120)'), or a graph's index at that time")

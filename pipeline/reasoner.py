@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from dotr.ontology import OntologicalStage
-from dotr.ontology.background import load_triples
+from dotr.ontology.background import load_background
 from dotr.ontology.csparql import CSparqlEngine
 from dotr.rules import TimeOrderError, check, ir
 from dotr.rules.engine.sparql.algebra import compile_select
@@ -129,9 +129,12 @@ class Reasoner:
         return self._ontology_terms
 
     @classmethod
-    def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), **options) -> "Reasoner":
-        background = [t for path in ontologies for t in load_triples(path)]
-        return cls(check(rules), background, **options)
+    def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), *, follow_imports: str | None = None,
+                   notice: Callable[[str], None] | None = None, **options) -> "Reasoner":
+        """A reasoner for a rule file and ontology files; ``follow_imports`` (``"local"``,
+        ``"remote"``): their ``owl:imports`` too, and ``notice`` hears of those not followed
+        (``ontology.background.load_background``)."""
+        return cls(check(rules), load_background(ontologies, follow_imports=follow_imports, notice=notice), **options)
 
     # ---------------------------------------------------------------------------- state
     def snapshot(self) -> dict:

@@ -50,7 +50,7 @@ from typing import Callable, Iterable, Iterator
 from urllib.parse import urlparse
 
 from dotr.ontology import OntologicalStage
-from dotr.ontology.background import load_triples
+from dotr.ontology.background import load_background
 from dotr.rules import DotrError, check
 from dotr.rules.lang.loader import CheckResult
 from dotr.temporal.keys import JointPartition
@@ -469,10 +469,11 @@ class SparkPipeline:
 
     def __init__(self, spark, rules: str | Path | CheckResult, ontologies: Iterable[str | Path] = (), *,
                  include_background: bool = False, keep_empty: bool = False, input_format: str = "auto",
-                 split_by_key: bool = True, warm_up: bool = True):
+                 split_by_key: bool = True, warm_up: bool = True, follow_imports: str | None = None,
+                 notice: Callable[[str], None] | None = None):
         checked = rules if isinstance(rules, CheckResult) else check(rules)
         checked.raise_for_errors()
-        background = [t for path in ontologies for t in load_triples(path)]
+        background = load_background(ontologies, follow_imports=follow_imports, notice=notice)
         stage = OntologicalStage(checked, background)
         self.keys = split_keys(checked) if split_by_key else None
         #: the key groups evaluate different time points (ms): the merge carries their facts. Every

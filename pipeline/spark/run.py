@@ -49,6 +49,7 @@ class SparkOptions:
     conf: dict[str, str] = field(default_factory=dict)
     trigger: str = "available-now"
     quiet: bool = False
+    follow_imports: str | None = None  # the ontologies' owl:imports: "local", "remote" or not followed
 
 
 def is_local(master: str) -> bool:
@@ -148,7 +149,8 @@ def spark_results(options, spark_options: SparkOptions, counts: dict, on_start: 
             on_notice((f"Spark UI at {ui} (--conf spark.ui.enabled=false: none); " if ui else "")
                       + f"Spark's log in {log}")
         job = SparkPipeline(spark, s.rules, s.ontologies, include_background=s.include_background,
-                            keep_empty=o.changes or o.all_time_points, input_format=o.input_format)
+                            keep_empty=o.changes or o.all_time_points, input_format=o.input_format,
+                            follow_imports=s.follow_imports, notice=on_notice)
         watched, spool = _watched(o, s, home)
         batches = BatchFiles(home / "results")
         done: set[int] = set()

@@ -464,17 +464,46 @@ cdef class NativeRules:
     def propagate(self, NativeStore store, items, bint explicit=False) -> int:
         """Store ``items`` ``(rel, fact, expiry)`` (``explicit``: as explicit facts) and run the
         rules to the fixpoint (semi-naive rounds); returns how many facts were added or rose."""
+        self._begin(store)
+        self._push(store, items)
+        return self._fixpoint(store, explicit)
+
+    def propagate_triples(self, NativeStore store, const int64_t[:] triples, const int64_t[:] ids,
+                          int64_t expiry, bint explicit=False) -> int:
+        """``propagate`` for RDF triples given as term numbers, subject, predicate and object of
+        each in turn (``ontology.rdf_files.TripleBatch``), ``ids`` mapping a number to its term
+        id: no Python object per triple."""
+        cdef int64_t k, n = triples.shape[0], pred, last = -1
+        cdef int64_t key[2]
+        cdef Table *t = NULL
+        self._begin(store)
+        for k in range(0, n - 2, 3):
+            pred = ids[triples[k + 1]]
+            if pred != last:
+                t = store.find(pred, 2)
+                if t == NULL:
+                    t = store.table((pred, 2))
+                last = pred
+            key[0], key[1] = ids[triples[k]], ids[triples[k + 2]]
+            self.out.push(t.id, expiry, key, 2)
+        return self._fixpoint(store, explicit)
+
+    cdef int _begin(self, NativeStore store) except -1:
+        cdef int64_t i
+        store.epoch += 1
+        for i in range(store.ntables):
+            store.tables[i].dn = 0
+        self.out.n = 0
+        return 0
+
+    cdef int64_t _fixpoint(self, NativeStore store, bint explicit) except -1:
+        """Store the derivations pushed (the input), then run the semi-naive rounds."""
         cdef int64_t i, k, count = 0, total, n
         cdef Table *t
         cdef int64_t *rows
         cdef int64_t *exps
         cdef int64_t *srcs
         cdef Plan step
-        store.epoch += 1
-        for i in range(store.ntables):
-            store.tables[i].dn = 0
-        self.out.n = 0
-        self._push(store, items)
         self._apply(store, self.out, -1, explicit)
         while True:
             total = 0

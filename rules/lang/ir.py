@@ -472,7 +472,10 @@ _STRING = XSD + "string"
 
 
 def canonical(term: Const) -> Const:
-    """The representative of ``term``: numeric literals become numbers, ``xsd:string`` plain."""
+    """The representative of ``term``: numeric literals become numbers, ``xsd:string`` plain,
+    language tags lower case (as RDF 1.1 allows: they compare without case)."""
+    if isinstance(term, Literal) and term.lang is not None and not term.lang.islower():
+        return Literal(term.lexical, None, term.lang.lower())
     if isinstance(term, Literal) and term.datatype is not None:
         if term.datatype in _INTEGER_TYPES:
             try:

@@ -33,11 +33,11 @@ def closure_of(profile: str, triples) -> set:
     return {(d.term(rel[0]), d.term(f[0]), d.term(f[1])) for rel, f, _ in stage.live_facts() if rel[1] == 2}
 
 
-def owlrl_closure(triples) -> set:
+def owlrl_closure(triples, axiomatic: bool = False) -> set:
     g = rdflib.Graph()
     for t in triples:
         g.add(t)
-    owlrl.DeductiveClosure(owlrl.RDFS_Semantics, axiomatic_triples=False, datatype_axioms=False).expand(g)
+    owlrl.DeductiveClosure(owlrl.RDFS_Semantics, axiomatic_triples=axiomatic, datatype_axioms=False).expand(g)
     return {(from_rdflib(p), from_rdflib(s), from_rdflib(o)) for s, p, o in g}
 
 
@@ -53,10 +53,14 @@ def test_rdfs_full_equals_owlrl(schema_triples, data_triples):
     type_, resource = from_rdflib(RDF.type), from_rdflib(RDFS.Resource)
     typed = {s for p, s, o in ours if p == type_ and o == resource}
     assert typed == {s for _, s, _ in ours} | {o for _, _, o in ours}
-    theirs = owlrl_closure(triples)
+    theirs = owlrl_closure(triples, axiomatic=True)
     assert {t for t in theirs if t[0] == type_ and t[2] == resource} <= ours
-    drop = lambda ts: {t for t in ts if not (t[0] == type_ and t[2] == resource)}  # noqa: E731
-    assert drop(ours) == drop(theirs)
+    # the two differ on the vocabulary's own axioms (owlrl's XSD datatypes and their hierarchy,
+    # the RDF 1.1 datatypes rdf:HTML and rdf:langString): compare what is said of the graph's own
+    # nodes, classes and properties (tests/conformance/test_rdf_mt.py checks the axioms)
+    own = lambda ts: {t for t in ts if str(getattr(t[1], "value", "")).startswith(str(EX))  # noqa: E731
+                      and not (t[0] == type_ and t[2] == resource)}
+    assert own(ours) == own(theirs)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

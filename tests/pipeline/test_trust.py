@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from dotr.pipeline import state_file
+from dotr.pipeline.checkpoint import differences
 from dotr.pipeline.cli import main
 
 ROOT = Path(__file__).parents[2]
@@ -211,9 +212,9 @@ def test_a_damaged_truncated_or_crafted_state_file_is_a_clear_error_never_a_trac
         output.write_bytes(committed)
         proc = _dotr(*_args(tmp_path, stream))
         try:  # (a flip in a part of the header that says nothing of the state: the run goes on)
-            same = state_file.decode(blob, "checkpoint")[1] == data and blob[:header_end].count(b'"program"') \
-                and state_file.decode(blob, "checkpoint")[0]["program"] == program
-        except state_file.StateFileError:
+            head, body = state_file.decode(blob, "checkpoint")
+            same = body == data and isinstance(head.get("program"), dict) and not differences(head["program"], program)
+        except (state_file.StateFileError, TypeError, AttributeError, KeyError):
             same = False
         if same:
             assert proc.returncode == 0, proc.stderr
