@@ -204,6 +204,11 @@ class OntologicalStage:
         return [(rel, fact) for rel, held in self.materialiser.explicit.items()
                 for fact, expiry in held.items() if expiry == INF]
 
+    def forget_nodes(self, terms: int) -> None:
+        """Forget the ids of the rdflib terms met after the dictionary's first ``terms`` (before
+        the dictionary forgets terms: ``TermDictionary.forget``)."""
+        self._node_ids = {node: i for node, i in self._node_ids.items() if i < terms or i >= FIRST_INT_ID}
+
     def reset(self, terms: int) -> None:
         """Back to the background alone and to the dictionary's first ``terms`` terms (everything
         a stream added is forgotten): the state of a stage restored from a snapshot taken with
@@ -211,7 +216,7 @@ class OntologicalStage:
         self.materialiser.advance(INF, report=False)
         self.materialiser.clear_local()
         self.dictionary.truncate(terms)
-        self._node_ids = {node: i for node, i in self._node_ids.items() if i < terms or i >= FIRST_INT_ID}
+        self.forget_nodes(terms)
         self.token_ids, self.fact_ids = {}, {}
         self.store.drop([rel for rel in self.store.relations if terms <= rel[0] < FIRST_INT_ID])
 

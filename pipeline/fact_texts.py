@@ -30,6 +30,10 @@ class FactTexts:
         self._count: dict[str, int] = {}  # text -> how many of those items print it
         self._sorted: list[str] = []  # the texts, sorted (never changed in place: returned copies)
 
+    def __iter__(self):
+        """The items of the last update."""
+        return iter(self._texts)
+
     def update(self, items: set) -> list[str]:
         """The sorted texts of ``items`` (the facts that hold now), each once."""
         texts, count = self._texts, self._count

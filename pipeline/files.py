@@ -187,13 +187,14 @@ class InputLines:
     characters, the rest read past without being held. ``follow``: at the end, wait for more (as
     ``tail -f``).
 
-    ``consumed(n)`` says that the first ``n`` lines are evaluated: ``digest`` is then the SHA-256
-    of exactly those lines' bytes. Given ``skip`` (a checkpoint's ``(lines, SHA-256)``), the first
-    lines are read, checked against it and not yielded."""
+    With ``digest`` (or ``skip``), ``consumed(n)`` says that the first ``n`` lines are evaluated:
+    ``digest`` is then the SHA-256 of exactly those lines' bytes. Given ``skip`` (a checkpoint's
+    ``(lines, SHA-256)``), the first lines are read, checked against it and not yielded."""
 
     def __init__(self, path: str, limit: int = MAX_RECORD_SIZE, follow: bool = False,
-                 skip: tuple[int, str] | None = None):
+                 skip: tuple[int, str] | None = None, digest: bool = False):
         self.path, self.limit, self.follow = path, limit, follow
+        self._digest = digest or skip is not None  # (only a checkpoint needs it: else lines are not kept)
         try:
             self._file: BinaryIO = open(path, "rb") if path != "-" else open(sys.stdin.fileno(), "rb", closefd=False)
         except OSError as err:
@@ -226,10 +227,12 @@ class InputLines:
             data, size = line
             self._number += 1
             if size is None:
-                self._pending.append((self._number, data))
+                if self._digest:
+                    self._pending.append((self._number, data))
                 yield data.decode("utf-8", "surrogateescape")
             else:
-                self._pending.append((self._number, _cut(data, size)))
+                if self._digest:
+                    self._pending.append((self._number, _cut(data, size)))
                 text = TooLong(data[:200].decode("utf-8", "replace"))
                 text.limit = self.limit
                 yield text

@@ -108,6 +108,7 @@ class Reasoner:
         self._stream_rels: set[tuple] = set()  # the stream relations seen (for the arity notice)
         self._arities: dict[int, set[int]] | None = None  # plain predicate id -> the arities the program uses
         self._texts = FactTexts(self._text)  # the printed facts of the last time point
+        self._reclaimed = (len(d), 0)  # (the dictionary's size, the stream terms held) at the last reclaim_terms
         #: whether a time point evaluated only because the stream facts of an earlier one expired
         #: can print anything (None: to be decided at the next time point, the background changed)
         self._expiries_matter: bool | None = self._after_expiry_observable()
@@ -193,7 +194,7 @@ class Reasoner:
         """The temporal state only (LARS, patterns, the terms added since construction, the
         background changes made): what the Spark stateful stage keeps per key; the background
         is rebuilt from the broadcast."""
-        return {"terms": self.dictionary.snapshot()[self._base_terms:], "background_changes": list(self._changes),
+        return {"terms": self.dictionary.snapshot(self._base_terms), "background_changes": list(self._changes),
                 **self._engines_state()}
 
     def restore_temporal(self, state: dict) -> None:
@@ -203,8 +204,7 @@ class Reasoner:
         d = self.dictionary
         if len(d) != self._base_terms:
             raise ValueError("restore_temporal needs a freshly built reasoner")
-        for term in state["terms"]:
-            d.intern(term)
+        d.load(state["terms"])
         self._restore_engines(state)
         m = self.ontology.materialiser
         for removed, add in state.get("background_changes", ()):
@@ -212,6 +212,56 @@ class Reasoner:
             m.add(add)
             self._changes.append((removed, add))
             self._background_derived = None
+
+    def reclaim_terms(self) -> int:
+        """Forget the terms the stream brought that nothing refers to any more (no fact that
+        holds, no window, buffered event or partial solution, no background change): a stream
+        of ever new names keeps the memory of those its windows still hold, not of every one it
+        ever gave. Returns how many were forgotten. :meth:`conclude` calls it whenever the
+        stream has brought more new terms than ``reclaim_every`` and than were held at the last
+        reclaim (so that its cost, a pass over the state, is paid once per as many new terms).
+
+        What refers to a term is found in the temporal state (:meth:`temporal_snapshot`), the
+        facts the ontological stage holds for the last time point, the printed facts and the
+        stream relations seen; the caches from texts to ids are emptied. An integer there that
+        is not an id keeps the term of that id (a harmless overestimate)."""
+        d, base = self.dictionary, self._base_terms
+        size = len(d)
+        live: set[int] = set()
+
+        def walk(value) -> None:
+            kind = type(value)
+            if kind is int:
+                if base <= value < size:
+                    live.add(value)
+            elif kind in (tuple, list, set, frozenset):
+                for item in value:
+                    walk(item)
+            elif kind is dict:
+                for key, item in value.items():
+                    walk(key)
+                    walk(item)
+
+        state = self._engines_state()
+        walk(state)
+        walk(self._changes)
+        walk([(rel, fact) for rel, fact, expiry in self.ontology.store if expiry < INF])
+        walk(list(self._texts))
+        walk(self._stream_rels)
+        walk(list(self.ontology.store.relations))  # (a relation's predicate, while it has a table)
+        if self.lars is not None:
+            walk(list(self.lars.store.relations))
+        ontology = self.ontology
+        ontology.token_ids.clear()
+        ontology.fact_ids.clear()
+        ontology.forget_nodes(base)
+        forgotten = d.forget(base, live)
+        self._reclaimed = (size, len(live))
+        return forgotten
+
+    #: how many terms the stream may add (beyond those held at the last reclaim) before
+    #: :meth:`reclaim_terms` runs
+    reclaim_every = 100_000
 
     # ------------------------------------------------------------------------- stepping
     def run(self, elements: Iterable[tuple]) -> Iterator[Result]:
@@ -399,6 +449,9 @@ class Reasoner:
         result.graphs = [doc for doc, _ in now.graph_matches]
         self.last_matches = [m for _, m in now.graph_matches]  # the traces of result.graphs (a query's name)
         result.events.sort(key=json.dumps)  # (as merge_records orders the groups' events)
+        size, held = self._reclaimed
+        if len(self.dictionary) - size > max(self.reclaim_every, held):  # (its cost: the state, paid after as many new terms)
+            self.reclaim_terms()
         return result
 
     def _background_conclusions(self) -> set[tuple]:

@@ -56,18 +56,48 @@ def _int_of(term) -> int | None:
     return None
 
 
-class TermDictionary:
-    """term <-> int; ``value(id)`` is the Python value (number, string, bool) or None for IRIs."""
+#: ids are stored in chunks of this many (a power of two): a chunk whose terms were all forgotten
+#: is dropped (``TermDictionary.forget``)
+CHUNK_BITS = 14
+_CHUNK = 1 << CHUNK_BITS
+_MASK = _CHUNK - 1
 
-    __slots__ = ("_ids", "_names", "_iris", "_terms", "_values", "_keys")
+
+class TermDictionary:
+    """term <-> int; ``value(id)`` is the Python value (number, string, bool) or None for IRIs.
+
+    Each id's term, value and sort key are kept in chunks of ``2**CHUNK_BITS`` ids (three lists
+    of chunks): the terms a stream brought and nothing refers to any more can be forgotten
+    (:meth:`forget`), and a chunk of forgotten ids then costs nothing."""
+
+    __slots__ = ("_ids", "_names", "_iris", "_terms", "_values", "_keys", "_size", "_held")
 
     def __init__(self) -> None:
         self._ids: dict[Const, int] = {}  # every term but names and IRIs
         self._names: dict[str, int] = {}  # names by their text (a dataclass hashes slowly)
         self._iris: dict[str, int] = {}  # IRIs by their text
-        self._terms: list[Const] = []
-        self._values: list[object] = []
-        self._keys: list[tuple] = []  # sort_key of each stored term
+        self._terms: list[list | None] = []  # per chunk, its ids' terms (None: every one forgotten)
+        self._values: list[list | None] = []
+        self._keys: list[list | None] = []  # sort_key of each stored term
+        self._held: list[int] = []  # per chunk, how many of its terms are not forgotten
+        self._size = 0  # the ids given
+
+    def _add(self, term: Const | None, value: object, key: tuple | None) -> int:
+        """Give the next id to ``term`` (None: a forgotten id, as :meth:`load` restores one)."""
+        i = self._size
+        if not i & _MASK:
+            self._terms.append([])
+            self._values.append([])
+            self._keys.append([])
+            self._held.append(0)
+        chunk = i >> CHUNK_BITS
+        self._terms[chunk].append(term)
+        self._values[chunk].append(value)
+        self._keys[chunk].append(key)
+        if term is not None:
+            self._held[chunk] += 1
+        self._size = i + 1
+        return i
 
     def intern(self, term: Const) -> int:
         """The id of ``term``, assigning the next free id to a new term."""
@@ -84,31 +114,21 @@ class TermDictionary:
             return INT_OFFSET + v
         found = self._ids.get(term)
         if found is None:
-            found = len(self._terms)
-            self._terms.append(term)
-            self._values.append(_value(term))
-            self._keys.append(_sort_key(term))
-            self._ids[term] = found
+            found = self._ids[term] = self._add(term, _value(term), _sort_key(term))
         return found
 
     def intern_name(self, value: str) -> int:
         """``intern(Name(value))``, faster (for the names a stream brings)."""
         found = self._names.get(value)
         if found is None:
-            found = self._names[value] = len(self._terms)
-            self._terms.append(Name(value))
-            self._values.append(value)
-            self._keys.append((1, 0, value))
+            found = self._names[value] = self._add(Name(value), value, (1, 0, value))
         return found
 
     def intern_iri(self, value: str) -> int:
         """``intern(Iri(value))``, faster (for the IRIs of a background)."""
         found = self._iris.get(value)
         if found is None:
-            found = self._iris[value] = len(self._terms)
-            self._terms.append(Iri(value))
-            self._values.append(None)
-            self._keys.append((2, 0, value))
+            found = self._iris[value] = self._add(Iri(value), None, (2, 0, value))
         return found
 
     def number(self, value: object) -> int | None:
@@ -136,14 +156,16 @@ class TermDictionary:
         return INT_OFFSET + v if v is not None else self._ids.get(term)
 
     def term(self, term_id: int) -> Const:
+        """The term of ``term_id`` (of an id :meth:`forget` forgot: None, or an error once its
+        whole chunk is forgotten; nothing may ask)."""
         if term_id >= FIRST_INT_ID:
             return Num(term_id - INT_OFFSET)
-        return self._terms[term_id]
+        return self._terms[term_id >> CHUNK_BITS][term_id & _MASK]
 
     def value(self, term_id: int) -> object:
         if term_id >= FIRST_INT_ID:
             return term_id - INT_OFFSET
-        return self._values[term_id]
+        return self._values[term_id >> CHUNK_BITS][term_id & _MASK]
 
     def sort_key(self, term_id: int) -> tuple:
         """A key that orders terms by what they are, not by their ids (which depend on the order
@@ -157,40 +179,119 @@ class TermDictionary:
         """
         if term_id >= FIRST_INT_ID:
             return (0, term_id - INT_OFFSET, "")
-        return self._keys[term_id]
+        return self._keys[term_id >> CHUNK_BITS][term_id & _MASK]
 
     def sort_rows(self, rows: list[tuple[int, ...]]) -> None:
         """Sort tuples of term ids in place by their terms (``sort_key``, first position first)."""
-        keys = self._keys
-        rows.sort(key=lambda row: [keys[i] if i < FIRST_INT_ID else (0, i - INT_OFFSET, "") for i in row])
+        key = self.sort_key
+        rows.sort(key=lambda row: [key(i) for i in row])
 
     def __len__(self) -> int:
-        """The number of stored terms (integers are not stored)."""
-        return len(self._terms)
+        """The number of ids given (integers have none; forgotten terms keep theirs)."""
+        return self._size
+
+    def held(self) -> int:
+        """The number of terms held (the ids given, less those forgotten)."""
+        return sum(self._held)
 
     def __contains__(self, term: Const) -> bool:
         return self.lookup(term) is not None
 
+    def _unlink(self, term: Const | None) -> None:
+        if type(term) is Name:
+            del self._names[term.value]
+        elif type(term) is Iri:
+            del self._iris[term.value]
+        elif term is not None:
+            del self._ids[term]
+
     def truncate(self, size: int) -> None:
         """Forget every term but the first ``size`` (their ids stay)."""
-        for term in self._terms[size:]:
-            if type(term) is Name:
-                del self._names[term.value]
-            elif type(term) is Iri:
-                del self._iris[term.value]
-            else:
-                del self._ids[term]
-        del self._terms[size:], self._values[size:], self._keys[size:]
+        for i in range(size, self._size):
+            self._unlink(self.term(i))
+        chunks = -(-size // _CHUNK)
+        for lists in (self._terms, self._values, self._keys):
+            del lists[chunks:]
+            if size & _MASK and lists[-1] is not None:
+                del lists[-1][size & _MASK:]
+        del self._held[chunks:]
+        if size & _MASK:
+            self._held[-1] = sum(term is not None for term in self._terms[-1] or ())
+        self._size = size
 
-    def snapshot(self) -> list[Const]:
-        """The terms in id order: ``TermDictionary.restore(d.snapshot())`` gives the same ids."""
-        return list(self._terms)
+    def forget(self, start: int, live: set[int]) -> int:
+        """Forget the terms from id ``start`` on whose ids are not in ``live`` (nothing refers to
+        them any more): their memory is freed (a whole chunk of them at once), their ids are
+        never given again (interned again, a term gets a new id), and ``term`` of such an id is
+        None. Returns how many were forgotten.
+
+        >>> d = TermDictionary()
+        >>> a, b, c = (d.intern(Name(x)) for x in "abc")
+        >>> d.forget(1, {c}), d.term(b), d.term(c), d.intern(Name("b")), len(d), d.held()
+        (1, None, Name(value='c'), 3, 4, 3)
+        """
+        forgotten = 0
+        for chunk in range(start >> CHUNK_BITS, len(self._terms)):
+            terms = self._terms[chunk]
+            if terms is None or not self._held[chunk]:
+                continue
+            values, keys, first = self._values[chunk], self._keys[chunk], chunk << CHUNK_BITS
+            for offset in range(max(start - first, 0), len(terms)):
+                term = terms[offset]
+                if term is not None and first + offset not in live:
+                    self._unlink(term)
+                    terms[offset] = values[offset] = keys[offset] = None
+                    self._held[chunk] -= 1
+                    forgotten += 1
+            self._drop_if_empty(chunk)
+        return forgotten
+
+    def _drop_if_empty(self, chunk: int) -> None:
+        """A chunk whose ids are all given and forgotten holds nothing: dropped."""
+        terms = self._terms[chunk]
+        if terms is not None and not self._held[chunk] and len(terms) == _CHUNK:
+            self._terms[chunk] = self._values[chunk] = self._keys[chunk] = None
+
+    def snapshot(self, start: int = 0) -> list[Const | int]:
+        """The terms in id order from id ``start`` on, each run of forgotten ids as its length:
+        ``TermDictionary.restore(d.snapshot())`` gives the same ids."""
+        out: list = []
+
+        def hole(n: int) -> None:
+            if out and type(out[-1]) is int:
+                out[-1] += n
+            else:
+                out.append(n)
+
+        for chunk in range(start >> CHUNK_BITS, len(self._terms)):
+            first = chunk << CHUNK_BITS
+            terms = self._terms[chunk]
+            if terms is None:
+                hole(_CHUNK - max(start - first, 0))
+                continue
+            for term in terms[max(start - first, 0):]:
+                if term is not None:
+                    out.append(term)
+                else:
+                    hole(1)
+        return out
+
+    def load(self, terms: Iterable[Const | int]) -> None:
+        """Intern a :meth:`snapshot`'s terms (a run of forgotten ids: its length) after those
+        held: a dictionary holding the terms that came before them gets the same ids."""
+        for term in terms:
+            if type(term) is int:  # (forgotten ids: kept as holes, whole chunks of them dropped)
+                for _ in range(term):
+                    self._add(None, None, None)
+                    if not self._size & _MASK:
+                        self._drop_if_empty(len(self._terms) - 1)
+            elif self.intern(term) != self._size - 1:
+                raise ValueError(f"the term {term!r} is in the snapshot twice")
 
     @classmethod
-    def restore(cls, terms: Iterable[Const]) -> "TermDictionary":
+    def restore(cls, terms: Iterable[Const | int]) -> "TermDictionary":
         d = cls()
-        for term in terms:
-            d.intern(term)
+        d.load(terms)
         return d
 
 

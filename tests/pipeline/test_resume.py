@@ -13,8 +13,8 @@ from dotr.rules.lang.errors import DotrError
 from tests.temporal import test_lars, test_patterns
 
 
-def outputs(text: str, stream: list[list[str]], cut: int | None = None, temporal: bool = False
-            ) -> list[tuple[dict, list[str]]]:
+def outputs(text: str, stream: list[list[str]], cut: int | None = None, temporal: bool = False,
+            reclaim: bool = False) -> list[tuple[dict, list[str]]]:
     """The records of a run over ``stream`` (time point i: ``stream[i]``) and the composite
     events emitted, continued at time point ``cut`` by a reasoner restored from a snapshot read
     back from a state file: a whole one (``--snapshot``), or for ``temporal`` the temporal
@@ -35,6 +35,8 @@ def outputs(text: str, stream: list[list[str]], cut: int | None = None, temporal
             _, state = state_file.decode(state_file.encode("test", reasoner.snapshot()), "test")
             reasoner = Reasoner.restore(checked, state)
         records += [(result.to_json(), result.events) for result in reasoner.run([(t, facts)])]
+        if reclaim:
+            reasoner.reclaim_terms()
     return records
 
 
@@ -43,14 +45,14 @@ SETTINGS = settings(max_examples=100, deadline=None,
 
 
 @SETTINGS
-@given(test_lars.programs(), test_lars.streams(), st.integers(1, 10), st.booleans())
-def test_a_resumed_lars_program_gives_the_uninterrupted_output(text, stream, cut, temporal):
+@given(test_lars.programs(), test_lars.streams(), st.integers(1, 10), st.booleans(), st.booleans())
+def test_a_resumed_lars_program_gives_the_uninterrupted_output(text, stream, cut, temporal, reclaim):
     stream = stream + [[]] * 4
-    assert outputs(text, stream, cut, temporal) == outputs(text, stream)
+    assert outputs(text, stream, cut, temporal, reclaim) == outputs(text, stream)
 
 
 @SETTINGS
-@given(test_patterns.programs(), test_patterns.streams(), st.integers(1, 8), st.booleans())
-def test_a_resumed_pattern_program_gives_the_uninterrupted_output(text, stream, cut, temporal):
+@given(test_patterns.programs(), test_patterns.streams(), st.integers(1, 8), st.booleans(), st.booleans())
+def test_a_resumed_pattern_program_gives_the_uninterrupted_output(text, stream, cut, temporal, reclaim):
     facts = [[f"{etype.lower()}({k}, {v})" for etype, k, v in events] for events in stream]
-    assert outputs(text, facts, cut, temporal) == outputs(text, facts)
+    assert outputs(text, facts, cut, temporal, reclaim) == outputs(text, facts)
