@@ -39,6 +39,8 @@ CODES: dict[str, str] = {
     "E307": "IRI predicate with other than one or two arguments",
     "E308": "invalid declaration value",
     "E309": "duplicate name",
+    "E310": "integer with too many digits",
+    "E311": "atom with too many arguments",
     "E401": "SPARQL error",
     "E402": "event parameter not bound by its query or body",
     "E403": "variable not allowed in a pattern",
@@ -52,6 +54,12 @@ CODES: dict[str, str] = {
     "W304": "true or false as a body atom",
     "W410": "EP-SPARQL query without a duration bound",
 }
+
+
+#: the most arguments an atom may have (the native fact store's rows)
+MAX_ARITY = 16
+#: the most digits an integer may have (Python's bound on converting text to an integer)
+MAX_DIGITS = 4300
 
 
 class DotrError(Exception):
