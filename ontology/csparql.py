@@ -51,7 +51,7 @@ from rdflib import BNode, Variable
 
 from dotr.ontology.convert import from_rdflib, intern_fact
 from dotr.rules.engine.sparql import answer_order
-from dotr.rules.engine.sparql.algebra import compile_pattern
+from dotr.rules.engine.sparql.algebra import Dataset, compile_pattern
 from dotr.ontology.materialise import Materialiser
 from dotr.ontology.stage import stage_rules
 from dotr.rules import TimeOrderError, ir
@@ -94,7 +94,7 @@ class _CSparqlQuery:
         self.owned: tuple[str, Callable[[int], bool]] | None = None  # in a key group: (key variable, owns)
 
     def result(self, store: Store, t: int, d: TermDictionary) -> Counter:
-        solutions = self.root.run(store)
+        solutions = self.root.run(Dataset(store))
         if self.owned is not None:
             var, owns = self.owned
             solutions = [sol for sol in solutions if owns(sol[var])]
