@@ -29,7 +29,7 @@ variables) and aggregates are evaluated as written.
 
 from __future__ import annotations
 
-from rdflib import BNode, Literal as RdfLiteral, Variable
+from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
 
 from dotr.rules import ir
 from dotr.rules.lang.queries.sparql import rdf_term as from_rdflib
@@ -120,7 +120,8 @@ class _Compiler:
         if name == "ToMultiSet":  # (a subquery)
             return self.op(node.p, project=True)
         if name == "values":
-            return Values([{str(k): self.d.intern(from_rdflib(v)) for k, v in row.items() if v is not None}
+            return Values([{str(k): self.d.intern(from_rdflib(v)) for k, v in row.items()
+                            if isinstance(v, (URIRef, RdfLiteral, BNode))}  # (UNDEF: unbound)
                            for row in node.res])
         if name == "Graph":
             term = node.term
@@ -214,23 +215,18 @@ _ARITH = {"+": "+", "-": "-", "*": "*"}
 
 
 def _to_comparisons(expr) -> list[ir.Comparison] | None:
-    """A filter as rule-language comparisons the conjunction's plan runs (value comparisons of
-    numbers, variables and their sums, differences and products), or None: comparisons whose
-    meaning the plan's value comparison keeps (``=`` / ``!=`` only with a number on one side,
-    where value equality is what SPARQL compares)."""
+    """A filter as rule-language comparisons the conjunction's plan runs, or None: ``<``, ``<=``,
+    ``>``, ``>=`` between numbers, variables and their sums, differences and products (a value
+    comparison, false where a side is no number or string, as SPARQL's type error makes it).
+    ``=`` and ``!=`` stay SPARQL expressions (the plan's equality is of terms, SPARQL's of values)."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if not (isinstance(expr, CompValue) and expr.name == "RelationalExpression"
-            and expr.op in ("=", "!=", "<", "<=", ">", ">=")):
+            and expr.op in ("<", "<=", ">", ">=")):
         return None
     left, right = _arith(expr.expr), _arith(expr.other)
     if left is None or right is None:
         return None
-    if expr.op in ("=", "!="):
-        if not (isinstance(left, ir.Num) or isinstance(right, ir.Num)):
-            return None  # term equality of non-numbers: SPARQL's value equality differs
-        if isinstance(left, ir.BinOp) or isinstance(right, ir.BinOp):
-            return None
     return [ir.Comparison(expr.op, left, right)]
 
 
