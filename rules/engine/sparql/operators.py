@@ -228,8 +228,12 @@ class Extend:
 
 
 def _const_term(value):
+    """The term of a computed value; a whole number computed as a fraction (``3 / 1``, ``1.5 +
+    1.5``) is the decimal ``3.0``, not the integer 3."""
     if isinstance(value, bool):
         return ir.Literal("true" if value else "false", ir.XSD + "boolean")
+    if isinstance(value, float) and value.is_integer():
+        return ir.Literal(repr(value), ir.XSD + "decimal")
     if isinstance(value, (int, float)):
         return ir.Num(value)
     return ir.Literal(str(value))
@@ -289,7 +293,7 @@ class Aggregate:
             if kind not in _AGGREGATES:
                 raise unsupported(agg.name, span)
             arg = None if agg.vars == "*" else compile_expr(agg.vars, d, span)
-            if kind == "sample" and isinstance(agg.vars, Variable):
+            if kind in ("sample", "min", "max") and isinstance(agg.vars, Variable):
                 arg = str(agg.vars)  # (the bound term itself)
             self.aggregates.append((kind, arg, bool(agg.distinct), str(agg.res)))
         self.certain = inner.certain & {v for v in self.key_vars if v is not None}
@@ -310,8 +314,13 @@ class Aggregate:
         for key, sols in groups.items():
             row = {} if key is None else {v: k for v, k in zip(self.key_vars, key) if v is not None and k is not None}
             for kind, arg, distinct, res in self.aggregates:
-                if isinstance(arg, str):  # SAMPLE(?v)
-                    value = next((sol[arg] for sol in sols if sol.get(arg) is not None), None)
+                if isinstance(arg, str):  # SAMPLE, MIN or MAX of a variable: one of its terms
+                    ids = [sol[arg] for sol in sols if arg in sol]
+                    if kind == "sample" or not ids:
+                        value = ids[0] if ids else None
+                    else:
+                        d = self.d
+                        value = (min if kind == "min" else max)(ids, key=lambda i: _order(d.value(i), i, d))
                 else:
                     value = _aggregate(kind, arg, distinct, sols, self.d)
                 if value is not None:
@@ -344,14 +353,25 @@ def _aggregate(kind: str, arg, distinct: bool, sols: list[Solution], d: TermDict
         return d.number(len(values))
     if kind == "sample":
         return _term_id(values[0], d) if values else None
+    if kind in ("min", "max"):
+        if not values:
+            return None
+        value = (min if kind == "min" else max)(values, key=lambda v: _order(v, v.id if isinstance(v, IriValue) else None, d))
+        return _term_id(value, d)
     if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
         return None  # numeric aggregates over non-numbers err
     if kind == "sum":
-        return d.number(sum(values))
-    if kind == "avg":
-        return d.number(sum(values) / len(values) if values else 0)
-    if not values:
-        return None
-    return d.number(min(values) if kind == "min" else max(values))
+        return _term_id(sum(values), d)
+    return _term_id(sum(values) / len(values), d) if values else d.number(0)  # avg
+
+
+def _order(value, term_id: int | None, d: TermDictionary) -> tuple:
+    """SPARQL's order of terms for MIN and MAX: IRIs, then numbers by value, then other literals
+    by their text."""
+    if isinstance(value, IriValue) or (value is None and term_id is not None):
+        return (0, 0, d.term(term_id).value if term_id is not None else "")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (1, value, "")
+    return (2, 0, str(value))
 
 
