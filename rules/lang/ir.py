@@ -11,8 +11,8 @@ True
 
 from __future__ import annotations
 
-import math
 import re
+from decimal import Decimal
 
 from dataclasses import dataclass, field
 from typing import Union
@@ -497,12 +497,15 @@ def canonical(term: Const) -> Const:
     numbers (which print back as the same Turtle literal: ``25``, ``2.5``), ``xsd:string`` plain,
     language tags lower case (as RDF 1.1 allows: they compare without case). Doubles, floats and
     whole decimals keep their datatype: ``"0.0"^^xsd:double`` is not the integer 0, and prints as
-    itself (its value is still a number: filters, comparisons and arithmetic see 0.0).
+    written (its value is still a number: filters, comparisons and arithmetic see 0.0); a whole
+    decimal is written in its canonical form, ``"3.0"``.
 
     >>> canonical(Literal("25", XSD + "integer")), canonical(Literal("2.50", XSD + "decimal"))
     (Num(value=25), Num(value=2.5))
     >>> canonical(Literal("0.0", XSD + "double")) == Literal("0.0", XSD + "double")
     True
+    >>> canonical(Literal("03", XSD + "decimal")).lexical
+    '3.0'
     """
     if isinstance(term, Literal) and term.lang is not None and not term.lang.islower():
         return Literal(term.lexical, None, term.lang.lower())
@@ -514,12 +517,14 @@ def canonical(term: Const) -> Const:
                 return term
         if term.datatype == _DECIMAL:
             try:
-                value = float(term.lexical)
-            except ValueError:
+                value = Decimal(term.lexical)
+            except ArithmeticError:
                 return term
-            if math.isfinite(value) and not value.is_integer():
-                return Num(value)
-            return term
+            if not value.is_finite():
+                return term
+            if value != value.to_integral_value():
+                return Num(float(value))
+            return Literal(f"{int(value)}.0", _DECIMAL)
         if term.datatype == _STRING:
             return Literal(term.lexical)
     return term

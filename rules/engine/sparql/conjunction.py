@@ -53,6 +53,7 @@ class Conjunction:
     def __init__(self, atoms: Sequence[ir.Atom], extra: tuple, head: tuple[str, ...], d: TermDictionary):
         self.atoms, self.extra, self.vars, self.d = list(atoms), tuple(extra), tuple(head), d
         self._plans: dict[tuple, object] = {}
+        d.intern(_SEED)  # (now: the plans, made at run time, intern nothing a restored reasoner lacks)
         # per atom: its relation (None: a variable predicate), the positions and ids of its constants,
         # the variable at each position (None: a constant), and its predicate variable
         self._shape = []
