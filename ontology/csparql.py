@@ -23,8 +23,9 @@ and are gone (including at the first τ whose window is empty); an ASK query ``t
 
 RSP-QL queries compile to the same groups: each window ``from named window <w> on <s> [...]`` is
 a group of its own (its content materialised with the background), whose named graph ``<w>``
-(read by ``window <w> { ... }``) holds the facts that need a window triple (those with a finite
-expiry); the default graph is the background and its entailments. A query's ``from <file>``
+(read by ``window <w> { ... }``) holds what the window adds to the closure of the background
+(the facts with a finite expiry that the background's closure lacks); the default graph is the
+background's closure, a group without windows. A query's ``from <file>``
 clauses replace the reasoner's background by those files (loaded once, closed under the same
 rules), and each ``from named <file>`` is a named graph.
 
@@ -109,7 +110,7 @@ class _CSparqlQuery:
         self.owned: tuple[str, Callable[[int], bool]] | None = None  # in a key group: (key variable, owns)
 
     def dataset(self, t: int) -> Dataset:
-        return Dataset(self.default.m.store, {iri: group.graph(t) for iri, group in self.named.items()})
+        return Dataset(self.default.store_at(), {iri: group.graph(t) for iri, group in self.named.items()})
 
     def result(self, t: int, d: TermDictionary) -> Counter:
         solutions = self.root.run(self.dataset(t))
@@ -148,10 +149,12 @@ class _Group:
     background's ``base``, shared)."""
 
     def __init__(self, every: int | None, windows: tuple[StreamWindow, ...], rules, base: Materialiser,
-                 d: TermDictionary, changes: bool = True):
+                 d: TermDictionary, changes: bool = True, background_group: "_Group | None" = None):
         self.every, self.windows = every, windows
         self.changes = changes  # whether the reasoner's background changes reach it (not a query's files)
-        self._graph: tuple[int, Store] | None = None  # (time, the facts that need a window triple)
+        self.background_group = background_group  # (an RSP-QL window's: the group of its background alone)
+        self._graph: tuple[int, Store] | None = None  # (time, what the window adds to the background)
+        self._closed = False  # (a background alone: whether its rules downstream of negations ran)
         background_explicit = base.explicit
         if windows:
             # the compiled store and plans: a window's maintenance is their use case (docs/performance.md)
@@ -172,17 +175,27 @@ class _Group:
                                      for fact, expiry in facts.items() if expiry >= INF}
         self.window_copy: dict[Key, int] = {}
 
+    def store_at(self) -> Store:
+        """The group's materialisation as a query's default graph: for a background alone, with
+        the rules downstream of a negation evaluated on it (once, until the background changes)."""
+        if not self.windows and not self._closed:
+            self.m.evaluate_local(INF)
+            self._closed = True
+        return self.m.store
+
     def graph(self, t: int) -> Store:
-        """The group's named graph at evaluation time ``t``: its whole store for a background file
-        (no windows), else (an RSP-QL window) the facts whose expiry is finite: the window's triples
-        and what needs one of them, not what the background entails alone."""
+        """The group's named graph at evaluation time ``t``: a background file's closure, or (an
+        RSP-QL window) what the window adds to the closure of its background (the window's triples
+        and what the rules derive with them that the background alone does not give)."""
         if not self.windows:
-            return self.m.store
+            return self.store_at()
         if self._graph is None or self._graph[0] != t:
-            facts = self.m.store
+            facts, background = self.m.store, self.background_group.store_at()
             store = DictStore(lambda pid: facts.is_triple((pid, 2)))
             for rel, fact in facts.tagged(t):
-                store.add(rel, fact, facts.relations[rel].facts[fact])
+                held = background.relations.get(rel)
+                if held is None or fact not in held.facts:
+                    store.add(rel, fact, facts.relations[rel].facts[fact])
             self._graph = (t, store)
         return self._graph[1]
 
@@ -284,6 +297,7 @@ class _Group:
                    if self.held.get(key) or copies.get(key, -1) > after])
             for key in gone:
                 copies.pop(key, None)
+        self._closed = False
         new = [key for key in dict.fromkeys(add) if key not in self.background]
         for rel, fact in new:
             expiry = m.explicit.get(rel, {}).get(fact)
@@ -371,7 +385,7 @@ class CSparqlEngine:
                 windows = [default]
             else:  # RSP-QL: each window a named graph, the background the default one
                 default = self._group(None, (), source)
-                windows = [self._group(query.every, (w,), source) for w in query.windows]
+                windows = [self._group(query.every, (w,), source, default) for w in query.windows]
             named = {d.intern(ir.Iri(w.name)): group for w, group in zip(query.windows, windows) if w.name}
             for iri, path in query.named:
                 named[d.intern(ir.Iri(iri))] = self._group(None, (), (path,))
@@ -396,14 +410,15 @@ class CSparqlEngine:
             return intern_tokens(fact, self.dictionary, self._token_ids)
         return intern_fact(fact, self.dictionary, self._node_ids)
 
-    def _group(self, every: int | None, windows: tuple[StreamWindow, ...], source) -> _Group:
+    def _group(self, every: int | None, windows: tuple[StreamWindow, ...], source,
+               background: _Group | None = None) -> _Group:
         """The group of queries with these windows, period and background (made once; a group
-        without windows, a background alone, has no period)."""
+        without windows, a background alone, has no period; ``background``: an RSP-QL window's)."""
         key = (every, windows, source)
         group = self._by_key.get(key)
         if group is None:
             group = self._by_key[key] = _Group(every, windows, self._rules, self._base(source), self.dictionary,
-                                               changes=source is None)
+                                               changes=source is None, background_group=background)
             self.groups.append(group)
         return group
 

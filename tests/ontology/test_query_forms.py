@@ -20,6 +20,8 @@ RSP_WHERE = [
     "{ WINDOW :w1 { ?x :p ?y } WINDOW :w2 { ?y :p ?z } }",
     "{ WINDOW ?w { ?x :p ?y } }",
     "{ WINDOW :w2 { ?x :q ?y OPTIONAL { ?y :v ?z } } }",
+    "{ WINDOW :w1 { ?x :r ?y } }",  # (:r: derived under a negation, RULES[4])
+    "{ ?x :r ?y WINDOW :w1 { ?z :p ?w } }",
 ]
 
 
@@ -47,11 +49,25 @@ def csparql_ask(draw, name: str) -> str:
             f"[range {draw(st.integers(step, 6))} step {step}] where {{ ?x :p ?y . ?y :p ?z }} .")
 
 
+_GENERATED = dict(rules=st.sampled_from(RULES), background=st.lists(st.sampled_from(BACKGROUND), max_size=3, unique=True),
+                  queries=st.tuples(rspql("R0"), st.one_of(rspql("R1"), csparql_ask("A1"))),
+                  elements=streams, restart=st.one_of(st.none(), st.integers(0, 12)))
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rules=st.sampled_from(RULES), background=st.lists(st.sampled_from(BACKGROUND), max_size=3, unique=True),
-       queries=st.tuples(rspql("R0"), st.one_of(rspql("R1"), csparql_ask("A1"))),
-       elements=streams, restart=st.one_of(st.none(), st.integers(0, 12)))
+@given(**_GENERATED)
 def test_rspql_and_ask_agree_with_recomputation(rules, background, queries, elements, restart):
+    _agree(rules, background, queries, elements, restart)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**_GENERATED)
+def test_rspql_and_ask_agree_with_recomputation_long(rules, background, queries, elements, restart):
+    _agree(rules, background, queries, elements, restart)
+
+
+def _agree(rules, background, queries, elements, restart):
     checked = check_text(PREFIX + rules + "\n" + "\n".join(queries))
     assert checked.ok, checked.diagnostics
     bg = [(node(s), node(p), node(o)) for s, o, p in background]
@@ -178,7 +194,7 @@ def test_rspql_durations_and_errors():
 
 
 def test_queries_with_one_answer_or_named_graphs_are_not_split_by_key():
-    from dotr.pipeline.window_keys import csparql_keys
+    from dotr.pipeline.keys import csparql_keys
 
     for query, reason in [
         ("register as ask from stream :s [range 2 step 1] where { ?x :p ?y }", "asks"),
@@ -187,3 +203,10 @@ def test_queries_with_one_answer_or_named_graphs_are_not_split_by_key():
     ]:
         keys, why = csparql_keys(check_text(PREFIX + f"query Q := {query} ."))
         assert keys is None and reason in why
+
+
+def test_an_event_query_names_no_dataset():
+    """An event's query reads the enriched knowledge of its time point: a FROM clause was
+    accepted and ignored."""
+    checked = check_text(PREFIX + "event E(?s) := select ?s from <city.ttl> where { ?s :p ?o } .")
+    assert [d.code for d in checked.diagnostics] == ["E401"] and "FROM" in checked.diagnostics[0].message
