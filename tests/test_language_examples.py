@@ -1,8 +1,9 @@
 """The examples of docs/language.md that are marked as runnable run through ``dotr run`` and print
-what the document says, in the documented JSON shape (docs/output.schema.json). A fenced block ```` ```dotr example=NAME ```` is the rule file;
-```` ```turtle example=NAME file=F ```` a file beside it, ```` ```turtle example=NAME ontology ````
-the ``--ontology`` file; ```` ```jsonl example=NAME input ```` the stream and
-```` ```jsonl example=NAME output ```` what is printed."""
+what the document says, in the documented JSON shape (docs/output.schema.json). A fenced block
+```` ```dotr example=NAME ```` is the rule file; ```` ```turtle example=NAME file=F ```` a file
+beside it, ```` ```turtle example=NAME ontology ```` the ``--ontology`` file;
+```` ```jsonl example=NAME input ```` the stream and ```` ```jsonl example=NAME output ```` what is
+printed."""
 
 from __future__ import annotations
 

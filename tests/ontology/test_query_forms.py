@@ -49,7 +49,8 @@ def csparql_ask(draw, name: str) -> str:
             f"[range {draw(st.integers(step, 6))} step {step}] where {{ ?x :p ?y . ?y :p ?z }} .")
 
 
-_GENERATED = dict(rules=st.sampled_from(RULES), background=st.lists(st.sampled_from(BACKGROUND), max_size=3, unique=True),
+_GENERATED = dict(rules=st.sampled_from(RULES),
+                  background=st.lists(st.sampled_from(BACKGROUND), max_size=3, unique=True),
                   queries=st.tuples(rspql("R0"), st.one_of(rspql("R1"), csparql_ask("A1"))),
                   elements=streams, restart=st.one_of(st.none(), st.integers(0, 12)))
 
@@ -87,7 +88,8 @@ def test_ask_answers_true_or_false_at_each_evaluation():
     checked = check_text(PREFIX + """query Any := register compute every 1 as ask
         from stream :s [range 2 step 1] where { ?x :p ?y . ?y :p ?x } .""")
     p = lambda a, b: (node(":" + a), node(":p"), node(":" + b))
-    outs = CSparqlEngine(checked).run([(1, {None: [p("a", "b")]}), (2, {None: [p("b", "a")]}), (5, {None: [p("c", "d")]})])
+    stream = [(1, {None: [p("a", "b")]}), (2, {None: [p("b", "a")]}), (5, {None: [p("c", "d")]})]
+    outs = CSparqlEngine(checked).run(stream)
     # the window (t - 2, t]: a p b at 1 and 2, b p a at 2 and 3; empty at 4, c p d at 5 and 6
     assert {o.t: o.answers["Any"] for o in outs if "Any" in o.answers} == {1: False, 2: True, 3: False, 5: False,
                                                                           6: False}
@@ -101,8 +103,8 @@ def test_ask_takes_no_stream_operator():
 
 
 CITYBENCH_Q12 = """register query Q12 as
-### ?obId1 should be projected, however we cannot project it in this query as it demands ?obId1 to be grouped, which makes the semantics wrong.
-### as a result the latency cannot be evaluated.
+### ?obId1 is not selected, as selecting it would group by it, which changes the meaning.
+### so the latency is not measured.
 
 select (count(?obId1) as ?obCnt)
   from stream :traffic [range 3000ms step 1s]
@@ -120,8 +122,8 @@ having (count(?obId1) > 1)"""
 
 
 def test_comments_between_register_and_select_as_citybench_writes_them():
-    """CityBench's Q12 as written: '#' comment lines (with ' as ', '.' and 'select'-free text)
-    between the header and the query; a '. ' in a comment ended the statement."""
+    """A query shaped as CityBench's Q12: '#' comment lines (with ' as ' and '. ') between the
+    header and the query; a '. ' in a comment ended the statement."""
     checked = check_text(PREFIX + f"@timeunit ms .\nquery Q12 := {CITYBENCH_Q12} .\n", "q12.dotr")
     assert checked.ok, [str(d) for d in checked.diagnostics]
     ob = lambda n, v: [(node(f":o{n}"), node("rdf:type"), node(":Observation")),

@@ -16,6 +16,7 @@ from dotr.rules.engine.sparql.solutions import join, left_join, minus
 from dotr.rules.engine.store import Store
 from dotr.rules.engine.terms import TermDictionary
 
+
 class Dataset:
     """The graphs a query reads: ``store`` is the default graph, ``named`` maps the id of each
     named graph's IRI to its store (``GRAPH``, and RSP-QL's ``WINDOW``)."""
@@ -356,7 +357,8 @@ def _aggregate(kind: str, arg, distinct: bool, sols: list[Solution], d: TermDict
     if kind in ("min", "max"):
         if not values:
             return None
-        value = (min if kind == "min" else max)(values, key=lambda v: _order(v, v.id if isinstance(v, IriValue) else None, d))
+        pick = min if kind == "min" else max
+        value = pick(values, key=lambda v: _order(v, v.id if isinstance(v, IriValue) else None, d))
         return _term_id(value, d)
     if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
         return None  # numeric aggregates over non-numbers err
