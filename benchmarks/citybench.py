@@ -291,7 +291,8 @@ def bench(name: str, spec: dict, repository: Path, properties: dict, work: Path,
     answers = sum(len(a) if isinstance(a, list) else 1 for r in records for a in r.get("answers", {}).values())
     row = {"query": name, "triples": triples, "answers": answers, "startup": statistics.median(startup)}
     row["written"], row["written_min"], row["written_max"] = _spread(cpu["written"])
-    row["throughput"] = triples / max(row["written"] - row["startup"], 1e-9)
+    after = row["written"] - row["startup"]
+    row["throughput"] = triples / after if after > 0 else None
     if "reshaped" in files:
         row["reshaped"], row["reshaped_min"], row["reshaped_max"] = _spread(cpu["reshaped"])
         ratios = [a / b for a, b in zip(cpu["written"], cpu["reshaped"])]
