@@ -496,9 +496,10 @@ def canonical(term: Const) -> Const:
     """The representative of ``term``: integer literals and decimals with a fraction become
     numbers (which print back as the same Turtle literal: ``25``, ``2.5``), ``xsd:string`` plain,
     language tags lower case (as RDF 1.1 allows: they compare without case). Doubles, floats and
-    whole decimals keep their datatype: ``"0.0"^^xsd:double`` is not the integer 0, and prints as
-    written (its value is still a number: filters, comparisons and arithmetic see 0.0); a whole
-    decimal is written in its canonical form, ``"3.0"``.
+    whole decimals keep their datatype: ``"0.0"^^xsd:double`` is not the integer 0, and prints with
+    its datatype (its value is still a number: filters, comparisons and arithmetic see 0.0); a
+    whole decimal is written in its canonical form, ``"3.0"`` (a double's lexical form is
+    normalised by the readers, as rdflib normalises it).
 
     >>> canonical(Literal("25", XSD + "integer")), canonical(Literal("2.50", XSD + "decimal"))
     (Num(value=25), Num(value=2.5))
