@@ -44,6 +44,8 @@ from dotr.rules.engine.terms import TermDictionary
 #: the predicate of the atom a plan is seeded at: it binds the seed variables (a name no rule
 #: file can write)
 _SEED = ir.Name("$seed")
+#: the plans a conjunction keeps (one per join order and seed variables it was evaluated with)
+_PLANS_KEPT = 64
 
 
 class Conjunction:
@@ -115,7 +117,7 @@ class Conjunction:
             best = min(remaining, key=lambda i: (self._fanout(i, store, known, counts[i]), i))
             remaining.remove(best)
             out.append(best)
-            rel, _, names, pred_var = self._shape[best]
+            _, _, names, pred_var = self._shape[best]
             known.update(n for n in names if n is not None)
             if pred_var is not None:
                 known.add(pred_var)
@@ -155,6 +157,8 @@ class Conjunction:
         key = (order, seed_vars)
         plan = self._plans.get(key)
         if plan is None:
+            if len(self._plans) >= _PLANS_KEPT:  # (orders seen long ago: made again if they come back)
+                self._plans.clear()
             seed = ir.AtomLiteral(ir.Atom(_SEED, tuple(ir.Var(v) for v in seed_vars)))
             body = (seed, *(ir.AtomLiteral(a) for a in self.atoms), *self.extra)
             compiled = compile_rule(tuple(ir.Var(n) for n in self.vars), body, self.d,
