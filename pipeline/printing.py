@@ -59,8 +59,9 @@ class Readable:
             out["at"] = {when: [self.fact(f) for f in facts] for when, facts in record["at"].items()}
         if "graphs" in record:
             out["graphs"] = [self.graph(doc) for doc in record["graphs"]]
-        if "answers" in record:
-            out["answers"] = {name: [{var: self.term(value) for var, value in row.items()} for row in rows]
+        if "answers" in record:  # (an ASK query's answer is true or false)
+            out["answers"] = {name: rows if isinstance(rows, bool) else
+                              [{var: self.term(value) for var, value in row.items()} for row in rows]
                               for name, rows in record["answers"].items()}
         if "events" in record:
             out["events"] = [{**event, "attributes": {a: self.term(v) for a, v in event["attributes"].items()}}

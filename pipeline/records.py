@@ -23,7 +23,7 @@ class Result:
     graphs: list[str] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)  # composite events emitted by patterns (PatternEngine.emitted)
     removed: list[str] | None = None  # with --changes: facts that held at the previous time point
-    answers: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # SELECT queries' solutions
+    answers: dict[str, list[dict[str, str]] | bool] = field(default_factory=dict)  # SELECT solutions, ASK answers
 
     def is_empty(self) -> bool:
         return not (self.facts or self.at or self.graphs or self.answers or self.events)
@@ -65,6 +65,8 @@ def merge_records(records: list[dict]) -> dict:
     {'t': 3, 'facts': ['b'], 'graphs': ['g1', 'g2']}
     >>> merge_records([{"t": 3, "facts": [], "answers": {"Q": [{"c": "b"}]}}, {"t": 3, "facts": [], "answers": {"Q": [{"c": "a"}]}}])
     {'t': 3, 'facts': [], 'answers': {'Q': [{'c': 'a'}, {'c': 'b'}]}}
+    >>> merge_records([{"t": 3, "facts": [], "answers": {"A": False}}, {"t": 3, "facts": [], "answers": {"A": True}}])
+    {'t': 3, 'facts': [], 'answers': {'A': True}}
     """
     merged: dict = {"t": records[0]["t"], "facts": sorted({f for r in records for f in r["facts"]})}
     if any("removed" in r for r in records):
@@ -81,12 +83,16 @@ def merge_records(records: list[dict]) -> dict:
     events = sorted((e for r in records for e in r.get("events", ())), key=json.dumps)
     if events:
         merged["events"] = events
-    answers: dict[str, list] = {}
+    answers: dict[str, list | bool] = {}
     for r in records:
         for name, rows in r.get("answers", {}).items():
-            answers.setdefault(name, []).extend(rows)
+            if isinstance(rows, bool):  # an ASK query: true when a group's solutions are
+                answers[name] = answers.get(name, False) or rows
+            else:
+                answers.setdefault(name, []).extend(rows)
     if answers:  # (each query's rows in the order EpSparql.conclude gives them)
-        merged["answers"] = {name: sorted(rows, key=answer_order) for name, rows in sorted(answers.items())}
+        merged["answers"] = {name: rows if isinstance(rows, bool) else sorted(rows, key=answer_order)
+                             for name, rows in sorted(answers.items())}
     return merged
 
 

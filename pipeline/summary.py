@@ -62,7 +62,7 @@ class RunStats:
         if graph_sources:
             self.graphs.update(graph_sources)
         for name, rows in result.answers.items():
-            self.answers[name] += len(rows)
+            self.answers[name] += rows if isinstance(rows, bool) else len(rows)  # (ASK: its true answers)
 
     def to_json(self, records: int = 0, outputs: int = 0, rejects: int = 0, readable: Readable | None = None) -> dict:
         """The figures as plain data (predicates readable with ``readable``), with the run's

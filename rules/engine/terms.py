@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from dotr.rules.lang.ir import XSD, Const, Iri, Literal, Name, Num, canonical
+from dotr.rules.lang.ir import NUMERIC_TYPES, XSD, Const, Iri, Literal, Name, Num, canonical
 from dotr.rules.lang.printer import number
 
 _BOOLEAN = XSD + "boolean"
@@ -32,6 +32,11 @@ def _value(term: Const) -> object:
     if isinstance(term, Literal):
         if term.datatype == _BOOLEAN:
             return term.lexical in ("true", "1")
+        if term.datatype in NUMERIC_TYPES:  # ("0.0"^^xsd:double: the number 0.0)
+            try:
+                return float(term.lexical)
+            except ValueError:
+                return term.lexical
         return term.lexical
     if isinstance(term, Name):
         return term.value
@@ -304,6 +309,9 @@ def _sort_key(term: Const) -> tuple:
     if isinstance(term, Iri):
         return (2, 0, term.value)
     if isinstance(term, Literal):
+        value = _value(term)
+        if isinstance(value, float):  # a typed number: among the numbers
+            return (0, value, term.lexical)
         return (3, 0, f"{term.lexical}\0{term.lang or ''}\0{term.datatype or ''}")
     return (4, 0, repr(term))  # not a constant (the LARS engine interns a variable predicate)
 

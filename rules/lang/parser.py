@@ -46,11 +46,14 @@ _IRI_OR_LT = r"|<[^<>\"{}|^`\\\s]*+>|<(?![^<>\"{}|^`\\\s]*>)"
 _INNER = _nested(6)
 #: A brace group such as a construct template: ``{ _:f a :Fire ; :at ?room }``.
 BRACED = r"\{(?:" + _INNER + r")*+\}"
-#: SPARQL, EP-SPARQL or C-SPARQL text up to (not including) the statement's final ``.``: a ``.``
-#: outside brackets ends it when followed by white space, a comment or the end of the input.
+#: SPARQL, EP-SPARQL, C-SPARQL or RSP-QL text up to (not including) the statement's final ``.``: a
+#: ``.`` outside brackets, strings and SPARQL's ``#`` comments ends it when followed by white space,
+#: a comment or the end of the input.
 SPARQL_TEXT = (
     r"(?i:select|construct|ask|describe|register)\s(?:"
     + r'"(?:[^"\\\n]|\\.)*"'
+    + r"|'(?:[^'\\\n]|\\.)*'"
+    + r"|\#[^\n]*+"
     + r"|<[^<>\"{}|^`\\\s]*>"
     + r"|\{(?:" + _INNER + r")*+\}"
     + r"|\((?:" + _INNER + r")*+\)"
