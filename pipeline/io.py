@@ -25,7 +25,7 @@ from dotr.rules import InputError
 from .files import TooLong
 from .records import Result
 from .input_facts import checked_fact, parse_fact, simple_fact_list, simple_facts
-from .printing import PREDECLARED, Readable
+from .printing import PREDECLARED, EncodedFacts, Readable
 
 
 @dataclass
@@ -307,13 +307,20 @@ class ResultWriter:
         self.out, self.fmt = out, fmt
         self.readable = None if full_iris or fmt != "jsonl" else Readable(prefixes or {})
         self.prefixes = {} if full_iris else {**PREDECLARED, **(prefixes or {})}
+        self._facts = EncodedFacts(self.readable)
 
     def write(self, result: Result) -> None:
-        if self.fmt == "jsonl":
+        if self.fmt == "jsonl":  # (the record json.dumps would write, its facts encoded once each)
             record = result.to_json()
+            facts, removed = record.pop("facts"), record.pop("removed", None)
+            del record["t"]
             if self.readable is not None:
                 record = self.readable.record(record)
-            self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            line = f'{{"t": {json.dumps(result.t)}, "facts": {self._facts.array(facts)}'
+            if removed is not None:
+                line += f', "removed": {self._facts.array(removed)}'
+            rest = json.dumps(record, ensure_ascii=False)
+            self.out.write(f"{line}, {rest[1:]}\n" if record else line + "}\n")
             return
         quads = []  # (graph, s, p, o)
         graph = rdflib.URIRef(f"urn:dotr:t:{result.t}")

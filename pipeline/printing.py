@@ -17,6 +17,7 @@ rule file's prefixes, as the fact it stands for (``docs/cli.md``, "Output").
 
 from __future__ import annotations
 
+import json
 import re
 
 from dotr.rules.lang.ir import RDF_TYPE, XSD
@@ -138,3 +139,33 @@ class Readable:
                 last, shown = subject, subject if subject[0] == "_" else term(subject)
             out.append([shown, *po])
         return out
+
+
+class EncodedFacts:
+    """Printed facts as the JSON strings a record lists them as (readable with ``readable``, else
+    canonical), each encoded once: a fact that holds on is written at every time point, and a
+    record's list then costs a join of strings kept from the last ones.
+
+    >>> EncodedFacts(Readable({"": "http://ex.org/"})).array(["<http://ex.org/hot>(<http://ex.org/r1>)", "a(1)"])
+    '[":hot(:r1)", "a(1)"]'
+    """
+
+    #: facts kept encoded at most (then forgotten, as a stream's fresh terms would fill memory)
+    LIMIT = 500_000
+
+    def __init__(self, readable: Readable | None):
+        self._fact = readable.fact if readable is not None else str
+        self._json: dict[str, str] = {}
+
+    def array(self, texts: list[str]) -> str:
+        """The JSON array of ``texts``."""
+        cache = self._json
+        encoded = list(map(cache.get, texts))
+        if None in encoded:
+            if len(cache) > self.LIMIT:
+                cache.clear()
+            fact = self._fact
+            for i, text in enumerate(texts):
+                if encoded[i] is None:
+                    encoded[i] = cache[text] = json.dumps(fact(text), ensure_ascii=False)
+        return "[" + ", ".join(encoded) + "]"
