@@ -316,7 +316,8 @@ class ResultWriter:
             del record["t"]
             if self.readable is not None:
                 record = self.readable.record(record)
-            line = f'{{"t": {json.dumps(result.t)}, "facts": {self._facts.array(facts)}'
+            changes = result.changes if removed is None else None
+            line = f'{{"t": {json.dumps(result.t)}, "facts": {self._facts.array(facts, changes)}'
             if removed is not None:
                 line += f', "removed": {self._facts.array(removed)}'
             rest = json.dumps(record, ensure_ascii=False)

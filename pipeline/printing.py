@@ -22,6 +22,8 @@ import re
 
 from dotr.rules.lang.ir import RDF_TYPE, XSD
 
+from .fact_texts import edit, edits
+
 #: the prefixes every rule file has
 PREDECLARED = {"rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
                "xsd": XSD, "owl": "http://www.w3.org/2002/07/owl#"}
@@ -143,29 +145,33 @@ class Readable:
 
 class EncodedFacts:
     """Printed facts as the JSON strings a record lists them as (readable with ``readable``, else
-    canonical), each encoded once: a fact that holds on is written at every time point, and a
-    record's list then costs a join of strings kept from the last ones.
+    canonical), each encoded once. The last array written is kept, its texts and their strings
+    side by side, and changed by what came and went (``Result.changes``), so that a fact that
+    holds on costs its share of one join, not a format, a lookup and an encoding at every time
+    point.
 
-    >>> EncodedFacts(Readable({"": "http://ex.org/"})).array(["<http://ex.org/hot>(<http://ex.org/r1>)", "a(1)"])
+    >>> facts = EncodedFacts(Readable({"": "http://ex.org/"}))
+    >>> facts.array(["<http://ex.org/hot>(<http://ex.org/r1>)", "a(1)"])
     '[":hot(:r1)", "a(1)"]'
+    >>> facts.array(["<http://ex.org/hot>(<http://ex.org/r1>)", "a(2)"], (["a(2)"], ["a(1)"], 2))
+    '[":hot(:r1)", "a(2)"]'
     """
-
-    #: facts kept encoded at most (then forgotten, as a stream's fresh terms would fill memory)
-    LIMIT = 500_000
 
     def __init__(self, readable: Readable | None):
         self._fact = readable.fact if readable is not None else str
-        self._json: dict[str, str] = {}
+        self._texts: list[str] = []  # the texts of the last array, and their JSON strings
+        self._encoded: list[str] = []
 
-    def array(self, texts: list[str]) -> str:
-        """The JSON array of ``texts``."""
-        cache = self._json
-        encoded = list(map(cache.get, texts))
-        if None in encoded:
-            if len(cache) > self.LIMIT:
-                cache.clear()
-            fact = self._fact
-            for i, text in enumerate(texts):
-                if encoded[i] is None:
-                    encoded[i] = cache[text] = json.dumps(fact(text), ensure_ascii=False)
-        return "[" + ", ".join(encoded) + "]"
+    def _encode(self, text: str) -> str:
+        return json.dumps(self._fact(text), ensure_ascii=False)
+
+    def array(self, texts: list[str], changes: tuple[list[str], list[str], int] | None = None) -> str:
+        """The JSON array of ``texts``; ``changes``: how they differ from the texts of the last
+        array, as ``(added, removed, how many there were)`` (None: not known)."""
+        last = self._texts
+        if changes is not None and changes[2] == len(last):
+            where = edits(last, changes[1], changes[0])
+            self._texts, self._encoded = edit(last, where), edit(self._encoded, where, self._encode)
+        if self._texts != texts:  # (the changes were not known: a list compare is a pass in C)
+            self._texts, self._encoded = list(texts), [self._encode(text) for text in texts]
+        return "[" + ", ".join(self._encoded) + "]"

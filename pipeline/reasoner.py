@@ -420,6 +420,8 @@ class Reasoner:
         held = lars.held if lars is not None else frozenset()
         last_derived, last_ahead, last_stream = self._parts
         self._parts = (derived, ahead, stream)
+        if not (derived or last_derived or held or background or self._printed_anew or now.held_changes):
+            return texts.change((), ())  # (nothing printed then or now: the usual event-only time point)
         if self._printed_anew or lars is not None and now.held_changes is None:
             self._printed_anew = False
             return texts.update((derived | background | (held - ahead if ahead else held)) - stream)
