@@ -25,7 +25,7 @@ from dotr.rules.engine.terms import iri_text
 from .files import TooLong
 from .records import Result
 from .input_facts import _SHORT_FACT, _tight, checked_fact, fact_problem, parse_fact, simple_fact_list, simple_facts
-from .printing import PREDECLARED, Readable
+from .printing import PREDECLARED, EncodedFacts, Readable
 
 
 @dataclass
@@ -333,13 +333,21 @@ class ResultWriter:
         self.out, self.fmt = out, fmt
         self.readable = None if full_iris or fmt != "jsonl" else Readable(prefixes or {})
         self.prefixes = {} if full_iris else {**PREDECLARED, **(prefixes or {})}
+        self._facts = EncodedFacts(self.readable)
 
     def write(self, result: Result) -> None:
-        if self.fmt == "jsonl":
+        if self.fmt == "jsonl":  # (the record json.dumps would write, its facts encoded once each)
             record = result.to_json()
+            facts, removed = record.pop("facts"), record.pop("removed", None)
+            del record["t"]
             if self.readable is not None:
                 record = self.readable.record(record)
-            self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            changes = result.changes if removed is None else None
+            line = f'{{"t": {json.dumps(result.t)}, "facts": {self._facts.array(facts, changes)}'
+            if removed is not None:
+                line += f', "removed": {self._facts.array(removed)}'
+            rest = json.dumps(record, ensure_ascii=False)
+            self.out.write(f"{line}, {rest[1:]}\n" if record else line + "}\n")
             return
         quads = []  # (graph, s, p, o)
         graph = rdflib.URIRef(f"urn:dotr:t:{result.t}")

@@ -24,18 +24,31 @@ class Result:
     events: list[dict] = field(default_factory=list)  # composite events emitted by patterns (PatternEngine.emitted)
     removed: list[str] | None = None  # with --changes: facts that held at the previous time point
     answers: dict[str, list[dict[str, str]] | bool] = field(default_factory=dict)  # SELECT solutions, ASK answers
+    #: how :attr:`facts` changed since the previous time point: (added, removed, how many facts
+    #: it had), when the reasoner knows (``FactTexts.changes``)
+    changes: tuple[list[str], list[str], int] | None = None
 
     def is_empty(self) -> bool:
         return not (self.facts or self.at or self.graphs or self.answers or self.events)
 
     def keep_changes(self, previous: set[str]) -> set[str]:
         """``--changes``: keep in :attr:`facts` only those not in ``previous`` (the facts of the
-        previous time point), list in :attr:`removed` those gone; returns the facts of this one.
+        previous time point), list in :attr:`removed` those gone; returns the facts of this one
+        (``previous`` itself, changed, when :attr:`changes` says how: the cost is the changes').
 
         >>> result = Result(2, ["a", "b"])
         >>> sorted(result.keep_changes({"b", "c"})), result.facts, result.removed
         (['a', 'b'], ['a'], ['c'])
+        >>> result = Result(3, ["a", "d"], changes=(["d"], ["b"], 2))
+        >>> sorted(result.keep_changes({"a", "b"})), result.facts, result.removed
+        (['a', 'd'], ['d'], ['b'])
         """
+        if self.changes is not None and len(previous) == self.changes[2]:
+            added, removed, _ = self.changes
+            previous.difference_update(removed)
+            previous.update(added)
+            self.facts, self.removed = list(added), sorted(removed)
+            return previous
         now = set(self.facts)
         self.removed = sorted(previous - now)
         self.facts = sorted(now - previous)
