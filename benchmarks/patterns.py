@@ -1,4 +1,5 @@
-"""DOTR's synthetic evaluation (ESWC 2018, section 5; defaults in shared/papers/README.md).
+"""DOTR's synthetic evaluation (Margara et al., "Efficient Temporal Reasoning on Streams of Events
+with DOTR", ESWC 2018, section 5, with its defaults).
 
 500 sensors on objects placed in 5 rooms; a Datalog rule derives each sensor's room; every input
 graph is one triple ``:sensorK :read_valA v`` (20%, the terminators) or ``:sensorK :read_valB v``;

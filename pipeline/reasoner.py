@@ -31,6 +31,7 @@ from dotr.rules.lang.analysis import body_atoms
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.lang.queries.csparql import is_csparql
 from dotr.rules.lang.queries.epsparql import is_epsparql
+from dotr.temporal import Engine
 from dotr.temporal.epsparql import EpSparqlEngine
 from dotr.temporal.keys import JointPartition
 from dotr.temporal.lars import LarsEngine
@@ -153,20 +154,25 @@ class Reasoner:
         reasoner._restore_engines(state)
         return reasoner
 
-    #: the stateful engines after the ontological stage (each a ``temporal.Engine``)
+    #: the stateful engines after the ontological stage, by attribute name
     _ENGINES = ("lars", "patterns", "queries", "csparql")
 
+    def _engines(self) -> Iterator[tuple[str, Engine]]:
+        """The stateful engines this program has, with their attribute names."""
+        for name in self._ENGINES:
+            if (engine := getattr(self, name)) is not None:
+                yield name, engine
+
     def _engines_state(self) -> dict:
-        state = {name: engine.snapshot() if (engine := getattr(self, name)) is not None else None
-                 for name in self._ENGINES}
+        state = dict.fromkeys(self._ENGINES)
+        state.update((name, engine.snapshot()) for name, engine in self._engines())
         return {**state, "last_t": self._last_t, "ontology_expiries": self._ontology_step.expiries,
                 "expiries_matter": self._expiries_matter,
                 "ahead": self._lars_step.ahead if self._lars_step is not None else {}}
 
     def _restore_engines(self, state: dict) -> None:
-        for name in self._ENGINES:
-            if (engine := getattr(self, name)) is not None:
-                engine.restore(state[name])
+        for name, engine in self._engines():
+            engine.restore(state[name])
         self._last_t, self._ontology_step.expiries = state["last_t"], state.get("ontology_expiries", [])
         self._expiries_matter = state.get("expiries_matter", True)
         self._reprint()
@@ -346,9 +352,7 @@ class Reasoner:
         last = self._last_t
         candidates = [when + 1 for when in self._ontology_step.expiries if when >= last] \
             if self._expiries_matter is not False else []
-        for name in self._ENGINES:
-            if (engine := getattr(self, name)) is not None:
-                candidates.append(engine.next_change(last))
+        candidates.extend(engine.next_change(last) for _, engine in self._engines())
         return min((c for c in candidates if c is not None), default=None)
 
     def change_background(self, add: Iterable = (), remove: Iterable = (), *, temporal: bool = True) -> None:

@@ -444,6 +444,11 @@ class LarsEngine(BackgroundChanges):
             pred = ir.Name(pred)
         return (self.dictionary.intern(pred), arity)
 
+    def window_of(self, rel: RelKey) -> _Aux | None:
+        """The window atom that the auxiliary relation ``rel`` of a rewritten rule stands for
+        (its kind, size and base relation), or None for a relation of the program's own."""
+        return next((aux for aux in self._aux.values() if aux.rel == rel), None)
+
     def _fact(self, atom: ir.Atom) -> tuple[RelKey, tuple]:
         d = self.dictionary
         return (d.intern(atom.pred), len(atom.args)), tuple(d.intern(a) for a in atom.args)
