@@ -67,7 +67,6 @@ from dotr.ontology.materialise import Materialiser
 from dotr.ontology.stage import stage_rules
 from dotr.rules import TimeOrderError, ir
 from dotr.rules.lang.queries.csparql import CSparqlQuery, StreamWindow, is_csparql, parse_csparql, translate
-from dotr.rules.lang.errors import RuleError
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.engine.store import INF, DictStore, Store
 from dotr.rules.engine.terms import TermDictionary, format_term
@@ -363,12 +362,8 @@ class CSparqlEngine:
         queries = []
         for decl in program.queries:
             if is_csparql(decl.query):
-                query = checked.queries.get(decl.query)
-                if query is None:
-                    query, diags = parse_csparql(decl, prefixes, ms)
-                    if query is None:
-                        raise RuleError(diags, checked.sources)
-                queries.append(query)
+                queries.append(checked.queries.require(f"csparql {decl.name}", decl.query,
+                                                       lambda: parse_csparql(decl, prefixes, ms), checked.sources))
         self._rules, facts = stage_rules(checked)
         self._node_ids: dict = {}
         self._token_ids: dict = {}

@@ -334,7 +334,8 @@ def answering_queries(checked) -> list[str]:
     names = []
     for decl in program.queries:
         if is_csparql(decl.query):
-            query = checked.queries.get(decl.query) or parse_csparql(decl, program.prefixes, program.timeunit == "ms")[0]
+            query = checked.queries.require(f"csparql {decl.name}", decl.query,
+                                            lambda: parse_csparql(decl, program.prefixes, program.timeunit == "ms"))
             if query.form != "construct":
                 names.append(query.name)
     return names

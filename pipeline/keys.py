@@ -155,7 +155,8 @@ def csparql_keys(checked: CheckResult) -> tuple[WindowKeys | None, str]:
     for decl in program.queries:
         if not is_csparql(decl.query):
             continue
-        query = checked.queries.get(decl.query) or parse_csparql(decl, program.prefixes, program.timeunit == "ms")[0]
+        query = checked.queries.require(f"csparql {decl.name}", decl.query,
+                                            lambda: parse_csparql(decl, program.prefixes, program.timeunit == "ms"))
         name = query.name
         if query.form != "select":
             return None, f"query {name} constructs triples" if query.form == "construct" else \

@@ -450,11 +450,8 @@ class EpSparqlEngine:
         for decl in queries:
             if not is_epsparql(decl.query):
                 continue
-            query = parsed.get(decl.query) if parsed is not None else None
-            if query is None:
-                query, diags = parse_epsparql(decl.name, decl.query, prefixes, ms)
-                if query is None:
-                    raise RuleError(diags)
+            query = (parsed if parsed is not None else ParsedQueries()).require(
+                f"epsparql {decl.name}", decl.query, lambda: parse_epsparql(decl.name, decl.query, prefixes, ms))
             ids = []
             for g in query.groups:
                 key = g.text.text

@@ -41,7 +41,7 @@ from typing import Callable, NamedTuple
 
 from rdflib import BNode, Variable as RdfVariable
 
-from dotr.rules import RuleError, TimeOrderError, ir
+from dotr.rules import TimeOrderError, ir
 from dotr.rules.engine.builtins import arith, compare
 from dotr.rules.lang.digraph import CycleError, DiGraph, topological_sort
 from dotr.rules.lang.ir import UNIT_MS
@@ -345,12 +345,8 @@ class _Compiled:
         self.consumed: set[tuple[str, int]] = set()
         self.template = None
         if p.construct is not None:
-            triples = engine.parsed.get(p.construct) if engine.parsed is not None else None
-            if triples is None:
-                triples, diags = parse_template(p.construct, engine.prefixes)
-                if triples is None:
-                    raise RuleError(diags)
-            self.template = triples
+            parsed = engine.parsed if engine.parsed is not None else ParsedQueries()
+            self.template = parsed.require("template", p.construct, lambda: parse_template(p.construct, engine.prefixes))
         self.group: int | None = None  # patterns in one group share their matching (PatternEngine)
         self.relabel: list[tuple[str, str]] | None = None  # (the group's label, this pattern's), when they differ
 

@@ -160,10 +160,10 @@ class _Validator:
                 self.error("E308", f"a variable predicate ({lit.atom.pred.name}) cannot be used inside a window or @",
                            lit.span, "derive a relation of its own with a rule and use that in the window")
 
-    def query(self, text: ir.SparqlText, parsed, diags: list[Diagnostic]) -> None:
+    def query(self, kind: str, text: ir.SparqlText, parsed, diags: list[Diagnostic]) -> None:
         self.diags.extend(diags)
         if parsed is not None:
-            self.queries.put(text, parsed)
+            self.queries.put(kind, text, parsed)
 
     # ----------------------------------------------------------------------------- events
     def event(self, event: ir.EventDecl, prefixes: dict[str, str]) -> set:
@@ -183,7 +183,7 @@ class _Validator:
                 if query is not None:
                     self._selects[key] = query
             if query is not None:
-                self.queries.put(event.query, query)
+                self.queries.put("select", event.query, query)
                 reads = query_reads(query.algebra)
                 selected = {str(v) for v in query.algebra["PV"]}
                 for param in event.params:
@@ -284,7 +284,7 @@ class _Validator:
         added: set = set()
         if pattern.construct is not None:
             triples, diags = parse_template(pattern.construct, prefixes)
-            self.query(pattern.construct, triples, diags)
+            self.query("template", pattern.construct, triples, diags)
             defined = {b.name[1:] for b in pattern.bindings}
             for triple in triples or ():
                 for term in triple:
@@ -331,9 +331,9 @@ class _Validator:
                 elif isinstance(stmt, ir.PatternDecl):
                     pattern_preds |= self.pattern(stmt, event_attrs, prefixes)
                 elif is_csparql(stmt.query):
-                    self.query(stmt.query, *parse_csparql(stmt, prefixes, self.ms))
+                    self.query(f"csparql {stmt.name}", stmt.query, *parse_csparql(stmt, prefixes, self.ms))
                 elif is_epsparql(stmt.query):
-                    self.query(stmt.query, *parse_epsparql(stmt.name, stmt.query, prefixes, self.ms))
+                    self.query(f"epsparql {stmt.name}", stmt.query, *parse_epsparql(stmt.name, stmt.query, prefixes, self.ms))
         analysis = analyse(program, frozenset(pattern_preds), frozenset(event_reads), self.any_triple_output)
         self.arities()
         self.stratification(analysis)

@@ -179,7 +179,7 @@ def test_rspql_durations_and_errors():
     ok = check_text(PREFIX + "@timeunit ms .\nquery R := REGISTER RSTREAM <http://ex.org/o> AS SELECT * "
                     "FROM NAMED WINDOW :w ON STREAM :s [RANGE PT1M STEP PT0.5S] WHERE { WINDOW :w { ?x :p ?y } } .")
     assert ok.ok, ok.diagnostics
-    (w,) = ok.queries.get(ok.program.queries[0].query).windows
+    (w,) = ok.queries.require("csparql R", ok.program.queries[0].query, lambda: None).windows
     assert (w.name, w.stream, w.range, w.step) == (EX + "w", EX + "s", 60_000, 500)
     cases = {
         "ticks": ("FROM NAMED WINDOW :w ON :s [RANGE PT1S STEP PT1S] WHERE { WINDOW :w { ?x :p ?y } }", "E305"),

@@ -70,11 +70,8 @@ def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictiona
         extra = tuple(lit for lit in event.body if not (isinstance(lit, ir.AtomLiteral) and not lit.negated))
         conj = Conjunction(atoms, extra, tuple(p.name for p in event.params), d)
         return CompiledEvent(event.name, params, conj.rows, d)
-    query = queries.get(event.query) if queries is not None else None
-    if query is None:
-        query, diags = parse_select(event.query, prefixes)
-        if query is None:
-            raise RuleError(diags)
+    query = (queries if queries is not None else ParsedQueries()).require(
+        "select", event.query, lambda: parse_select(event.query, prefixes))
     root = compile_pattern(query.algebra["p"], d, event.query.span)
     if isinstance(root, BGP) and not root.residual and set(params) <= set(root.vars):  # its rows, no dicts
         conj = root.conj
