@@ -67,6 +67,9 @@ def _print_warnings(result: CheckResult) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if args.graph and len(args.files) > 1:
+        print("dotr: --graph writes the dependency graph of one rule file; give one", file=sys.stderr)
+        return 2
     status = 0
     for path in args.files:
         result = check(path)
@@ -74,6 +77,15 @@ def cmd_check(args: argparse.Namespace) -> int:
             _print_warnings(result)
             if not args.quiet:
                 print(_summary(path, result))
+            if args.graph:
+                from dotr.rules.lang.dot import to_dot
+
+                try:
+                    with open(args.graph, "w", encoding="utf-8") as out:
+                        out.write(to_dot(result))
+                except OSError as err:
+                    print(f"dotr: --graph {args.graph}: {err.strerror}", file=sys.stderr)
+                    return 74
             continue
         status = 2
         for diag in result.diagnostics:
@@ -491,6 +503,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_check = sub.add_parser("check", help="parse and validate rule files; print a summary or every error")
     p_check.add_argument("files", nargs="+", metavar="FILE", help="rule files (.dotr)")
     p_check.add_argument("-q", "--quiet", action="store_true", help="print nothing for valid files")
+    p_check.add_argument("--graph", metavar="FILE.dot",
+                         help="write the predicate dependency graph in Graphviz's DOT language")
     p_check.set_defaults(func=cmd_check)
     p_run = sub.add_parser("run", help="evaluate a stream with the rules; print what is derived at each time point")
     p_run.add_argument("--rules", required=True, help="the rule file (.dotr)")

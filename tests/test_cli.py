@@ -29,3 +29,23 @@ def test_check_invalid_exits_two(tmp_path):
     proc = subprocess.run([*_dotr(), "check", str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2
     assert f"{bad}:1:3: error[E101]" in proc.stderr
+
+
+def test_check_writes_the_dependency_graph(tmp_path):
+    """``dotr check --graph``: every predicate a node, every body-to-head dependency an edge,
+    negation dashed, the temporal stage's predicates boxes."""
+    import re
+
+    rules = tmp_path / "r.dotr"
+    rules.write_text("hot(X) :- temp(X, T), T > 100 .\nalarm(X) :- [3] [] hot(X), not ok(X) .\n")
+    proc = subprocess.run([*_dotr(), "check", "-q", "--graph", str(tmp_path / "g.dot"), str(rules)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    dot = (tmp_path / "g.dot").read_text()
+    edges = set(re.findall(r'"([^"]+)" -> "([^"]+)"( \[style=dashed)?', dot))
+    assert edges == {("temp/2", "hot/1", ""), ("hot/1", "alarm/1", ""), ("ok/1", "alarm/1", " [style=dashed")}
+    assert re.search(r'"alarm/1" \[shape=box, label="alarm/1\\nstratum 1"\]', dot)
+    assert re.search(r'"hot/1" \[shape=ellipse', dot) and dot.startswith("digraph dependencies {")
+    proc = subprocess.run([*_dotr(), "check", "--graph", str(tmp_path / "g.dot"), str(rules), str(rules)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith("dotr: --graph")

@@ -78,6 +78,15 @@ class Analysis:
         return _overlap(outputs or frozenset(), frozenset(preds), outputs is None)
 
 
+def pred_text(key: PredKey) -> str:
+    """A predicate key as diagnostics name it: ``hot/1``, ``<http://ex.org/p>/2``."""
+    pred, arity = key
+    if isinstance(pred, ir.Var):  # a variable predicate (ANY_TRIPLE): any triple
+        return "a variable predicate (any triple)"
+    text = f"<{pred.value}>" if isinstance(pred, ir.Iri) else pred.value
+    return text if arity is None else f"{text}/{arity}"
+
+
 def dependency_graph(rules: tuple[ir.Rule, ...]) -> DiGraph:
     graph = DiGraph()
     for rule in rules:

@@ -149,3 +149,27 @@ def descendants(graph: DiGraph, source: Node) -> set:
 def has_path(graph: DiGraph, source: Node, target: Node) -> bool:
     """Whether ``target`` is ``source`` or one of its descendants."""
     return source == target or target in descendants(graph, source)
+
+
+def shortest_path(edges: Iterable[tuple[Node, Node]], source: Node, target: Node) -> list[Node] | None:
+    """The nodes of a shortest path ``source -> ... -> target`` over ``edges``, or None.
+
+    >>> shortest_path([("a", "e"), ("e", "c"), ("c", "a"), ("a", "c")], "a", "c"), shortest_path([("a", "b")], "b", "a")
+    (['a', 'c'], None)
+    """
+    succ: dict[Node, list[Node]] = {}
+    for u, v in edges:
+        succ.setdefault(u, []).append(v)
+    parent: dict[Node, Node | None] = {source: None}
+    todo = [source]
+    for node in todo:  # (breadth first: the list grows as it is read)
+        if node == target:
+            path = [node]
+            while (node := parent[node]) is not None:
+                path.append(node)
+            return path[::-1]
+        for child in succ.get(node, ()):
+            if child not in parent:
+                parent[child] = node
+                todo.append(child)
+    return None

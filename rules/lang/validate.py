@@ -16,7 +16,8 @@ from typing import Iterator
 from rdflib import URIRef, Variable as RdfVariable
 
 from . import ir
-from .analysis import Analysis, analyse, body_atoms, pred_key
+from .analysis import Analysis, analyse, body_atoms, dependency_graph, pred_key, pred_text
+from .digraph import shortest_path
 from .queries import ParsedQueries
 from .queries.csparql import is_csparql, parse_csparql
 from .queries.epsparql import is_epsparql, parse_epsparql
@@ -112,7 +113,7 @@ class _Validator:
 
     def atom_shape(self, atom: ir.Atom) -> None:
         if len(atom.args) > MAX_ARITY:
-            self.error("E311", f"{_pred_text((atom.pred, None))} has {len(atom.args)} arguments: at most {MAX_ARITY}",
+            self.error("E311", f"{pred_text((atom.pred, None))} has {len(atom.args)} arguments: at most {MAX_ARITY}",
                        atom.span, "split it into atoms that share a key")
         if isinstance(atom.pred, ir.Var) and len(atom.args) != 2:
             name = atom.pred.name
@@ -409,6 +410,7 @@ class _Validator:
         rules_by_head: dict = defaultdict(list)
         for rule in self.program.rules:
             rules_by_head[pred_key(rule.head)].append(rule)
+        graph = None  # (the dependency graph, made again for a cycle's path)
         for edges in analysis.negative_cycles:
             # report the cycle once, at its first negative literal in the source
             found = [(lit.span.line if lit.span else 0, lit.span.column if lit.span else 0, lit, body_pred, head_pred)
@@ -416,8 +418,11 @@ class _Validator:
                      for rule in rules_by_head[head_pred]
                      for a, neg, lit in body_atoms(rule.body) if neg and pred_key(a) == body_pred]
             *_, lit, body_pred, head_pred = min(found, key=lambda f: f[:2])
-            self.error("E201", f"{_pred_text(head_pred)} depends negatively on {_pred_text(body_pred)}, "
-                       "which depends on it: negation through recursion", lit.span,
+            graph = graph or dependency_graph(self.program.rules)
+            path = shortest_path(((u, v) for u in graph.succ for v in graph.succ[u]), head_pred, body_pred)
+            self.error("E201", f"{pred_text(head_pred)} depends negatively on {pred_text(body_pred)}, "
+                       f"which depends on it ({' <- '.join(map(pred_text, reversed(path)))}): "
+                       "negation through recursion", lit.span,
                        "negation must be stratified: break the cycle or remove the 'not'")
 
     def tuple_windows(self, analysis: Analysis) -> None:
@@ -425,7 +430,7 @@ class _Validator:
             for lit in rule.body:
                 if (isinstance(lit, ir.TemporalLiteral) and lit.window is not None and lit.window.tuple
                         and pred_key(lit.atom) in analysis.derived):
-                    self.error("E202", f"tuple window over {_pred_text(pred_key(lit.atom))}, which rules derive",
+                    self.error("E202", f"tuple window over {pred_text(pred_key(lit.atom))}, which rules derive",
                                lit.span, "tuple windows count stream atoms: use a time window for derived predicates")
 
     def outputs(self, analysis: Analysis) -> None:
@@ -439,7 +444,7 @@ class _Validator:
                                    "@output names predicates and classes", pred.span,
                                    f"write the predicate as it is derived, such as {pred.name.lstrip('?').lower()}")
                     elif pred not in derived and not (entailed and isinstance(pred, ir.Iri)):
-                        self.error("E306", f"@output names {_pred_text((pred, None))}, which no rule or pattern derives",
+                        self.error("E306", f"@output names {pred_text((pred, None))}, which no rule or pattern derives",
                                    pred.span, "output lists derived predicates")
 
 
@@ -468,14 +473,6 @@ def _one_edit(a: str, b: str) -> bool:
     short, long_ = (a, b) if len(a) < len(b) else (b, a)
     i = next((i for i in range(len(short)) if short[i] != long_[i]), len(short))
     return short[i:] == long_[i + 1:]
-
-
-def _pred_text(key) -> str:
-    pred, arity = key
-    if isinstance(pred, ir.Var):  # a variable predicate (ANY_TRIPLE): any triple
-        return "a variable predicate (any triple)"
-    text = f"<{pred.value}>" if isinstance(pred, ir.Iri) else pred.value
-    return text if arity is None else f"{text}/{arity}"
 
 
 def validate(program: ir.Program, queries: ParsedQueries | None = None) -> tuple[Analysis, list[Diagnostic]]:
