@@ -6,6 +6,7 @@ W3C test suite licence and the W3C 3-clause BSD licence (rdf_mt/LICENSE). The su
 positive tests have ``false`` as their result (the action is inconsistent): dotr does not
 detect inconsistencies, so they are not run."""
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,16 @@ TESTS = [
 
 def _entails(stage: OntologicalStage, result: Path) -> bool:
     """Whether the stage's facts entail the graph ``result``: a mapping of its blank nodes to
-    terms makes each of its triples a fact."""
+    terms makes each of its triples a fact, a literal matching one of the same value (dotr keeps
+    ``"10"^^xsd:integer`` and ``"10.0"^^xsd:decimal`` apart as terms; they denote one number,
+    docs/language.md, ``rdfs_full``)."""
     d = stage.dictionary
+
+    def same(a: int, b: int) -> bool:
+        numbers = [d.value(i) for i in (a, b)]
+        return a == b or all(isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in numbers) \
+            and numbers[0] == numbers[1]
+
     pattern = []
     for batch in load_background([result]):
         for s, p, o in (tuple(batch.terms[batch.triples[k + j]] for j in range(3)) for k in range(0, len(batch.triples), 3)):
@@ -60,7 +69,7 @@ def _entails(stage: OntologicalStage, result: Path) -> bool:
         relation = stage.store.relations.get((p, 2)) if type(p) is int else None
         for fs, fo in (list(relation.facts) if relation is not None else []):
             b = dict(binding)
-            if all(b.setdefault(t, v) == v if type(t) is str else t == v for t, v in ((s, fs), (o, fo))):
+            if all(b.setdefault(t, v) == v if type(t) is str else same(t, v) for t, v in ((s, fs), (o, fo))):
                 if match(i + 1, b):
                     return True
         return False
