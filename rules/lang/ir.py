@@ -489,6 +489,7 @@ _INTEGER_TYPES = {XSD + t for t in (
 #: literals whose value is a number although they are not the rule language's numbers
 NUMERIC_TYPES = {XSD + t for t in ("decimal", "double", "float")} | _INTEGER_TYPES
 _DECIMAL = XSD + "decimal"
+_FLOATING = {XSD + "double", XSD + "float"}
 _STRING = XSD + "string"
 
 
@@ -498,8 +499,8 @@ def canonical(term: Const) -> Const:
     language tags lower case (as RDF 1.1 allows: they compare without case). Doubles, floats and
     whole decimals keep their datatype: ``"0.0"^^xsd:double`` is not the integer 0, and prints with
     its datatype (its value is still a number: filters, comparisons and arithmetic see 0.0); a
-    whole decimal is written in its canonical form, ``"3.0"`` (a double's lexical form is
-    normalised by the readers, as rdflib normalises it).
+    whole decimal is written in its canonical form, ``"3.0"``; a double's or a float's lexical
+    form is normalised as rdflib normalises it, infinities as XSD writes them (``"INF"``).
 
     >>> canonical(Literal("25", XSD + "integer")), canonical(Literal("2.50", XSD + "decimal"))
     (Num(value=25), Num(value=2.5))
@@ -507,6 +508,8 @@ def canonical(term: Const) -> Const:
     True
     >>> canonical(Literal("03", XSD + "decimal")).lexical
     '3.0'
+    >>> [canonical(Literal(x, XSD + "double")).lexical for x in ("5E1", "1E400", "-INF", "1.5e-7")]
+    ['50.0', 'INF', '-INF', '1.5e-07']
     """
     if isinstance(term, Literal) and term.lang is not None and not term.lang.islower():
         return Literal(term.lexical, None, term.lang.lower())
@@ -526,6 +529,22 @@ def canonical(term: Const) -> Const:
             if value != value.to_integral_value():
                 return Num(float(value))
             return Literal(f"{int(value)}.0", _DECIMAL)
+        if term.datatype in _FLOATING:
+            try:
+                value = float(term.lexical)
+            except ValueError:
+                return term
+            return Literal(_float_lexical(value), term.datatype)
         if term.datatype == _STRING:
             return Literal(term.lexical)
     return term
+
+
+def _float_lexical(value: float) -> str:
+    """A double's or a float's lexical form as rdflib normalises it (``"5E1"`` is ``"50.0"``),
+    infinities and NaN as XSD writes them (``"INF"``, ``"-INF"``, ``"NaN"``)."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "INF" if value > 0 else "-INF"
+    return repr(value)
