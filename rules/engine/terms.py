@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dotr.rules.lang.ir import XSD, Const, Iri, Literal, Name, Num, canonical
+from dotr.rules.lang.ir import XSD, Atom, Const, Iri, Literal, Name, Num, canonical
 from dotr.rules.lang.printer import number
 
 _BOOLEAN = XSD + "boolean"
@@ -323,6 +323,12 @@ def format_term(term: Const) -> str:
     from rdflib import Literal as RdfLiteral, URIRef
 
     return RdfLiteral(term.lexical, lang=term.lang, datatype=URIRef(term.datatype) if term.datatype else None).n3()
+
+
+def fact_atom(d: TermDictionary, rel: tuple, fact: tuple) -> Atom:
+    """The atom of an interned fact: its predicate and arguments as terms (a class membership as
+    its ``rdf:type`` triple)."""
+    return Atom(d.term(rel[0]), tuple(d.term(i) for i in fact))  # type: ignore[arg-type]
 
 
 def format_fact(d: TermDictionary, rel: tuple, fact: tuple) -> str:
