@@ -49,7 +49,9 @@ from typing import Callable, Iterable, Iterator
 
 from rdflib import BNode, Variable
 
-from dotr.ontology.convert import from_rdflib, intern_fact
+from dotr.ontology.convert import from_rdflib
+from dotr.rules.engine.frames import facts_of, is_frame
+from dotr.rules.engine.inputs import FactReader, check_time
 from dotr.rules.engine.sparql import answer_order
 from dotr.rules.engine.sparql.algebra import compile_pattern
 from dotr.ontology.materialise import Materialiser
@@ -315,9 +317,9 @@ class CSparqlEngine:
                         raise RuleError(diags, checked.sources)
                 queries.append(query)
         rules, facts = stage_rules(checked)
-        self._node_ids: dict = {}
+        self._read = FactReader(d, prefixes)  # facts as given -> (relation, ids)
         base = Materialiser(rules, d)
-        base.add([(*intern_fact(f, d, self._node_ids), INF) for f in (*program.facts, *facts, *background)])
+        base.add([(*self._read(f), INF) for f in (*program.facts, *facts, *facts_of(background))])
         self.groups: list[_Group] = []
         self._queries: list[tuple[_CSparqlQuery, _Group]] = []
         by_windows: dict[tuple, _Group] = {}
@@ -352,14 +354,20 @@ class CSparqlEngine:
         their entailments; each fact's expiry is the last time point it holds)."""
         return next(group.m.store for q, group in self._queries if q.query.name == name)
 
-    def step(self, t: int, elements: dict[str | None, list]) -> CSparqlOutput:
-        """Feed the elements at ``t`` (non-decreasing) and report the queries evaluated at ``t``."""
+    def step(self, t: int, elements: dict | Iterable = (), interned: bool = False) -> CSparqlOutput:
+        """Feed the elements at ``t`` (non-decreasing) and report the queries evaluated at ``t``:
+        ``elements`` maps a stream's IRI (None: the default stream, which every window reads; a
+        stream no window reads is ignored) to its facts (any forms of ``rules.engine.inputs``, an rdflib ``Graph``, a DataFrame); facts
+        not in a dict are the default stream's. ``interned``: the facts are ``(relation, ids)``
+        of this engine's dictionary, nothing is checked (the pipeline's own path)."""
+        if not interned:
+            t = check_time(t)
+            elements = self._checked(elements)
         if self.last_t is not None and t < self.last_t:
             raise TimeOrderError(f"time {t} is before {self.last_t}")
         self.last_t = t
         d = self.dictionary
-        for stream, facts in elements.items():
-            keys = [intern_fact(f, d, self._node_ids) for f in facts]
+        for stream, keys in elements.items():
             for group in self.groups:
                 group.receive(t, stream, keys, self._present)
         out = CSparqlOutput(t)
@@ -380,6 +388,13 @@ class CSparqlEngine:
                 self._report(out, query, report)
             query.prev, query.last_eval = result, t
         return out
+
+    def _checked(self, elements) -> dict[str | None, list]:
+        """The elements of :meth:`step`, interned and checked."""
+        if not isinstance(elements, dict) or is_frame(elements):
+            elements = {None: elements}
+        return {None if stream is None else str(stream): [self._read(f) for f in facts_of(facts)]
+                for stream, facts in elements.items()}
 
     def run(self, elements: Iterable[tuple[int, dict[str | None, list]]], until: int | None = None
             ) -> Iterator[CSparqlOutput]:
@@ -427,9 +442,8 @@ class CSparqlEngine:
         """Change the background from the next evaluation on: remove facts (what only they
         entailed goes too), then add facts (RDF triples of rdflib terms, ground atoms, or
         interned pairs, as for the constructor). Every window sees the new background."""
-        d = self.dictionary
-        add = [intern_fact(f, d, self._node_ids) for f in add]
-        remove = [intern_fact(f, d, self._node_ids) for f in remove]
+        add = [self._read(f) for f in facts_of(add)]
+        remove = [self._read(f) for f in facts_of(remove)]
         after = -1 if self.last_t is None else self.last_t
         for group in self.groups:
             group.change_background(add, remove, after)

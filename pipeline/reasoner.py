@@ -23,7 +23,9 @@ from typing import Callable, Iterable, Iterator
 from dotr.ontology import OntologicalStage
 from dotr.ontology.background import load_background
 from dotr.ontology.csparql import CSparqlEngine
-from dotr.rules import TimeOrderError, check, ir
+from dotr.rules import InputError, TimeOrderError, UsageError, check, ir
+from dotr.rules.engine.frames import facts_of, is_frame, stream_of
+from dotr.rules.engine.inputs import check_time
 from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import format_fact
@@ -62,7 +64,7 @@ class Reasoner:
         temporal = list(checked.analysis.temporal)
         self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
         if self.lars is not None:  # background facts hold at every time point for every rule
-            self.lars.add_background(self.ontology.lasting_facts(self.lars.uses))
+            self.lars.add_background(self.ontology.lasting_facts(self.lars.uses), interned=True)
         self.patterns = PatternEngine(self.program, d, parsed=checked.queries) if self.program.patterns else None
         self.queries = EpSparqlEngine.from_program(self.program, d, parsed=checked.queries) \
             if any(is_epsparql(q.query) for q in self.program.queries) else None
@@ -183,7 +185,7 @@ class Reasoner:
         ones too, merged by :func:`carry_facts`. The partition's keys must be
         :func:`split_keys`'s."""
         if split_keys(self.checked) is None:
-            raise ValueError("this program's temporal stage cannot be split by key")
+            raise UsageError("this program's temporal stage cannot be split by key (dotr check says why)")
         if partition.facts is not None and self.lars is not None:  # (it keeps and reports its keys' facts only)
             self.lars.keep = partial(partition.facts.owned, group)
         if partition.windows is not None and self.csparql is not None:
@@ -203,7 +205,7 @@ class Reasoner:
         in the ontological stage (the temporal engines' states hold theirs)."""
         d = self.dictionary
         if len(d) != self._base_terms:
-            raise ValueError("restore_temporal needs a freshly built reasoner")
+            raise UsageError("restore_temporal needs a freshly built reasoner")
         d.load(state["terms"])
         self._restore_engines(state)
         m = self.ontology.materialiser
@@ -266,10 +268,16 @@ class Reasoner:
     # ------------------------------------------------------------------------- stepping
     def run(self, elements: Iterable[tuple]) -> Iterator[Result]:
         """Evaluate a stream of ``(t, facts)`` or ``(t, facts, stream name)`` (t non-decreasing;
-        equal t are merged); in tick mode the ticks between inputs are evaluated too."""
+        equal t are merged), or a pandas DataFrame with a ``t`` column (``rules.engine.frames``);
+        in tick mode the ticks between inputs are evaluated too."""
+        if is_frame(elements):
+            elements = stream_of(elements)
         pending_t, pending = None, {}
         for element in elements:
+            if type(element) not in (tuple, list) or len(element) not in (2, 3):
+                raise InputError(f"{element!r}: an element of a stream is (t, facts) or (t, facts, stream)")
             t, facts, stream = element if len(element) == 3 else (*element, None)
+            t = check_time(t)
             if pending_t is not None and t < pending_t:
                 raise TimeOrderError(f"time {t} is before {pending_t}")
             if pending_t is not None and t != pending_t:
@@ -348,8 +356,8 @@ class Reasoner:
         concludes nothing). A fact that is not one raises :class:`InputError`, nothing changed."""
         ontology = self.ontology
         m = ontology.materialiser
-        remove = [intern_input(ontology, f) for f in remove]
-        add = [(*intern_input(ontology, f), INF) for f in add]
+        remove = [intern_input(ontology, f) for f in facts_of(remove)]
+        add = [(*intern_input(ontology, f), INF) for f in facts_of(add)]
         removed = [f for f in remove if m.explicit.get(f[0], {}).get(f[1]) == INF]  # (only the background's)
         touched = m.retract(removed)
         m.add(add)
@@ -367,7 +375,7 @@ class Reasoner:
             touched = [f for f in touched if uses(f[0])]
             held = {f for f in touched if (store.expiry(*f) or 0) >= INF}
             self.lars.change_background([f for f in touched if f in held and f not in given],
-                                        [f for f in touched if f in given and f not in held])
+                                        [f for f in touched if f in given and f not in held], interned=True)
         if self.csparql is not None:
             self.csparql.change_background([f[:2] for f in add], removed)
 
@@ -376,18 +384,23 @@ class Reasoner:
         """Whether :meth:`change_background` changed this reasoner's background."""
         return bool(self._changes)
 
-    def step(self, t: int, facts: Iterable | dict) -> Result:
-        """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as
-        ``temp(r1,25)``, or RDF triples (rdflib terms); or a dict stream name -> facts (for
-        C-SPARQL windows; None names the default stream)."""
+    def step(self, t: int, facts: Iterable | dict = ()) -> Result:
+        """Evaluate time point ``t`` (after the last one evaluated) with its stream facts: fact
+        strings such as ``temp(r1,25)``, ground atoms, tuples of terms, RDF triples (rdflib
+        terms; an rdflib ``Graph``), a pandas DataFrame (``rules.engine.frames``); or a dict
+        stream name -> facts (for C-SPARQL windows; None names the default stream)."""
+        t = check_time(t)
+        if self._last_t is not None and t <= self._last_t:
+            raise TimeOrderError(f"time point {t} is not after {self._last_t}, evaluated already")
         return self.conclude(self.enrich(t, facts))
 
     def enrich(self, t: int, facts: Iterable | dict) -> Enriched:
         """The ontological stage at ``t``: everything the temporal stage needs (the first half of
         :meth:`step`; on Spark it runs on the executors, :meth:`conclude` in the stateful stage)."""
+        t = check_time(t)
         ontology = self.ontology
         by_stream = facts if isinstance(facts, dict) else {None: facts}
-        streams = {name: intern_all(ontology, items) for name, items in by_stream.items()}
+        streams = {name: intern_all(ontology, facts_of(items)) for name, items in by_stream.items()}
         facts = [f for items in streams.values() for f in items]
         if self.on_notice is not None:
             self._notice_arities(facts)
