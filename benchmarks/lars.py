@@ -9,6 +9,11 @@ run, and, on a small configuration, against the reference evaluator of the tests
 
     python benchmarks/lars.py [--windows 1 20 40 80] [--rates 200 400 800] [--points 40]
 
+``--constants [WINDOW ...]`` runs only the many-constants program (``MANY_CONSTANTS``: 100 atoms per
+time point over 20,000 constants, 400 time points) through ``dotr run`` at each window, with and
+without ``--changes``: whole-process CPU seconds, the windows in turn in each of ``--pairs``
+rounds, median and range.
+
 ``--growth [WINDOW ...]`` runs only the cost per time point as the window grows, through the
 engine's API on interned atoms and, beside it, through ``dotr run`` (JSON Lines in, output file
 written; the CPU time of a run over the first n + 10 time points taken from one over n + 210, so
@@ -22,6 +27,7 @@ import gc
 import json
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -90,6 +96,8 @@ def stream(kind: str, rate: int, points: int, seed: int = 5, n: int = 10):
                 facts.append((f"p{counter % 10}", (f"n{rnd.randrange(rate)}", f"n{rnd.randrange(rate)}")))
             elif kind == "growth":  # 100 keys, one blocking atom every 10 time points
                 facts.append(("p", (f"a{rnd.randrange(100)}", f"b{rnd.randrange(1000)}")))
+            elif kind == "constants":  # a sensor stream: p, q and r over 20,000 constants
+                facts.append((rnd.choices("pqr", weights=(6, 3, 1))[0], (f"c{rnd.randrange(20_000)}",)))
             else:
                 facts.append(("temp", (rnd.randrange(0, 200),)))
         if kind == "growth" and t % 10 == 0:
@@ -112,12 +120,13 @@ def _interned(engine: LarsEngine, data):
 
 def run_engine(program: str, data, semi_naive: bool = True, **options) -> float:
     engine = LarsEngine(parse(program).rules, semi_naive=semi_naive, **options)
+    engine.report_facts = False  # (what changed, as the pipeline reads it)
     interned = _interned(engine, data)
     gc.collect()
-    start = time.perf_counter()
+    start = time.process_time()
     for t, facts in enumerate(interned):
         engine.step(t, facts, interned=True)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     return elapsed / max(1, sum(len(f) for f in data))
 
 
@@ -129,23 +138,30 @@ GROWTH = {
     "tuple not": "q(A) :- [{m} #] <> p(A, B), not [{n}] <> r(A) .",
     "tuple box": "q(A) :- [{m} #] [] p(A, B) .",
 }
+#: the growth programs over the many-constants stream (``stream("constants", ...)``)
+MANY_CONSTANTS = {
+    "many constants": "a(X) :- [{n}] <> p(X), not [{n}] <> q(X) .\nb(X) :- [{n}] <> p(X), not r(X) .\n"
+                      "c(X) :- [{m} #] <> q(X), not [{n}] [] p(X) .",
+}
 
 
 def run_growth(program: str, data, timed: int) -> float:
-    """Mean seconds per time point over the last ``timed`` time points (the window is full)."""
+    """Mean CPU seconds per time point over the last ``timed`` time points (the window is full)."""
     engine = LarsEngine(parse(program).rules)
+    engine.report_facts = False
     interned = _interned(engine, data)
     gc.collect()
     start = None
     for t, facts in enumerate(interned):
         if t == len(interned) - timed:
-            start = time.perf_counter()
+            start = time.process_time()
         engine.step(t, facts, interned=True)
-    return (time.perf_counter() - start) / timed
+    return (time.process_time() - start) / timed
 
 
-def run_growth_cli(program: str, data, timed: int) -> float:
-    """The same as :func:`run_growth` through ``dotr run``: CPU seconds per time point."""
+def run_growth_cli(program: str, data, timed: int, pairs: int = 3) -> float:
+    """The same as :func:`run_growth` through ``dotr run``: CPU seconds per time point, the median
+    over ``pairs`` pairs of a run over ``data`` and one without its last ``timed`` time points."""
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -160,17 +176,56 @@ def run_growth_cli(program: str, data, timed: int) -> float:
                            check=True, cwd=root)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-        return (min(cpu(data) for _ in range(2)) - min(cpu(data[:-timed]) for _ in range(2))) / timed
+        return statistics.median(cpu(data) - cpu(data[:-timed]) for _ in range(pairs)) / timed
+
+
+def run_constants(windows: list[int], points: int, pairs: int) -> list[dict]:
+    """``--constants``: the many-constants program through ``dotr run`` (a stream file in, the
+    output file written) at each window, with and without ``--changes``: CPU seconds of the
+    whole process, the windows run in turn within each pair; median and range, and each
+    window's ratio to the first one's in the same pair."""
+    root = Path(__file__).resolve().parents[1]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "stream.jsonl").write_text("".join(json.dumps({"t": t, "facts": [
+            f"{p}({', '.join(args)})" for p, args in facts]}) + "\n" for t, facts in enumerate(stream("constants", 100, points))))
+        for n in windows:
+            (tmp / f"w{n}.dotr").write_text(MANY_CONSTANTS["many constants"].format(n=n, m=n * 100) + "\n")
+
+        def cpu(n: int, *extra: str) -> float:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-m", "dotr", "run", "--rules", str(tmp / f"w{n}.dotr"),
+                            "--input", str(tmp / "stream.jsonl"), "--output", str(tmp / "out.jsonl"), "-q", *extra],
+                           check=True, cwd=root)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+        for extra in ((), ("--changes",)):
+            times: dict[int, list[float]] = {n: [] for n in windows}
+            for _ in range(pairs):
+                for n in windows:
+                    times[n].append(cpu(n, *extra))
+            for n in windows:
+                ratios = [a / b for a, b in zip(times[n], times[windows[0]])]
+                rows.append({"window": n, "changes": bool(extra), "cpu_s": statistics.median(times[n]),
+                             "cpu_range": [min(times[n]), max(times[n])], "ratio": statistics.median(ratios),
+                             "ratio_range": [min(ratios), max(ratios)]})
+                row = rows[-1]
+                print(f"{'--changes' if extra else 'every fact':<11} window {n:>4}: {row['cpu_s']:.2f} s "
+                      f"({row['cpu_range'][0]:.2f}-{row['cpu_range'][1]:.2f}), {row['ratio']:.2f}x window {windows[0]} "
+                      f"({row['ratio_range'][0]:.2f}-{row['ratio_range'][1]:.2f})", flush=True)
+    return rows
 
 
 def run_reference(program: str, data) -> float:
     from tests.temporal.reference import Reference
     ref = Reference(parse(program).rules)
-    start = time.perf_counter()
+    start = time.process_time()
     for t, facts in enumerate(data):
         ref.step(t, [((ir.Name(p), len(a)), tuple(ir.Num(x) if isinstance(x, int) else ir.Name(x) for x in a))
                      for p, a in facts])
-    return (time.perf_counter() - start) / max(1, sum(len(f) for f in data))
+    return (time.process_time() - start) / max(1, sum(len(f) for f in data))
 
 
 def main(argv=None):
@@ -182,19 +237,31 @@ def main(argv=None):
     ap.add_argument("--growth", type=int, nargs="*", metavar="WINDOW",
                     help="only the cost per time point as the window grows (default windows 10 100 400; "
                          "100 atoms per time point, 100 keys)")
+    ap.add_argument("--constants", type=int, nargs="*", metavar="WINDOW",
+                    help="only the many-constants program through dotr run (default windows 10 300; "
+                         "100 atoms per time point over 20,000 constants)")
+    ap.add_argument("--pairs", type=int, default=5, help="--constants: runs of each window, in turn")
     ap.add_argument("--json", default="benchmarks/results/lars.json")
     args = ap.parse_args(argv)
     rows = []
+    if args.constants is not None:
+        rows = run_constants(args.constants or [10, 300], 400, args.pairs)
+        if args.json:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(rows, indent=2))
+        return
     if args.growth is not None:
         windows = args.growth or [10, 100, 400]
         print(f"{'program':<10} " + " ".join(f"{'w' + str(n):>9}" for n in windows) +
               "  (ms per time point: the engine's API | dotr run)")
-        for name, template in GROWTH.items():
+        programs = [(name, template, "growth") for name, template in GROWTH.items()]
+        programs += [(name, template, "constants") for name, template in MANY_CONSTANTS.items()]
+        for name, template, kind in programs:
             cells, cli = [], []
             for n in windows:
-                program, data = template.format(n=n, m=n * 100), stream("growth", 100, n + 60)
+                program, data = template.format(n=n, m=n * 100), stream(kind, 100, n + 60)
                 ms = run_growth(program, data, 50) * 1e3
-                cli.append(run_growth_cli(program, stream("growth", 100, n + 210), 200) * 1e3)
+                cli.append(run_growth_cli(program, stream(kind, 100, n + 210), 200) * 1e3)
                 rows.append({"workload": f"growth {name}", "window": n, "rate": 100, "ms_per_point": ms,
                              "dotr_run_ms_per_point": cli[-1]})
                 cells.append(ms)

@@ -18,7 +18,16 @@ with the same windows and period share one materialisation.
 
 At τ a query reports if its window content is non-empty: RStream (the default) all solutions,
 ``select istream`` those not in the solutions at τ - E, ``select dstream`` those that were there
-and are gone (including at the first τ whose window is empty).
+and are gone (including at the first τ whose window is empty); an ASK query ``true`` or
+``false``.
+
+RSP-QL queries compile to the same groups: each window ``from named window <w> on <s> [...]`` is
+a group of its own (its content materialised with the background), whose named graph ``<w>``
+(read by ``window <w> { ... }``) holds what the window adds to the closure of the background
+(the facts with a finite expiry that the background's closure lacks); the default graph is the
+background's closure, a group without windows. A query's ``from <file>``
+clauses replace the reasoner's background by those files (loaded once, closed under the same
+rules), and each ``from named <file>`` is a named graph.
 
 >>> from dotr.rules import check_text
 >>> checked = check_text('''@prefix : <http://ex.org/> .
@@ -49,18 +58,20 @@ from typing import Callable, Iterable, Iterator
 
 from rdflib import BNode, Variable
 
+from dotr.ontology.background import load_triples
 from dotr.ontology.convert import from_rdflib
+from dotr.ontology.turtle import TokenTriple, intern_tokens
 from dotr.rules.engine.frames import facts_of, is_frame
 from dotr.rules.engine.inputs import FactReader, check_time
 from dotr.rules.engine.sparql import answer_order
-from dotr.rules.engine.sparql.algebra import compile_pattern
+from dotr.rules.engine.sparql.algebra import Dataset, compile_pattern
 from dotr.ontology.materialise import Materialiser
 from dotr.ontology.stage import stage_rules
 from dotr.rules import TimeOrderError, ir
 from dotr.rules.lang.queries.csparql import CSparqlQuery, StreamWindow, is_csparql, parse_csparql, translate
 from dotr.rules.lang.errors import RuleError
 from dotr.rules.lang.loader import CheckResult
-from dotr.rules.engine.store import INF, Store
+from dotr.rules.engine.store import INF, DictStore, Store
 from dotr.rules.engine.terms import TermDictionary, format_term
 
 #: the expiry of a triple in a count window: it holds until it is retracted (DRed)
@@ -72,20 +83,25 @@ Key = tuple  # (relation, int tuple)
 @dataclass
 class CSparqlOutput:
     """What the queries report at ``t``: per SELECT query its solutions (variable name without
-    ``?`` -> canonical term text), and one graph (triples of terms, sorted) per CONSTRUCT query, in
-    declaration order. A query is present only at its evaluation times with a non-empty window."""
+    ``?`` -> canonical term text), per ASK query True or False, and one graph (triples of terms,
+    sorted) per CONSTRUCT query, in declaration order. A query is present only at its evaluation
+    times with a non-empty window."""
 
     t: int
-    answers: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    answers: dict[str, list[dict[str, str]] | bool] = field(default_factory=dict)
     graphs: list[list[tuple]] = field(default_factory=list)
     constructed: dict[str, list[tuple]] = field(default_factory=dict)  # CONSTRUCT query -> its graph
 
 
 class _CSparqlQuery:
-    """One compiled query and its last result (for IStream / DStream)."""
+    """One compiled query and its last result (for IStream / DStream). ``default``: the group
+    whose store is its default graph; ``named``: graph IRI id -> the group of a named graph;
+    ``windows``: the groups of its windows (it reports when one of them holds something)."""
 
-    def __init__(self, query: CSparqlQuery, prefixes: dict[str, str], d: TermDictionary):
+    def __init__(self, query: CSparqlQuery, prefixes: dict[str, str], d: TermDictionary, default: "_Group",
+                 named: dict[int, "_Group"], windows: list["_Group"]):
         self.query = query
+        self.default, self.named, self.windows = default, named, windows
         algebra = translate(query, prefixes).algebra
         self.root = compile_pattern(algebra["p"], d, query.sparql.span)
         self.vars = [str(v) for v in algebra.get("PV") or ()]
@@ -95,11 +111,16 @@ class _CSparqlQuery:
         self.last_eval: int | None = None
         self.owned: tuple[str, Callable[[int], bool]] | None = None  # in a key group: (key variable, owns)
 
-    def result(self, store: Store, t: int, d: TermDictionary) -> Counter:
-        solutions = self.root.run(store)
+    def dataset(self, t: int) -> Dataset:
+        return Dataset(self.default.store_at(), {iri: group.graph(t) for iri, group in self.named.items()})
+
+    def result(self, t: int, d: TermDictionary) -> Counter:
+        solutions = self.root.run(self.dataset(t))
         if self.owned is not None:
             var, owns = self.owned
             solutions = [sol for sol in solutions if owns(sol[var])]
+        if self.query.form == "ask":
+            return Counter({(): 1} if solutions else {})
         if self.template is None:
             return Counter(tuple(sol.get(v) for v in self.vars) for sol in solutions)
         triples: Counter = Counter()
@@ -125,16 +146,25 @@ class _CSparqlQuery:
 
 
 class _Group:
-    """Queries with the same windows and period: one materialisation of their window contents."""
+    """Queries with the same windows, period and background: one materialisation of their window
+    contents with it. A group without windows is a background alone (its materialisation is the
+    background's ``base``, shared)."""
 
-    def __init__(self, every: int, windows: tuple[StreamWindow, ...], rules, background: Store,
-                 background_explicit: dict, d: TermDictionary):
+    def __init__(self, every: int | None, windows: tuple[StreamWindow, ...], rules, base: Materialiser,
+                 d: TermDictionary, changes: bool = True, background_group: "_Group | None" = None):
         self.every, self.windows = every, windows
-        # the compiled store and plans: a window's maintenance is their use case (docs/performance.md)
-        self.m = Materialiser(rules, d, native=True)
-        self.m.restore(list(background), [(rel, fact, expiry) for rel, facts in background_explicit.items()
-                                          for fact, expiry in facts.items()])
-        self.queries: list[_CSparqlQuery] = []
+        self.changes = changes  # whether the reasoner's background changes reach it (not a query's files)
+        self.background_group = background_group  # (an RSP-QL window's: the group of its background alone)
+        self._graph: tuple[int, Store] | None = None  # (time, what the window adds to the background)
+        self._closed = False  # (a background alone: whether its rules downstream of negations ran)
+        background_explicit = base.explicit
+        if windows:
+            # the compiled store and plans: a window's maintenance is their use case (docs/performance.md)
+            self.m = Materialiser(rules, d, native=True)
+            self.m.restore(list(base.store), [(rel, fact, expiry) for rel, facts in background_explicit.items()
+                                              for fact, expiry in facts.items()])
+        else:
+            self.m = base
         self.pending: list[list[tuple[int, Key]]] = [[] for _ in windows]  # arrived, not yet in
         self.counted: list[deque] = [deque() for _ in windows]  # count windows' contents
         self.held: Counter = Counter()  # key -> copies in count windows
@@ -146,6 +176,30 @@ class _Group:
         self.background: set[Key] = {(rel, fact) for rel, facts in background_explicit.items()
                                      for fact, expiry in facts.items() if expiry >= INF}
         self.window_copy: dict[Key, int] = {}
+
+    def store_at(self) -> Store:
+        """The group's materialisation as a query's default graph: for a background alone, with
+        the rules downstream of a negation evaluated on it (once, until the background changes)."""
+        if not self.windows and not self._closed:
+            self.m.evaluate_local(INF)
+            self._closed = True
+        return self.m.store
+
+    def graph(self, t: int) -> Store:
+        """The group's named graph at evaluation time ``t``: a background file's closure, or (an
+        RSP-QL window) what the window adds to the closure of its background (the window's triples
+        and what the rules derive with them that the background alone does not give)."""
+        if not self.windows:
+            return self.store_at()
+        if self._graph is None or self._graph[0] != t:
+            facts, background = self.m.store, self.background_group.store_at()
+            store = DictStore(lambda pid: facts.is_triple((pid, 2)))
+            for rel, fact in facts.tagged(t):
+                held = background.relations.get(rel)
+                if held is None or fact not in held.facts:
+                    store.add(rel, fact, facts.relations[rel].facts[fact])
+            self._graph = (t, store)
+        return self._graph[1]
 
     def receive(self, t: int, stream: str | None, keys: list[Key], present: bool = False) -> None:
         """The stream's triples at t; ``present``: the stream has triples at t (elsewhere, in a
@@ -245,6 +299,7 @@ class _Group:
                    if self.held.get(key) or copies.get(key, -1) > after])
             for key in gone:
                 copies.pop(key, None)
+        self._closed = False
         new = [key for key in dict.fromkeys(add) if key not in self.background]
         for rel, fact in new:
             expiry = m.explicit.get(rel, {}).get(fact)
@@ -316,24 +371,58 @@ class CSparqlEngine:
                     if query is None:
                         raise RuleError(diags, checked.sources)
                 queries.append(query)
-        rules, facts = stage_rules(checked)
-        self._read = FactReader(d, prefixes)  # facts as given -> (relation, ids)
-        base = Materialiser(rules, d)
-        base.add([(*self._read(f), INF) for f in (*program.facts, *facts, *facts_of(background))])
+        self._rules, facts = stage_rules(checked)
+        self._read = FactReader(d, prefixes)  # facts as given -> (relation, ids), checked
+        self._token_ids: dict = {}
+        self._program_facts = [*program.facts, *facts]
+        self._background = facts_of(background)
+        self._bases: dict[tuple[str, ...] | None, Materialiser] = {}
+        self._by_key: dict[tuple, _Group] = {}
         self.groups: list[_Group] = []
         self._queries: list[tuple[_CSparqlQuery, _Group]] = []
-        by_windows: dict[tuple, _Group] = {}
         for query in queries:
-            key = (query.every, query.windows)
-            if key not in by_windows:
-                by_windows[key] = _Group(query.every, query.windows, rules, base.store, base.explicit, d)
-                self.groups.append(by_windows[key])
-            group = by_windows[key]
-            compiled = _CSparqlQuery(query, prefixes, d)
-            group.queries.append(compiled)
-            self._queries.append((compiled, group))
+            source = query.background if query.dataset else None  # None: the reasoner's background
+            if all(w.name is None for w in query.windows):  # C-SPARQL: the windows in the default graph
+                default = self._group(query.every, query.windows, source)
+                windows = [default]
+            else:  # RSP-QL: each window a named graph, the background the default one
+                default = self._group(None, (), source)
+                windows = [self._group(query.every, (w,), source, default) for w in query.windows]
+            named = {d.intern(ir.Iri(w.name)): group for w, group in zip(query.windows, windows) if w.name}
+            for iri, path in query.named:
+                named[d.intern(ir.Iri(iri))] = self._group(None, (), (path,))
+            compiled = _CSparqlQuery(query, prefixes, d, default, named, windows)
+            self._queries.append((compiled, windows[0]))
         self.last_t: int | None = None
         self._present = False  # in a key group (keep_group)
+
+    def _base(self, source: tuple[str, ...] | None) -> Materialiser:
+        """The background of a query (``source``: None for the reasoner's, else the files of its
+        ``from`` clauses) with the program's facts, closed under its rules; built once."""
+        base = self._bases.get(source)
+        if base is None:
+            d = self.dictionary
+            loaded = self._background if source is None else (t for path in source for t in load_triples(path))
+            base = self._bases[source] = Materialiser(self._rules, d)
+            base.add([(*self._intern(f), INF) for f in (*self._program_facts, *loaded)])
+        return base
+
+    def _intern(self, fact) -> Key:
+        if type(fact) is TokenTriple:
+            return intern_tokens(fact, self.dictionary, self._token_ids)
+        return self._read(fact)
+
+    def _group(self, every: int | None, windows: tuple[StreamWindow, ...], source,
+               background: _Group | None = None) -> _Group:
+        """The group of queries with these windows, period and background (made once; a group
+        without windows, a background alone, has no period; ``background``: an RSP-QL window's)."""
+        key = (every, windows, source)
+        group = self._by_key.get(key)
+        if group is None:
+            group = self._by_key[key] = _Group(every, windows, self._rules, self._base(source), self.dictionary,
+                                               changes=source is None, background_group=background)
+            self.groups.append(group)
+        return group
 
     def keep_group(self, routes: dict[str, str], owns: Callable[[int], bool]) -> None:
         """Evaluate one key group's part of the stream (``pipeline.keys.csparql_keys``):
@@ -369,14 +458,16 @@ class CSparqlEngine:
         d = self.dictionary
         for stream, keys in elements.items():
             for group in self.groups:
-                group.receive(t, stream, keys, self._present)
+                if group.windows:
+                    group.receive(t, stream, keys, self._present)
         out = CSparqlOutput(t)
-        live = {id(group): group.advance(t) for group in self.groups if t % group.every == 0}
+        live = {id(group): group.advance(t) for group in self.groups if group.windows and t % group.every == 0}
         for query, group in self._queries:
             if id(group) not in live:
                 continue
             spec = query.query
-            result = query.result(group.m.store, t, d) if live[id(group)] else Counter()
+            held = any(live[id(g)] for g in query.windows)
+            result = query.result(t, d) if held else Counter()
             prev = query.prev if query.last_eval == t - spec.every else Counter()
             if spec.stream_op == "istream":
                 report = result - prev
@@ -384,7 +475,7 @@ class CSparqlEngine:
                 report = prev - result
             else:
                 report = result
-            if live[id(group)] or (spec.stream_op == "dstream" and report):
+            if held or (spec.stream_op == "dstream" and report):
                 self._report(out, query, report)
             query.prev, query.last_eval = result, t
         return out
@@ -426,6 +517,9 @@ class CSparqlEngine:
 
     def _report(self, out: CSparqlOutput, query: _CSparqlQuery, report: Counter) -> None:
         term = self.dictionary.term
+        if query.query.form == "ask":
+            out.answers[query.query.name] = bool(report)
+            return
         if query.template is not None:
             graph = sorted((tuple(term(i) for i in triple) for triple in report),
                            key=lambda triple: [format_term(x) for x in triple])
@@ -442,16 +536,17 @@ class CSparqlEngine:
         """Change the background from the next evaluation on: remove facts (what only they
         entailed goes too), then add facts (RDF triples of rdflib terms, ground atoms, or
         interned pairs, as for the constructor). Every window sees the new background."""
-        add = [self._read(f) for f in facts_of(add)]
-        remove = [self._read(f) for f in facts_of(remove)]
+        add = [self._intern(f) for f in facts_of(add)]
+        remove = [self._intern(f) for f in facts_of(remove)]
         after = -1 if self.last_t is None else self.last_t
         for group in self.groups:
-            group.change_background(add, remove, after)
+            if group.changes:
+                group.change_background(add, remove, after)
 
     def next_change(self, last_t: int) -> int | None:
         """The first time after ``last_t`` at which a query reports although no input arrives
         (its window still holds something, or a DStream query must report what left), or None."""
-        times = [group.next_time(last_t) for group in self.groups]
+        times = [group.next_time(last_t) for group in self.groups if group.windows]
         for query, group in self._queries:
             if query.query.stream_op == "dstream" and query.prev:
                 times.append(query.last_eval + query.query.every)

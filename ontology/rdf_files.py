@@ -54,11 +54,12 @@ _SCANNED = ("nt", "turtle", "n3")
 _INFERRED = "http://dotr.invalid/inferred"
 _RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _STRING = XSD + "string"
-#: datatypes whose literals canonical() makes numbers: their lexical forms need no normalising
+#: datatypes whose literals canonical() makes numbers or writes in canonical form (integers,
+#: decimals): their lexical forms need no normalising (a double's or a float's keeps its own form,
+#: which rdflib's normalises: "5E1" is written "50.0")
 _NUMERIC = frozenset(XSD + t for t in (
     "integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger", "negativeInteger",
-    "nonPositiveInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte", "decimal", "double",
-    "float"))
+    "nonPositiveInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte", "decimal"))
 
 
 class BackgroundError(DotrError):

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from typing import Sequence
@@ -554,6 +555,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .process import EXIT_PIPE, Interrupted, interruptible
 
     interruptible()
+    # rdflib warns of each IRI it finds odd (an escaped '>'): dotr writes such IRIs escaped
+    logging.getLogger("rdflib.term").setLevel(logging.ERROR)
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)

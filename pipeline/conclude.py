@@ -44,7 +44,11 @@ class Moment:
     graphs: bool = False  # whether graphs were built (graph_facts holds their facts if something reads them)
     fed_back: bool = False  # whether anything re-entered the ontological stage at t
     conclusions: list[tuple] = field(default_factory=list)  # the ontological stage's, at t
-    derived: set[tuple] = field(default_factory=set)  # what is printed (before removing the inputs)
+    derived: set[tuple] = field(default_factory=set)  # of what is printed, the ontological stage's part
+    #: of what is printed, the LARS engine's part (``Lars.held``): how it changed at t (None: not
+    #: known, take it whole), and the atoms placed at t earlier (in ``Lars.held``, not printed)
+    held_changes: tuple[list[tuple], list[tuple]] | None = None
+    ahead: set[tuple] = field(default_factory=set)
 
     @property
     def t(self) -> int:
@@ -146,9 +150,8 @@ class Ontology:
     """What the ontological stage concluded at t, and when its conclusions change next
     (``expiries``, read by the reasoner's ``next_change``)."""
 
-    def __init__(self, stage: OntologicalStage, background: Callable[[], set] | None):
+    def __init__(self, stage: OntologicalStage):
         self.stage = stage
-        self.background = background  # the background's own conclusions, printed at every time point
         self.expiries: list[int] = []  # when the conclusions of the last time point expire
 
     def conclude(self, now: Moment) -> None:
@@ -160,26 +163,35 @@ class Ontology:
         elif now.graphs:  # the graphs hold at t only
             self.expiries = sorted({*point.expiries, now.t})
         now.derived = set(now.conclusions)
-        if self.background is not None:
-            now.derived.update(self.background())
 
 
 class Lars:
     """The temporal rules over the stream facts and everything concluded at t; atoms an ``@T``
-    head places at another time are reported in ``at`` (once: not again when T comes)."""
+    head places at another time are reported in ``at`` (once: not again when T comes).
+    ``held`` is what the engine derived that holds at t, less what the background alone entails,
+    kept from the engine's changes (``anew``: taken whole at the next time point)."""
 
     def __init__(self, engine: LarsEngine, printed: Callable[[tuple, tuple], bool]):
         self.engine, self.printed = engine, printed
+        engine.report_facts = False  # (its changes say what holds)
         self.ahead: dict[int, set] = {}  # time -> atoms placed there by @T heads, reported in ``at``
+        self.held: set[tuple] = set()
+        self.anew = True
 
     def conclude(self, now: Moment) -> None:
         t, engine, result = now.t, self.engine, now.result
         out = engine.step(t, now.point.stream, derived=list(now.conclusions) + now.graph_facts, interned=True)
-        held = set(out.facts) - engine.background  # (iterates the facts, not the background)
-        ahead = self.ahead.pop(t, ())
-        if ahead:
-            held -= ahead
-        now.derived |= held
+        background, held = engine.background, self.held
+        if self.anew:
+            self.anew = False
+            self.held = {item for item in engine.held if item not in background}
+        else:
+            added = [item for item in out.added if item not in background]
+            removed = [item for item in out.removed if item not in background]
+            held.difference_update(removed)
+            held.update(added)
+            now.held_changes = (added, removed)
+        now.ahead = self.ahead.pop(t, set())
         d = engine.dictionary
         for when, rel, fact in out.at:
             if when > t:

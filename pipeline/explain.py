@@ -14,10 +14,9 @@ from dotr.rules.engine.plan import compile_rule
 from dotr.rules.engine.planning import Unsupported
 from dotr.rules.engine.store import INF, Store
 from dotr.rules.engine.terms import format_fact, format_term
-
-from .printing import Readable
 from dotr.rules.lang.printer import format_rule
 
+from .printing import Readable
 from .reasoner import Reasoner
 from .input_facts import intern_input, parse_fact
 
@@ -102,22 +101,24 @@ class Explainer:
                             atom = lit.atom
                             prel = (solution[atom.pred.name] if isinstance(atom.pred, ir.Var) else self.d.intern(atom.pred), len(atom.args))
                             pfact = tuple(_id(a, solution, self.d) for a in atom.args)
-                            name = self.d.term(prel[0])
-                            if isinstance(name, ir.Name) and name.value.startswith("_lars:"):
-                                kind, size = name.value.split(":")[1:3]
-                                base = self.d.term(int(name.value.split(":")[3]))
-                                args = [self.readable.term(format_term(self.d.term(i))) for i in pfact]
-                                op = {"dia": "<>", "box": "[]", "at": "@" + (args[-1] if args else "")}[kind.lstrip("t")]
-                                if kind.endswith("at"):
-                                    args = args[:-1]
-                                window = "" if int(size) >= INF else f"[{size}{' #' if kind.startswith('t') else ''}] "
-                                pred = self.readable.term(format_term(base))
-                                shown = f"{pred}({', '.join(args)})" if args else pred
-                                lines.append(f"{pad}  {window}{op} {shown}: held in the window")
+                            window = self.r.lars.window_of(prel) if self.r.lars else None
+                            if window is not None:
+                                lines.append(f"{pad}  {self._window_text(window, pfact)}: held in the window")
                             else:
                                 lines += self.fact(t, inputs, prel, pfact, depth + 1, seen)
                     return lines
         return [f"{pad}{text}: no derivation found at {t}"]
+
+    def _window_text(self, window, fact: tuple) -> str:
+        """The window atom ``[size] op base(args)`` as the rule file writes it (``window``: what
+        ``LarsEngine.window_of`` gives)."""
+        args = [self.readable.term(format_term(self.d.term(i))) for i in fact]
+        op = window.kind.operator
+        if op == "@":
+            op, args = "@" + args[-1], args[:-1]
+        size = "" if window.size >= INF else f"[{window.size}{' #' if window.kind.tuple_based else ''}] "
+        pred = self.readable.term(format_term(self.d.term(window.base[0])))
+        return f"{size}{op} {pred}({', '.join(args)})" if args else f"{size}{op} {pred}"
 
 
 class NothingToExplain(DotrError):

@@ -10,12 +10,13 @@ from typing import Iterable
 
 from dotr.ontology import OntologicalStage
 from dotr.ontology.turtle import TokenTriple, intern_tokens
-from dotr.rules import ir
+from dotr.rules import InputError, ir
 from dotr.rules.engine.inputs import ARG, SIMPLE_FACT, parse_fact, parse_fact_with_grammar, simple_term, tight
+from dotr.rules.lang.errors import MAX_ARITY, MAX_DIGITS
 from dotr.rules.lang.parser import KEYWORDS
 
-__all__ = ["parse_fact", "parse_fact_with_grammar", "checked_fact", "simple_facts", "simple_fact_list", "intern_all",
-           "intern_input", "FACT_CACHE"]
+__all__ = ["parse_fact", "parse_fact_with_grammar", "checked_fact", "fact_problem", "simple_facts",
+           "simple_fact_list", "intern_all", "intern_input", "FACT_CACHE"]
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -25,6 +26,31 @@ _ONE = rf"(?:{_NAME}|{_LIST_IRI})(?:\((?:{_NAME}|{_LIST_IRI}|{_NUMBER})(?:,(?:{_
 _SIMPLE_LIST = re.compile(rf"\s*(?:{_ONE}(?:\s*,\s*{_ONE})*)?\s*")
 _ONE_FACT = re.compile(_ONE)
 _TOKEN_BREAK = re.compile(r"[(),\s]+")
+
+
+#: a fact string shorter than this has at most MAX_ARITY arguments and no over-long number
+_SHORT_FACT = 2 * MAX_ARITY + 3
+_LONG_NUMBER = re.compile(rf"\d{{{MAX_DIGITS + 1}}}")
+
+
+def fact_problem(fact: str | ir.Atom) -> str | None:
+    """Why a fact (a string :func:`checked_fact` gave, or an atom) cannot be a stream fact: more
+    arguments than the store holds, an integer longer than can be read; None when it can.
+    Cheap for the facts streams are made of (a short string is checked by its length).
+
+    >>> fact_problem("p(a,b)"), fact_problem("p(" + ",".join("a" * 17) + ")")
+    (None, 'a fact has 17 arguments: at most 16')
+    """
+    if type(fact) is str:
+        if len(fact) < _SHORT_FACT:
+            return None
+        open_ = fact.find("(")
+        arity = len(ARG.findall(fact, open_ + 1, len(fact) - 1)) if open_ > 0 else 0
+        if len(fact) > MAX_DIGITS and _LONG_NUMBER.search(fact):
+            return f"a fact has an integer of more than {MAX_DIGITS:,} digits"
+    else:
+        arity = len(fact.args)
+    return f"a fact has {arity} arguments: at most {MAX_ARITY}" if arity > MAX_ARITY else None
 
 
 def checked_fact(text: str, prefixes: dict[str, str] | None = None) -> str | ir.Atom:
@@ -39,12 +65,18 @@ def checked_fact(text: str, prefixes: dict[str, str] | None = None) -> str | ir.
     Atom(pred=Name(value='name'), args=(Name(value='s1'), Literal(lexical='Kitchen', datatype=None, lang=None)))
     """
     text = tight(text)
+    fact: str | ir.Atom | None = None
     if SIMPLE_FACT.fullmatch(text) is not None:
         open_ = text.find("(")
         if open_ < 0 and text not in KEYWORDS or open_ > 0 and KEYWORDS.isdisjoint(
                 (text[:open_], *text[open_ + 1:-1].split(","))):
-            return text
-    return parse_fact(text, prefixes)
+            fact = text
+    if fact is None:
+        fact = parse_fact(text, prefixes)
+    problem = fact_problem(fact)
+    if problem is not None:
+        raise InputError(problem)
+    return fact
 
 
 def simple_facts(text: str) -> list[str] | None:

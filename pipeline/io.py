@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, TextIO
 
 import rdflib
-from rdflib.plugins.serializers.nquads import _nq_row
 from rdflib.plugins.serializers.nt import _quoteLiteral
 
 from dotr.rules import ir
@@ -22,10 +21,12 @@ from dotr.rules import ir
 from dotr.ontology import turtle
 
 from dotr.rules import InputError
+from dotr.rules.engine.inputs import tight as _tight
+from dotr.rules.engine.terms import iri_text
 from .files import TooLong
 from .records import Result
-from .input_facts import checked_fact, parse_fact, simple_fact_list, simple_facts
-from .printing import PREDECLARED, Readable
+from .input_facts import _SHORT_FACT, checked_fact, fact_problem, parse_fact, simple_fact_list, simple_facts
+from .printing import PREDECLARED, EncodedFacts, Readable
 
 
 @dataclass
@@ -57,6 +58,12 @@ class BackgroundChange:
         return bool(self.add or self.remove)
 
 
+#: the keys a JSON Lines record may have (docs/cli.md)
+RECORD_KEYS = frozenset({"t", "facts", "turtle", "background", "stream"})
+#: times are below this in magnitude (the engines' "for ever" is 2^62)
+MAX_TIME = 1 << 62
+
+
 def _too_long(line: TooLong, number: int) -> InputError:
     return _with_raw(InputError(f"the record has more than {line.limit:,} bytes (--max-record-size)", number),
                      str(line))
@@ -86,14 +93,27 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
             record = json.loads(text) if text.count('"t"') < 2 else json.loads(text, object_pairs_hook=_no_duplicates)
             if not isinstance(record, dict) or not isinstance(record.get("t"), int) or isinstance(record["t"], bool):
                 raise InputError('a record is an object with an integer "t"', number)
+            if not -MAX_TIME < record["t"] < MAX_TIME:
+                raise InputError(f'"t" is beyond ±2^62: {record["t"]}', number)
+            if not RECORD_KEYS.issuperset(record):
+                unknown = sorted(set(record) - RECORD_KEYS)[0]
+                raise InputError(f"a record has no key {unknown!r} (its keys: t, facts, turtle, background, stream)",
+                                 number)
             given = record.get("facts", [])
-            facts = simple_fact_list(given) if parse and type(given) is list else None
+            if type(given) is not list:
+                raise InputError(f'"facts" is a list of facts, not {given!r}'[:300], number)
+            facts = simple_fact_list(given) if parse else None
             if facts is None:
                 facts = []
                 for fact in given:
                     if not isinstance(fact, str):
                         raise InputError(f"a fact is a string, not {fact!r}", number)
                     facts.append(checked_fact(fact, prefixes) if parse else fact)
+            unchecked = facts is given or not parse  # (strings checked_fact did not see: the fast path's)
+            if unchecked and facts and max(map(len, facts)) >= _SHORT_FACT:
+                for fact in facts:
+                    if (problem := fact_problem(_tight(fact))) is not None:
+                        raise InputError(problem, number)
             if "turtle" in record:
                 if not isinstance(record["turtle"], str):
                     raise InputError(f'"turtle" is a string, not {record["turtle"]!r}', number)
@@ -178,7 +198,14 @@ def read_laserpp(lines: Iterable[str], first_line: int = 1,
             facts = simple_facts(right)
             if facts is None:
                 facts = [checked_fact(f, prefixes) for f in _split_facts(right)]
-            yield Record(number, int(head[0]), facts, text)
+            elif facts and max(map(len, facts)) >= _SHORT_FACT:
+                for fact in facts:
+                    if (problem := fact_problem(fact)) is not None:
+                        raise InputError(problem, number)
+            t = int(head[0])
+            if not -MAX_TIME < t < MAX_TIME:
+                raise InputError(f"the time is beyond ±2^62: {t}", number)
+            yield Record(number, t, facts, text)
         except InputError as err:
             yield _with_raw(InputError(str(err).split(": ", 1)[-1] if str(err).startswith("line ") else str(err),
                                        number), text)
@@ -307,13 +334,21 @@ class ResultWriter:
         self.out, self.fmt = out, fmt
         self.readable = None if full_iris or fmt != "jsonl" else Readable(prefixes or {})
         self.prefixes = {} if full_iris else {**PREDECLARED, **(prefixes or {})}
+        self._facts = EncodedFacts(self.readable)
 
     def write(self, result: Result) -> None:
-        if self.fmt == "jsonl":
+        if self.fmt == "jsonl":  # (the record json.dumps would write, its facts encoded once each)
             record = result.to_json()
+            facts, removed = record.pop("facts"), record.pop("removed", None)
+            del record["t"]
             if self.readable is not None:
                 record = self.readable.record(record)
-            self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            changes = result.changes if removed is None else None
+            line = f'{{"t": {json.dumps(result.t)}, "facts": {self._facts.array(facts, changes)}'
+            if removed is not None:
+                line += f', "removed": {self._facts.array(removed)}'
+            rest = json.dumps(record, ensure_ascii=False)
+            self.out.write(f"{line}, {rest[1:]}\n" if record else line + "}\n")
             return
         quads = []  # (graph, s, p, o)
         graph = rdflib.URIRef(f"urn:dotr:t:{result.t}")
@@ -355,7 +390,14 @@ class ResultWriter:
 
 def _nquads(quads: list[tuple]) -> str:
     """N-Quads lines, sorted (the same result is always the same bytes)."""
-    return "".join(sorted({_nq_row((s, p, o), g) for g, s, p, o in quads}))
+    return "".join(sorted({f"{_nt_term(s)} {_nt_term(p)} {_nt_term(o)} {_nt_term(g)} .\n" for g, s, p, o in quads}))
+
+
+def _nt_term(node) -> str:
+    """An rdflib term in N-Triples (an IRI with the characters it may not hold escaped)."""
+    if isinstance(node, rdflib.URIRef):
+        return iri_text(str(node))
+    return _quoteLiteral(node) if isinstance(node, rdflib.Literal) else node.n3()
 
 
 #: a local name that can be written after a prefix as it is (a subset of Turtle's PN_LOCAL)
@@ -370,10 +412,10 @@ def _trig_term(node, prefixes: list[tuple[str, str]]) -> str:
         for ns, name in prefixes:
             if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
                 return f"{name}:{iri[len(ns):]}"
-        return node.n3()
+        return iri_text(iri)
     if isinstance(node, rdflib.Literal) and node.datatype is not None and not node.language:
         return _quoteLiteral(rdflib.Literal(str(node))) + "^^" + _trig_term(node.datatype, prefixes)
-    return _quoteLiteral(node) if isinstance(node, rdflib.Literal) else node.n3()
+    return _nt_term(node)
 
 
 def _split_args(text: str) -> tuple[str, str]:
@@ -389,9 +431,11 @@ def _split_args(text: str) -> tuple[str, str]:
 def _node(text: str):
     """The RDF term of a printed term (numerals typed as Turtle types them; a plain constant as a
     plain literal)."""
-    if text.startswith("<"):
+    if text.startswith("<") and "\\" not in text:
         return rdflib.URIRef(text[1:-1])
     term = parse_fact(f"x({text})").args[0]
+    if isinstance(term, ir.Iri):  # (one with escapes)
+        return rdflib.URIRef(term.value)
     if isinstance(term, ir.Literal):
         return rdflib.Literal(term.lexical, lang=term.lang, datatype=rdflib.URIRef(term.datatype) if term.datatype
                               else None, normalize=False)

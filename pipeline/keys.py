@@ -158,7 +158,10 @@ def csparql_keys(checked: CheckResult) -> tuple[WindowKeys | None, str]:
         query = checked.queries.get(decl.query) or parse_csparql(decl, program.prefixes, program.timeunit == "ms")[0]
         name = query.name
         if query.form != "select":
-            return None, f"query {name} constructs triples"
+            return None, f"query {name} constructs triples" if query.form == "construct" else \
+                f"query {name} asks (one answer over every key)"
+        if query.dataset or any(w.name for w in query.windows):
+            return None, f"query {name} reads named graphs or its own background files"
         if any(w.triples is not None for w in query.windows):
             return None, f"query {name}: a count window holds the last triples of every key"
         algebra = translate(query, program.prefixes).algebra

@@ -85,7 +85,7 @@ class Output:
             if self._open_rejects is None:
                 return
             self.rejects = self._open_rejects()
-        self.rejects.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self.rejects.write(json.dumps(entry) + "\n")  # (ASCII: a bad record may hold any character)
         self.rejected += 1
 
     def flush(self) -> None:

@@ -17,9 +17,12 @@ rule file's prefixes, as the fact it stands for (``docs/cli.md``, "Output").
 
 from __future__ import annotations
 
+import json
 import re
 
 from dotr.rules.lang.ir import RDF_TYPE, XSD
+
+from .fact_texts import edit, edits
 
 #: the prefixes every rule file has
 PREDECLARED = {"rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
@@ -59,8 +62,9 @@ class Readable:
             out["at"] = {when: [self.fact(f) for f in facts] for when, facts in record["at"].items()}
         if "graphs" in record:
             out["graphs"] = [self.graph(doc) for doc in record["graphs"]]
-        if "answers" in record:
-            out["answers"] = {name: [{var: self.term(value) for var, value in row.items()} for row in rows]
+        if "answers" in record:  # (an ASK query's answer is true or false)
+            out["answers"] = {name: rows if isinstance(rows, bool) else
+                              [{var: self.term(value) for var, value in row.items()} for row in rows]
                               for name, rows in record["answers"].items()}
         if "events" in record:
             out["events"] = [{**event, "attributes": {a: self.term(v) for a, v in event["attributes"].items()}}
@@ -138,3 +142,37 @@ class Readable:
                 last, shown = subject, subject if subject[0] == "_" else term(subject)
             out.append([shown, *po])
         return out
+
+
+class EncodedFacts:
+    """Printed facts as the JSON strings a record lists them as (readable with ``readable``, else
+    canonical), each encoded once. The last array written is kept, its texts and their strings
+    side by side, and changed by what came and went (``Result.changes``), so that a fact that
+    holds on costs its share of one join, not a format, a lookup and an encoding at every time
+    point.
+
+    >>> facts = EncodedFacts(Readable({"": "http://ex.org/"}))
+    >>> facts.array(["<http://ex.org/hot>(<http://ex.org/r1>)", "a(1)"])
+    '[":hot(:r1)", "a(1)"]'
+    >>> facts.array(["<http://ex.org/hot>(<http://ex.org/r1>)", "a(2)"], (["a(2)"], ["a(1)"], 2))
+    '[":hot(:r1)", "a(2)"]'
+    """
+
+    def __init__(self, readable: Readable | None):
+        self._fact = readable.fact if readable is not None else str
+        self._texts: list[str] = []  # the texts of the last array, and their JSON strings
+        self._encoded: list[str] = []
+
+    def _encode(self, text: str) -> str:
+        return json.dumps(self._fact(text), ensure_ascii=False)
+
+    def array(self, texts: list[str], changes: tuple[list[str], list[str], int] | None = None) -> str:
+        """The JSON array of ``texts``; ``changes``: how they differ from the texts of the last
+        array, as ``(added, removed, how many there were)`` (None: not known)."""
+        last = self._texts
+        if changes is not None and changes[2] == len(last):
+            where = edits(last, changes[1], changes[0])
+            self._texts, self._encoded = edit(last, where), edit(self._encoded, where, self._encode)
+        if self._texts != texts:  # (the changes were not known: a list compare is a pass in C)
+            self._texts, self._encoded = list(texts), [self._encode(text) for text in texts]
+        return "[" + ", ".join(self._encoded) + "]"

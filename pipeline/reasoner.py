@@ -33,6 +33,7 @@ from dotr.rules.lang.analysis import body_atoms
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.lang.queries.csparql import is_csparql
 from dotr.rules.lang.queries.epsparql import is_epsparql
+from dotr.temporal import Engine
 from dotr.temporal.epsparql import EpSparqlEngine
 from dotr.temporal.keys import JointPartition
 from dotr.temporal.lars import LarsEngine
@@ -89,8 +90,7 @@ class Reasoner:
         self._background_derived: set[tuple] | None = None
         self._changes: list[tuple[list, list]] = []  # the background changes made, interned (temporal_snapshot)
         # the steps of conclude, one per stage the program has (pipeline.conclude)
-        self._ontology_step = conclude.Ontology(self.ontology, self._background_conclusions if include_background
-                                                else None)
+        self._ontology_step = conclude.Ontology(self.ontology)
         self._lars_step = conclude.Lars(self.lars, self._printed) if self.lars is not None else None
         self._steps: list[conclude.Step] = []
         if self.patterns is not None:
@@ -111,6 +111,10 @@ class Reasoner:
         self._arities: dict[int, set[int]] | None = None  # plain predicate id -> the arities the program uses
         self._texts = FactTexts(self._text)  # the printed facts of the last time point
         self._reclaimed = (len(d), 0)  # (the dictionary's size, the stream terms held) at the last reclaim_terms
+        self._printed_anew = True  # take the printed facts whole at the next time point, not by their changes
+        #: of the last time point: the ontological stage's conclusions, the atoms placed there
+        #: earlier, the stream facts (what is printed changes by these and by what LARS changed)
+        self._parts: tuple[set, set, set] = (set(), set(), set())
         #: whether a time point evaluated only because the stream facts of an earlier one expired
         #: can print anything (None: to be decided at the next time point, the background changed)
         self._expiries_matter: bool | None = self._after_expiry_observable()
@@ -152,24 +156,37 @@ class Reasoner:
         reasoner._restore_engines(state)
         return reasoner
 
-    #: the stateful engines after the ontological stage (each a ``temporal.Engine``)
+    #: the stateful engines after the ontological stage, by attribute name
     _ENGINES = ("lars", "patterns", "queries", "csparql")
 
+    def _engines(self) -> Iterator[tuple[str, Engine]]:
+        """The stateful engines this program has, with their attribute names."""
+        for name in self._ENGINES:
+            if (engine := getattr(self, name)) is not None:
+                yield name, engine
+
     def _engines_state(self) -> dict:
-        state = {name: engine.snapshot() if (engine := getattr(self, name)) is not None else None
-                 for name in self._ENGINES}
+        state = dict.fromkeys(self._ENGINES)
+        state.update((name, engine.snapshot()) for name, engine in self._engines())
         return {**state, "last_t": self._last_t, "ontology_expiries": self._ontology_step.expiries,
                 "expiries_matter": self._expiries_matter,
                 "ahead": self._lars_step.ahead if self._lars_step is not None else {}}
 
     def _restore_engines(self, state: dict) -> None:
-        for name in self._ENGINES:
-            if (engine := getattr(self, name)) is not None:
-                engine.restore(state[name])
+        for name, engine in self._engines():
+            engine.restore(state[name])
         self._last_t, self._ontology_step.expiries = state["last_t"], state.get("ontology_expiries", [])
         self._expiries_matter = state.get("expiries_matter", True)
+        self._reprint()
         if self._lars_step is not None:
             self._lars_step.ahead = {when: set(atoms) for when, atoms in state.get("ahead", {}).items()}
+
+    def _reprint(self) -> None:
+        """Take what is printed whole at the next time point (the engines or the background were
+        replaced or changed)."""
+        self._printed_anew = True
+        if self._lars_step is not None:
+            self._lars_step.anew = True
 
     @property
     def conclude_needs_stream(self) -> bool:
@@ -249,6 +266,7 @@ class Reasoner:
         walk(self._changes)
         walk([(rel, fact) for rel, fact, expiry in self.ontology.store if expiry < INF])
         walk(list(self._texts))
+        walk(self._parts)
         walk(self._stream_rels)
         walk(list(self.ontology.store.relations))  # (a relation's predicate, while it has a table)
         if self.lars is not None:
@@ -342,9 +360,7 @@ class Reasoner:
         last = self._last_t
         candidates = [when + 1 for when in self._ontology_step.expiries if when >= last] \
             if self._expiries_matter is not False else []
-        for name in self._ENGINES:
-            if (engine := getattr(self, name)) is not None:
-                candidates.append(engine.next_change(last))
+        candidates.extend(engine.next_change(last) for _, engine in self._engines())
         return min((c for c in candidates if c is not None), default=None)
 
     def change_background(self, add: Iterable = (), remove: Iterable = (), *, temporal: bool = True) -> None:
@@ -363,6 +379,7 @@ class Reasoner:
         m.add(add)
         self._changes.append((removed, add))
         self._background_derived = None
+        self._reprint()
         self._expiries_matter = None  # (decided over the background alone)
         if not temporal:  # (at the next time point enriched)
             return
@@ -457,7 +474,8 @@ class Reasoner:
         for step in self._steps:
             step.conclude(now)
         result = now.result
-        result.facts = self._texts.update(now.derived - set(point.stream))
+        result.facts = self._print(now, set(point.stream))
+        result.changes = self._texts.changes
         now.graph_matches.sort(key=lambda gm: gm[0])
         result.graphs = [doc for doc, _ in now.graph_matches]
         self.last_matches = [m for _, m in now.graph_matches]  # the traces of result.graphs (a query's name)
@@ -466,6 +484,33 @@ class Reasoner:
         if len(self.dictionary) - size > max(self.reclaim_every, held):  # (its cost: the state, paid after as many new terms)
             self.reclaim_terms()
         return result
+
+    def _print(self, now: conclude.Moment, stream: set) -> list[str]:
+        """The sorted texts printed at ``now``: what the ontological stage concluded, the
+        background's conclusions (``include_background``) and what LARS derived less the atoms
+        placed at t earlier, less the stream facts; kept from the changes of each part."""
+        background = self._background_conclusions() if self.include_background else frozenset()
+        lars, derived, ahead, texts = self._lars_step, now.derived, now.ahead, self._texts
+        held = lars.held if lars is not None else frozenset()
+        last_derived, last_ahead, last_stream = self._parts
+        self._parts = (derived, ahead, stream)
+        if not (derived or last_derived or held or background or self._printed_anew or now.held_changes):
+            return texts.change((), ())  # (nothing printed then or now: the usual event-only time point)
+        if self._printed_anew or lars is not None and now.held_changes is None:
+            self._printed_anew = False
+            return texts.update((derived | background | (held - ahead if ahead else held)) - stream)
+        candidates = derived | last_derived | ahead | last_ahead | stream | last_stream
+        if lars is not None:
+            candidates.update(now.held_changes[0])
+            candidates.update(now.held_changes[1])
+        added, removed = [], []
+        for item in candidates:
+            if (item in derived or item in background or item in held and item not in ahead) and item not in stream:
+                if item not in texts:
+                    added.append(item)
+            elif item in texts:
+                removed.append(item)
+        return texts.change(added, removed)
 
     def _background_conclusions(self) -> set[tuple]:
         """What the rules and profiles derive from the background alone (printed at every time

@@ -23,19 +23,32 @@ class Result:
     graphs: list[str] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)  # composite events emitted by patterns (PatternEngine.emitted)
     removed: list[str] | None = None  # with --changes: facts that held at the previous time point
-    answers: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # SELECT queries' solutions
+    answers: dict[str, list[dict[str, str]] | bool] = field(default_factory=dict)  # SELECT solutions, ASK answers
+    #: how :attr:`facts` changed since the previous time point: (added, removed, how many facts
+    #: it had), when the reasoner knows (``FactTexts.changes``)
+    changes: tuple[list[str], list[str], int] | None = None
 
     def is_empty(self) -> bool:
         return not (self.facts or self.at or self.graphs or self.answers or self.events)
 
     def keep_changes(self, previous: set[str]) -> set[str]:
         """``--changes``: keep in :attr:`facts` only those not in ``previous`` (the facts of the
-        previous time point), list in :attr:`removed` those gone; returns the facts of this one.
+        previous time point), list in :attr:`removed` those gone; returns the facts of this one
+        (``previous`` itself, changed, when :attr:`changes` says how: the cost is the changes').
 
         >>> result = Result(2, ["a", "b"])
         >>> sorted(result.keep_changes({"b", "c"})), result.facts, result.removed
         (['a', 'b'], ['a'], ['c'])
+        >>> result = Result(3, ["a", "d"], changes=(["d"], ["b"], 2))
+        >>> sorted(result.keep_changes({"a", "b"})), result.facts, result.removed
+        (['a', 'd'], ['d'], ['b'])
         """
+        if self.changes is not None and len(previous) == self.changes[2]:
+            added, removed, _ = self.changes
+            previous.difference_update(removed)
+            previous.update(added)
+            self.facts, self.removed = list(added), sorted(removed)
+            return previous
         now = set(self.facts)
         self.removed = sorted(previous - now)
         self.facts = sorted(now - previous)
@@ -65,6 +78,8 @@ def merge_records(records: list[dict]) -> dict:
     {'t': 3, 'facts': ['b'], 'graphs': ['g1', 'g2']}
     >>> merge_records([{"t": 3, "facts": [], "answers": {"Q": [{"c": "b"}]}}, {"t": 3, "facts": [], "answers": {"Q": [{"c": "a"}]}}])
     {'t': 3, 'facts': [], 'answers': {'Q': [{'c': 'a'}, {'c': 'b'}]}}
+    >>> merge_records([{"t": 3, "facts": [], "answers": {"A": False}}, {"t": 3, "facts": [], "answers": {"A": True}}])
+    {'t': 3, 'facts': [], 'answers': {'A': True}}
     """
     merged: dict = {"t": records[0]["t"], "facts": sorted({f for r in records for f in r["facts"]})}
     if any("removed" in r for r in records):
@@ -81,12 +96,16 @@ def merge_records(records: list[dict]) -> dict:
     events = sorted((e for r in records for e in r.get("events", ())), key=json.dumps)
     if events:
         merged["events"] = events
-    answers: dict[str, list] = {}
+    answers: dict[str, list | bool] = {}
     for r in records:
         for name, rows in r.get("answers", {}).items():
-            answers.setdefault(name, []).extend(rows)
+            if isinstance(rows, bool):  # an ASK query: true when a group's solutions are
+                answers[name] = answers.get(name, False) or rows
+            else:
+                answers.setdefault(name, []).extend(rows)
     if answers:  # (each query's rows in the order EpSparql.conclude gives them)
-        merged["answers"] = {name: sorted(rows, key=answer_order) for name, rows in sorted(answers.items())}
+        merged["answers"] = {name: rows if isinstance(rows, bool) else sorted(rows, key=answer_order)
+                             for name, rows in sorted(answers.items())}
     return merged
 
 

@@ -23,6 +23,11 @@ from .printing import Readable
 _TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>("
 
 
+def _key(fact: str) -> str:
+    """What a printed fact is counted under: its predicate, or for a class membership its class."""
+    return fact[fact.rindex(",") + 1:-1] if fact.startswith(_TYPE) else fact.partition("(")[0]
+
+
 class RunStats:
     """Counts gathered from each time point's result as it is written."""
 
@@ -37,6 +42,9 @@ class RunStats:
         self.slowest: tuple[float, int] | None = None  # (seconds, t)
         self.last: Result | None = None  # the last result with something in it
         self.counting = True  # count conclusions (False: only time points, when nobody reads them)
+        #: the facts of the last time point observed by predicate (counted from its changes)
+        self._held: Counter = Counter()
+        self._held_count = 0
 
     def start(self, process_started: float) -> None:
         """The stream starts now; the process started at ``process_started`` (perf_counter)."""
@@ -49,20 +57,27 @@ class RunStats:
         self.time_points += 1
         if seconds is not None and (self.slowest is None or seconds > self.slowest[0]):
             self.slowest = (seconds, result.t)
-        if not self.counting or result.is_empty():
+        if not self.counting:
+            return
+        changes = result.changes
+        if changes is not None and changes[2] == self._held_count:
+            self._held.update(map(_key, changes[0]))
+            self._held.subtract(map(_key, changes[1]))
+            if changes[1]:
+                self._held = +self._held  # (without the predicates no fact has any more)
+        else:
+            self._held = Counter(map(_key, result.facts))
+        self._held_count = len(result.facts)
+        if result.is_empty():
             return
         self.last = result
-        by_predicate = Counter(fact.partition("(")[0] for fact in result.facts)
-        members = by_predicate.pop(_TYPE[:-1], 0)
-        self.facts.update(by_predicate)
-        if members:  # class memberships: counted under their class
-            self.facts.update(fact[fact.rindex(",") + 1:-1] for fact in result.facts if fact.startswith(_TYPE))
+        self.facts.update(self._held)
         for event in result.events:
             self.events[event["type"]] += 1
         if graph_sources:
             self.graphs.update(graph_sources)
         for name, rows in result.answers.items():
-            self.answers[name] += len(rows)
+            self.answers[name] += rows if isinstance(rows, bool) else len(rows)  # (ASK: its true answers)
 
     def to_json(self, records: int = 0, outputs: int = 0, rejects: int = 0, readable: Readable | None = None) -> dict:
         """The figures as plain data (predicates readable with ``readable``), with the run's

@@ -1,6 +1,7 @@
 """The temporal stage: the LARS engine (``lars``), the pattern engine (``patterns``) and the
-EP-SPARQL engine (``epsparql``). ``Engine`` is what the pipeline asks of each of them (and of the
-C-SPARQL engine, ``ontology.csparql``) besides stepping, whose inputs differ by engine."""
+EP-SPARQL engine (``epsparql``). ``Engine`` is what the reasoner (``pipeline.reasoner``) asks of each of
+them and of the C-SPARQL engine (``ontology.csparql``) alike: when its output changes next, and its
+state; stepping is each engine's own, as their inputs differ."""
 
 from __future__ import annotations
 

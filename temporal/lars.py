@@ -60,11 +60,15 @@ from dotr.temporal.tuples import TupleWindow
 @dataclass
 class Output:
     """The result of evaluating time point ``t``: the derived atoms that hold at t (not the input
-    atoms), and the atoms that ``@T`` heads placed at other time points, as ``(T, rel, fact)``."""
+    atoms; empty unless the engine's ``report_facts``), the atoms that ``@T`` heads placed at
+    other time points, as ``(T, rel, fact)``, and how the derived atoms changed since the
+    previous time point stepped (``added``, ``removed``: what a time point costs is these)."""
 
     t: int
     facts: list[tuple[RelKey, tuple]] = field(default_factory=list)
     at: list[tuple[int, RelKey, tuple]] = field(default_factory=list)
+    added: list[tuple[RelKey, tuple]] = field(default_factory=list)
+    removed: list[tuple[RelKey, tuple]] = field(default_factory=list)
 
 
 def _reach(rule: ir.Rule) -> int:
@@ -217,6 +221,14 @@ class LarsEngine(BackgroundChanges):
                 for rel, plan in zip(c.body_relations, c.seeded):
                     self._loop.add(rel, plan)
                 self._positive[stratum].append(c)
+        # a view whose head no rule reads (nor an @ head places) holds its heads itself
+        self._sinks: dict[RelKey, list[NegationView]] = defaultdict(list)
+        for views in self._views.values():
+            for view in views:
+                if self._reads is not None and view.head in self.intensional and view.head not in self._reads \
+                        and view.head not in self._at_heads.values():
+                    view.sink = True
+                    self._sinks[view.head].append(view)
         self._aux_stratum = {aux.rel: strata.get(aux.base, 0) for aux in self._pertime}
         #: the relations the rules derive: heads, window auxiliaries, the positive parts of views
         self._derived = self.intensional | {aux.rel for aux in self._aux.values()} | {
@@ -279,6 +291,11 @@ class LarsEngine(BackgroundChanges):
         #: dropped as they are derived, so that the engine holds, and ``next_change`` follows, its
         #: own keys' facts only
         self.keep: Callable[[list], list] | None = None
+        #: whether :class:`Output` lists every derived atom that holds (else only what changed)
+        self.report_facts = True
+        self._out: set[tuple[RelKey, tuple]] = set()  # the derived atoms of the last time point output
+        self._dirty: set[tuple[RelKey, tuple]] = set()  # derived atoms that may have changed since
+        self._out_anew = True  # compute the output in full at the next step (after a restore, a change)
         #: facts as given (any form of ``rules.engine.inputs``) -> (relation, ids), checked: a
         #: relation the rules neither read nor derive is refused
         self._read = FactReader(d, prefixes, relation_check(d, (self._reads or set()) | self.intensional,
@@ -297,6 +314,7 @@ class LarsEngine(BackgroundChanges):
         if not interned:
             facts = self._read.all(facts)
         facts = [f for f in facts if f not in self._given]
+        self._out_anew = True
         self._given.update(facts)
         for rel, fact in facts:
             self._given_by[rel].add(fact)
@@ -395,6 +413,7 @@ class LarsEngine(BackgroundChanges):
         for views in self._views.values():
             for view in views:
                 view.rebuild(self.store)
+        self._out, self._dirty, self._out_anew = set(), set(), True
         for window in self._tuple.values():
             window.rebuild(self._recent, self._seen_atoms)
 
@@ -433,6 +452,11 @@ class LarsEngine(BackgroundChanges):
         if isinstance(pred, str):
             pred = ir.Name(pred)
         return (self.dictionary.intern(pred), arity)
+
+    def window_of(self, rel: RelKey) -> _Aux | None:
+        """The window atom that the auxiliary relation ``rel`` of a rewritten rule stands for
+        (its kind, size and base relation), or None for a relation of the program's own."""
+        return next((aux for aux in self._aux.values() if aux.rel == rel), None)
 
     def _fact(self, atom: ir.Atom) -> tuple[RelKey, tuple]:
         d = self.dictionary
@@ -490,11 +514,16 @@ class LarsEngine(BackgroundChanges):
         if self.t is None and not self._start_fixed:
             self.start = t
         self.t = t
+        if self._was:
+            self._out_anew = True
         added = self._change(t) if self._was else ()
         self._advance(t)
         self._mark, self._held_known = (t, len(self.store.buckets.get(t, ()))), None
         facts, derived = list(facts), list(derived)
+        self._dirty.update(f for f in self._inputs if f[0] in self.intensional)  # (input atoms are not
+        # output: those of t - 1 may be now)
         self._inputs = facts
+        self._dirty.update(f for f in facts if f[0] in self.intensional)
         if facts or derived or t in self._future or added or self._rederive:
             self._given_at = t
         self._seen_atoms += len(facts)
@@ -546,7 +575,50 @@ class LarsEngine(BackgroundChanges):
         self._rederive = set()
         if t % 256 == 0:
             self._prune(t)
-        return Output(t, self._output(t), sorted(placed_now))
+        added, removed = self._changes()
+        return Output(t, list(self._out) if self.report_facts else [], sorted(placed_now), added, removed)
+
+    @property
+    def held(self) -> set[tuple[RelKey, tuple]]:
+        """The derived atoms that held at the last time point stepped, less its input atoms (what
+        :class:`Output` lists; the engine's own set: do not change it)."""
+        return self._out
+
+    def _changes(self) -> tuple[list, list]:
+        """The derived atoms that came and went since the last output (:attr:`_out`, updated)."""
+        out, dirty = self._out, self._dirty
+        for views in self._sinks.values():
+            for view in views:
+                if view.changed:
+                    rel = view.head
+                    dirty.update(zip(repeat(rel), view.changed))
+                    view.changed = set()
+        if self._out_anew:
+            self._out_anew = False
+            self._dirty = set()
+            now = set(self._output())
+            added, removed = list(now - out), list(out - now)
+            self._out = now
+            return added, removed
+        if not dirty:
+            return [], []
+        self._dirty = set()
+        relations, sinks, inputs = self.store.relations, self._sinks, set(self._inputs)
+        held, added, removed = [], [], []
+        for item in dirty:
+            rel, fact = item
+            r = relations.get(rel)
+            if (r is not None and fact in r.facts or rel in sinks and any(fact in v.heads for v in sinks[rel])) \
+                    and item not in inputs:
+                if item not in out:
+                    held.append(item)
+            elif item in out:
+                removed.append(item)
+        if held and self.keep is not None:  # (the store holds only what is kept; the views all)
+            held = self.keep(held)
+        out.difference_update(removed)
+        out.update(held)
+        return held, removed
 
     def _prune(self, t: int) -> None:
         """Forget what no window can see any more, so that memory stays flat on long streams:
@@ -587,24 +659,26 @@ class LarsEngine(BackgroundChanges):
         on_expired = self._on_expired
         prev = self._prev_t
         self._carried = []
+        intensional, dirty = self.intensional, self._dirty
         if prev == t - 1:  # nothing skipped: every dropped fact held until prev, as recorded then
-            if not on_expired:
-                self.store.expire(t, report=False)
-                return
             last = tells = None
             for rel, fact, _ in self.store.expire(t):
                 if rel is not last:
-                    last, tells = rel, on_expired.get(rel)
+                    last, tells, derived = rel, on_expired.get(rel), rel in intensional
                 if tells:
                     for tell in tells:
                         tell(fact)
+                if derived:
+                    dirty.add((rel, fact))
             return
         carried = prev is not None and self._given_at != prev and not self._held_until(prev)
         occ, held_of, since = self._occ, self._held, prev or 0
         last = tells = runs = None
         for rel, fact, expiry in self.store.expire(t):
             if rel is not last:  # (the dropped facts come in runs of one relation)
-                last, tells, runs = rel, on_expired.get(rel), occ.get(rel)
+                last, tells, runs, derived = rel, on_expired.get(rel), occ.get(rel), rel in intensional
+            if derived:
+                dirty.add((rel, fact))
             if tells:
                 for tell in tells:
                     tell(fact)
@@ -635,6 +709,7 @@ class LarsEngine(BackgroundChanges):
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
         """Store items (placing ``@`` heads, deriving diamond auxiliaries); returns the delta."""
         at_heads, dia_of, tracked, on_added = self._at_heads, self._dia_of, self._tracked, self._on_added
+        intensional, dirty = self.intensional, self._dirty
         t = self.t if self.t is not None else self.start
         delta: dict[RelKey, dict[tuple, int]] = {}
         keep = self.keep
@@ -658,6 +733,8 @@ class LarsEngine(BackgroundChanges):
             for rel, changed in self.store.apply(plain).items():
                 if changed:
                     delta.setdefault(rel, {}).update(changed)
+                    if rel in intensional:
+                        dirty.update(zip(repeat(rel), changed))
                     if rel in on_added:
                         for tell in on_added[rel]:
                             tell(changed)
@@ -805,6 +882,8 @@ class LarsEngine(BackgroundChanges):
             store, on_expired = self.store, self._on_expired
             for rel, fact in [(window.rel, f) for f in remove] + list(window.groundings(store, remove)):
                 if store.remove(rel, fact):
+                    if rel in self.intensional:
+                        self._dirty.add((rel, fact))
                     for tell in on_expired.get(rel, ()):
                         tell(fact)
         return [(window.rel, f, INF) for f in add]
@@ -823,15 +902,20 @@ class LarsEngine(BackgroundChanges):
         return first, background
 
     # ------------------------------------------------------------------------- output
-    def _output(self, t: int) -> list[tuple[RelKey, tuple]]:
-        """The intensional facts in the store (all hold at t: the store was just expired), less
-        the input facts of t. Unsorted: formatting sorts."""
+    def _output(self) -> list[tuple[RelKey, tuple]]:
+        """The intensional facts in the store (all hold at t: the store was just expired) and
+        those the views of sink relations hold, less the input facts of t (each once)."""
         store, inputs = self.store, self._inputs
         out: list[tuple[RelKey, tuple]] = []
         for rel in self.intensional:
             r = store.relations.get(rel)
             if r is not None and r.facts:
                 out.extend(zip(repeat(rel), r.facts))
+        sunk = [(rel, head) for rel, views in self._sinks.items() for view in views for head in view.heads]
+        if sunk:
+            if self.keep is not None:
+                sunk = self.keep(sunk)
+            out = list(set(out).union(sunk))
         if inputs and not self.intensional.isdisjoint(map(itemgetter(0), inputs)):
             inputs = set(inputs)
             out = [item for item in out if item not in inputs]

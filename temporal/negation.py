@@ -73,6 +73,16 @@ class NegationView:
         self._expired: list[tuple] = []
         self._touched: list[set[tuple]] = [set() for _ in negated]
         self._t: int | None = None  # the time point of the last update
+        #: whether no rule reads the head relation: the view then holds its heads itself (the
+        #: engine reads :attr:`heads` and :attr:`changed`) instead of storing them again at every
+        #: time point, so that a time point costs what changed, not what holds
+        self.sink = False
+        self.changed: set[tuple] = set()  # sink: heads whose support went to or from 0 since the engine looked
+
+    @property
+    def heads(self) -> dict[tuple, int]:
+        """The heads holding at the last update (head -> its unblocked body tuples)."""
+        return self._support
 
     # ------------------------------------------------------------------ what changed
     def body_added(self, facts) -> None:
@@ -136,8 +146,11 @@ class NegationView:
                         else:
                             self._gain(head_of(g), new)
             touched.clear()
-        heads = new if self._t == t else list(support)
-        self._t = t
+        self._t, was = t, self._t
+        if self.sink:  # (the engine reads the heads from the view)
+            self.changed.update(new)
+            return []
+        heads = new if was == t else list(support)
         rel = self.head
         return [(rel, head, t) for head in heads]
 
@@ -153,6 +166,8 @@ class NegationView:
             self._support[head] = count
         else:
             del self._support[head]
+            if self.sink:
+                self.changed.add(head)
 
     def rebuild(self, store: Store) -> None:
         """Start again from the store's body and negated relations (after a restore)."""
@@ -162,6 +177,7 @@ class NegationView:
             index.clear()
         for touched in self._touched:
             touched.clear()
+        self.changed.clear()
         self._expired = []
         self._added = list(store.relation(self.body).facts)
         self._t = None

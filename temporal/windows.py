@@ -19,13 +19,28 @@ class Kind(StrEnum):
     TUPLE_BOX = "tbox"
     TUPLE_AT = "tat"
 
+    @property
+    def tuple_based(self) -> bool:
+        """Whether the window counts atoms (``[n #]``) rather than time points."""
+        return self in _TUPLE
+
+    @property
+    def operator(self) -> str:
+        """The operator as a rule writes it: ``<>``, ``[]`` or ``@``.
+
+        >>> Kind.TUPLE_BOX.operator, Kind.AT.operator
+        ('[]', '@')
+        """
+        return {"dia": "<>", "box": "[]", "at": "@"}[self.value.removeprefix("t")]
+
 
 _TUPLE = (Kind.TUPLE_DIAMOND, Kind.TUPLE_BOX, Kind.TUPLE_AT)
 
 
 @dataclass
 class _Aux:
-    """An auxiliary relation standing for one window atom ``[window] op base``."""
+    """An auxiliary relation standing for one window atom ``[window] op base`` (what
+    ``LarsEngine.window_of`` tells of a rewritten rule's relation)."""
 
     rel: RelKey
     base: RelKey

@@ -162,14 +162,14 @@ def test_run_prints_the_warnings_of_its_rules(tmp_path, capsys):
 
 def test_infinite_numbers_and_literal_subjects_in_every_output_format(tmp_path):
     """1E400 is infinity: it prints as an xsd:double literal ("INF"), which N-Quads can read
-    back, not as Python's inf; RDF formats leave out triples with a literal subject (RDFS's
-    rdfs_full derives some), which JSON Lines keeps."""
+    back, not as Python's inf (a typed literal keeps its datatype); RDF formats leave out triples
+    with a literal subject (RDFS's rdfs_full derives some), which JSON Lines keeps."""
     import rdflib
 
     (tmp_path / "r.dotr").write_text("@prefix : <http://ex.org/> .\n@profile rdfs_full .\n:r(:x, X) :- p(X).\n"
                                      ":q(X, Y) :- :p(X, Y).\n")
     (tmp_path / "s.jsonl").write_text(json.dumps({"t": 1, "facts": [
-        'p("1E400"^^xsd:float)', "p(-1e999)", ':p(:a, "NaN"^^xsd:double)', ':p(:b, "x")']}) + "\n")
+        "p(1E400)", "p(-1e999)", 'p("1E400"^^xsd:float)', ':p(:a, "NaN"^^xsd:double)', ':p(:b, "x")']}) + "\n")
     printed = {}
     for fmt in ("jsonl", "nquads", "trig"):
         out = tmp_path / f"o.{fmt}"
@@ -180,6 +180,7 @@ def test_infinite_numbers_and_literal_subjects_in_every_output_format(tmp_path):
     double = "^^<http://www.w3.org/2001/XMLSchema#double>"
     assert f'<http://ex.org/r>(<http://ex.org/x>,"INF"{double})' in facts
     assert f'<http://ex.org/r>(<http://ex.org/x>,"-INF"{double})' in facts
+    assert '<http://ex.org/r>(<http://ex.org/x>,"INF"^^<http://www.w3.org/2001/XMLSchema#float>)' in facts
     assert any(f.startswith('<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>("x",') for f in facts)
     for fmt, parser in (("nquads", "nquads"), ("trig", "trig")):
         dataset = rdflib.Dataset()

@@ -1,5 +1,6 @@
-"""Shared helpers of the peer comparisons: getting a peer's source, running a command and
-measuring its CPU time, running ``dotr run``, printing the table and writing the JSON.
+"""Shared helpers of the peer comparisons: the peer the user built, running a command and
+measuring its CPU time, timing two sides in alternating pairs, running ``dotr run``, printing the
+table and writing the JSON.
 
 Each peer script (laser.py, trex.py, laserpp.py) imports this module; see README.md.
 """
@@ -10,16 +11,17 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-DEFAULT_CACHE = HERE / ".cache"
-MIRRORS = Path("/work/.mirror")  # where this project's sandbox keeps copies of GitHub repositories
+DEFAULT_WORK = HERE / ".work"
 
 
 class Mismatch(SystemExit):
@@ -33,90 +35,16 @@ def log(*parts) -> None:
     print(*parts, file=sys.stderr, flush=True)
 
 
-# -- sources -------------------------------------------------------------------------------------
+# -- the peer ------------------------------------------------------------------------------------
 
-def _git_dir_candidates(owner: str, name: str) -> list[Path]:
-    base = MIRRORS / f"{owner}+{name}"
-    return [base / "repo" / ".git", base / "repo", base]
-
-
-def _is_git_dir(path: Path) -> bool:
-    return (path / "HEAD").is_file() and (path / "objects").is_dir()
-
-
-def fetch_source(owner: str, name: str, dest: Path, source: str | None = None) -> str:
-    """Put a checkout of github.com/OWNER/NAME in DEST (once) and return its commit.
-
-    SOURCE may be a git directory (bare or ``.git``), a checkout, or a plain directory of files.
-    Without it: the sandbox mirror ``/work/.mirror/OWNER+NAME`` when present, else ``git clone``
-    from GitHub.
-    """
-    if (dest / ".git").is_dir() or (dest / ".copied").exists():
-        commit = _commit(dest)
-        log(f"{owner}/{name}: using {dest} ({commit[:10]}; delete it to fetch again)")
-        return commit
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if source:
-        src = Path(source).resolve()
-        if not src.exists():
-            raise SystemExit(f"--source {source}: no such directory")
-        if _is_git_dir(src) or (src / ".git").exists():
-            _git("clone", "--quiet", str(src), str(dest))
-        else:
-            shutil.copytree(src, dest)
-            (dest / ".copied").write_text(str(src) + "\n")
-        return _commit(dest)
-    for candidate in _git_dir_candidates(owner, name):
-        if candidate.is_dir() and _is_git_dir(candidate):
-            log(f"{owner}/{name}: cloning the local mirror {candidate}")
-            _git("clone", "--quiet", str(candidate), str(dest))
-            return _commit(dest)
-    url = f"https://github.com/{owner}/{name}"
-    log(f"{owner}/{name}: cloning {url}")
-    try:
-        _git("clone", "--quiet", url, str(dest))
-    except subprocess.CalledProcessError as err:
-        raise SystemExit(f"could not clone {url}: {err.stderr.strip()}\npass --source PATH (a clone of it)") from err
-    return _commit(dest)
-
-
-def _git(*args: str) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # fail rather than ask for credentials
-    return subprocess.run(["git", *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
-
-
-def short(commit: str) -> str:
-    """A commit for a title: its first 10 digits, or "local copy"."""
-    return commit[:10] if not commit.startswith("copied from") else "local copy"
-
-
-def _commit(path: Path) -> str:
-    if (path / ".git").exists():
-        return _git("-C", str(path), "rev-parse", "HEAD")
-    return "copied from " + (path / ".copied").read_text().strip()
-
-
-def write_if_changed(path: Path, text: str) -> None:
-    """Write TEXT to PATH unless it holds it already (so that make does not rebuild)."""
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-
-
-def cmake_build(source_dir: Path, build_dir: Path, target: str) -> Path:
-    """Configure (once) and build TARGET with CMake in Release mode, one compile job at a time;
-    make rebuilds only what changed."""
-    for tool in ("cmake", "make", "c++"):
-        if shutil.which(tool) is None:
-            raise SystemExit(f"building {target} needs `{tool}` on the PATH")
-    commands = [["cmake", "--build", str(build_dir), "--target", target, "-j1"]]
-    if not (build_dir / "CMakeCache.txt").exists():
-        log(f"building {target} in {build_dir} (a minute or so)")
-        commands.insert(0, ["cmake", "-S", str(source_dir), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"])
-    for cmd in commands:
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise SystemExit(f"build failed: {' '.join(cmd)}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-    return build_dir / target
+def peer_path(path: str | None, option: str, what: str, directory: bool = False) -> Path:
+    """The peer the user built, named by OPTION: PATH must exist (an executable, or a directory)."""
+    if not path:
+        raise SystemExit(f"{option} PATH is required: {what} (see benchmarks/peers/README.md)")
+    found = Path(path).expanduser().resolve()
+    if directory and not found.is_dir() or not directory and not (found.is_file() and os.access(found, os.X_OK)):
+        raise SystemExit(f"{option} {path}: not {'a directory' if directory else 'an executable file'} ({what})")
+    return found
 
 
 # -- running and timing --------------------------------------------------------------------------
@@ -201,9 +129,34 @@ def dotr_run(rules: Path, stream: Path, output: Path, *extra: str) -> float:
 
 def dotr_startup(rules: Path, one_record: Path, workdir: Path, *extra: str, repeat: int = 3) -> float:
     """CPU seconds of ``dotr run`` with RULES on a one-record stream (interpreter start, imports,
-    parsing the rules, building the engines, writing the output): the best of REPEAT runs."""
+    parsing the rules, building the engines, writing the output): the median of REPEAT runs."""
     out = workdir / "startup.out"
-    return min(dotr_run(rules, one_record, out, *extra) for _ in range(repeat))
+    return statistics.median(dotr_run(rules, one_record, out, *extra) for _ in range(repeat))
+
+
+def alternate(peer: Callable[[], float], dotr: Callable[[], float], pairs: int) -> dict:
+    """Time the two sides in PAIRS alternating pairs (peer, dotr, peer, dotr, ...: a drift of the
+    machine's speed falls on both), each call returning CPU seconds. Returns each side's median
+    and range, and the ratio peer / dotr of each pair's median and range (> 1: dotr faster).
+
+    >>> times = iter([2.0, 1.0, 4.0, 1.0, 3.0, 2.0])
+    >>> alternate(lambda: next(times), lambda: next(times), 3)["ratio"]
+    2.0
+    """
+    peer_s, dotr_s = [], []
+    for _ in range(pairs):
+        peer_s.append(peer())
+        dotr_s.append(dotr())
+    ratios = [p / d for p, d in zip(peer_s, dotr_s) if d > 0]
+    return {"peer_s": statistics.median(peer_s), "peer_range": (min(peer_s), max(peer_s)),
+            "dotr_s": statistics.median(dotr_s), "dotr_range": (min(dotr_s), max(dotr_s)),
+            "ratio": statistics.median(ratios) if ratios else None,
+            "ratio_range": (min(ratios), max(ratios)) if ratios else None, "pairs": pairs}
+
+
+def span(value: tuple[float, float] | None, fmt: str) -> str | None:
+    """A range for a table cell: ``low-high``."""
+    return None if value is None else f"{format(value[0], fmt)}-{format(value[1], fmt)}"
 
 
 def read_dotr_jsonl(path: Path) -> dict[int, dict]:
@@ -261,10 +214,8 @@ def write_json(path: str | None, peer: str, meta: dict, rows: list[dict]) -> Non
 
 
 def common_arguments(parser, peer: str) -> None:
-    parser.add_argument("--cache", default=str(DEFAULT_CACHE),
-                        help="where sources, builds and generated streams go (default: benchmarks/peers/.cache)")
+    parser.add_argument("--work", default=str(DEFAULT_WORK),
+                        help="where generated streams and outputs go (default: benchmarks/peers/.work)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="timed runs per side and workload; the best (least CPU) is reported")
-    parser.add_argument("--skip-check", action="store_true",
-                        help=f"time without first comparing {peer}'s and dotr's outputs (not recommended)")
+    parser.add_argument("--pairs", type=int, default=5,
+                        help=f"timed pairs per workload ({peer}, then dotr, alternating); medians and ranges are reported")

@@ -1,7 +1,8 @@
 """dotr against Laser (karmaresearch/Laser, the Python prototype of the Laser paper, ISWC 2017).
 
-Laser is Python 2; this script converts a copy of it to Python 3 with lib2to3 and runs its
-evaluation workloads as its repository's eval.py does: rule strings in Laser's syntax, a
+Laser is Python 2: ``--laser DIR`` is a checkout that the interpreter ``--python`` runs (a Python 2
+or PyPy 2, or a copy the user made runnable on Python 3). This script runs its evaluation
+workloads as its repository's eval.py does: rule strings in Laser's syntax, a
 ``Program`` stepped through the time points in process, ``time.clock()`` (here
 ``time.process_time()``) around each ``evaluate(t)``. The workloads are those of
 benchmarks/lars.py (dotr's own versions of the paper's workloads, with its stream generators):
@@ -31,8 +32,10 @@ and not(r(A))``, also without a window) derives nothing on this stream, and its
 ``diamond(not(r(A)))`` means "some time point in the window without r(A)", not LARS's "no r(A) in
 the window".
 
-    python benchmarks/peers/laser.py [--window 20] [--rate 200] [--points 100] [--streams dotr|laser] [--json PATH]
-    python benchmarks/peers/laser.py --growth [10 100 400]
+Both sides are timed in alternating pairs (median and range).
+
+    python benchmarks/peers/laser.py --laser DIR [--python PY] [--window 20] [--rate 200] [--points 100] [--streams dotr|laser]
+    python benchmarks/peers/laser.py --laser DIR --growth [10 100 400]
 """
 
 from __future__ import annotations
@@ -40,8 +43,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -77,10 +78,10 @@ LASER_GROWTH = {
 # predicates of @T heads: Laser reports them at the time points they were placed at
 AT_HEADS = {"cooling": ("steam", "liquid", "isSteam", "isLiquid")}
 
-# Runs inside the converted Laser checkout (its modules are importable from there).
+# Runs under --python, with Laser's checkout first on its path (Python 2 and 3 alike).
 DRIVER = r'''
 import json, os, sys, time
-sys.path.insert(0, os.getcwd())
+sys.path.insert(0, sys.argv[3])
 from evalunit.program import Program
 from stream.stream import Stream
 
@@ -107,11 +108,12 @@ record = set(spec["record"])
 real_stdout, sys.stdout = sys.stdout, open(os.devnull, "w")   # Laser prints as it parses
 program = Program(spec["rules"], MemoryStream(spec["points"]))
 cpu, outputs, timed_from = 0.0, {}, spec.get("timed_from", 0)
+clock = getattr(time, "process_time", None) or time.clock
 for t in range(len(spec["points"])):
-    start = time.process_time()
+    start = clock()
     holds, derived = program.evaluate(t)
     if t >= timed_from:
-        cpu += time.process_time() - start
+        cpu += clock() - start
     if t in record:
         outputs[t] = {k: sorted(v) for k, v in derived.items()}
 json.dump({"cpu_s": cpu, "atoms": sum(len(f) for f in spec["points"]), "outputs": outputs},
@@ -144,33 +146,14 @@ def laser_eval_stream(name: str, rate: int, points: int, seed: int = 5) -> list[
     return out
 
 
-def prepare_laser(cache: Path, source: str | None, python: str) -> tuple[Path, str]:
-    """A Python 3 copy of Laser in the cache: CACHE/laser/py3."""
-    src = cache / "laser" / "src"
-    commit = common.fetch_source("karmaresearch", "Laser", src, source)
-    py3 = cache / "laser" / "py3"
-    if not (py3 / ".converted").exists():
-        if py3.exists():
-            shutil.rmtree(py3)
-        shutil.copytree(src, py3, ignore=shutil.ignore_patterns(".git"))
-        common.log("converting Laser to Python 3 with lib2to3")
-        done = subprocess.run([python, "-W", "ignore", "-m", "lib2to3", "-w", "-n", "."], cwd=py3,
-                              capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise SystemExit(f"lib2to3 failed (it ships with Python up to 3.12; pass --python "
-                             f"with such an interpreter):\n{done.stderr[-3000:]}")
-        (py3 / ".converted").write_text("lib2to3 -w -n\n")
-    (py3 / "dotr_peer_driver.py").write_text(DRIVER)
-    return py3, commit
-
-
-def run_laser(py3: Path, python: str, rules: list[str], data, record: list[int], work: Path,
+def run_laser(laser: Path, python: str, rules: list[str], data, record: list[int], work: Path,
               timed_from: int = 0) -> dict:
-    """Laser on DATA; its CPU seconds in evaluate() from time point TIMED_FROM on, and its
-    conclusions at the time points RECORD."""
-    spec, result = work / "laser_spec.json", work / "laser_result.json"
+    """Laser (the checkout LASER) on DATA; its CPU seconds in evaluate() from time point
+    TIMED_FROM on, and its conclusions at the time points RECORD."""
+    spec, result, driver = work / "laser_spec.json", work / "laser_result.json", work / "laser_driver.py"
     spec.write_text(json.dumps({"rules": rules, "points": data, "record": record, "timed_from": timed_from}))
-    common.run_cpu([python, "-OO", "-W", "ignore", "dotr_peer_driver.py", str(spec), str(result)], cwd=py3)
+    driver.write_text(DRIVER)
+    common.run_cpu([python, "-OO", "-W", "ignore", str(driver), str(spec), str(result), str(laser)], cwd=laser)
     return json.loads(result.read_text())
 
 
@@ -206,43 +189,46 @@ def compare(name: str, laser_out: dict, dotr_out: dict[int, dict], points: list[
                                set(atoms), placed, "Laser")
 
 
-def growth(args, py3: Path, commit: str, work: Path) -> None:
+def growth(args, laser: Path, work: Path) -> None:
     """``--growth``: ms per time point of Laser and of ``dotr run`` as the window grows."""
     windows, timed, rows = args.growth or [10, 100, 400], 200, []
     for name, template in LASER_GROWTH.items():
         for n in windows:
             rules = [template.format(n=n, m=n * 100)]
-            if not args.skip_check:
-                points = [n, n + 5, n + 19]
-                common.log(f"growth {name}, window {n}: comparing Laser and dotr at time points {points}")
-                data = stream("growth", 100, n + 20)
-                dotr_rules, jsonl, dotr_out = (work / f"growth.{ext}" for ext in ("dotr", "jsonl", "out.jsonl"))
-                dotr_rules.write_text(GROWTH[name].format(n=n, m=n * 100) + "\n")
-                write_jsonl(jsonl, data)
-                common.dotr_run(dotr_rules, jsonl, dotr_out)
-                compare(name, run_laser(py3, args.python, rules, data, points, work)["outputs"],
-                        common.read_dotr_jsonl(dotr_out), points)
-            common.log(f"growth {name}, window {n}: timing")
+            points = [n, n + 5, n + 19]
+            common.log(f"growth {name}, window {n}: comparing Laser and dotr at time points {points}")
+            data = stream("growth", 100, n + 20)
+            dotr_rules, jsonl, dotr_out = (work / f"growth.{ext}" for ext in ("dotr", "jsonl", "out.jsonl"))
+            dotr_rules.write_text(GROWTH[name].format(n=n, m=n * 100) + "\n")
+            write_jsonl(jsonl, data)
+            common.dotr_run(dotr_rules, jsonl, dotr_out)
+            compare(name, run_laser(laser, args.python, rules, data, points, work)["outputs"],
+                    common.read_dotr_jsonl(dotr_out), points)
+            common.log(f"growth {name}, window {n}: timing ({args.pairs} pairs)")
             data = stream("growth", 100, n + 10 + timed)
-            laser = min(run_laser(py3, args.python, rules, data, [], work, timed_from=n + 10)["cpu_s"]
-                        for _ in range(args.repeat)) / timed * 1e3
-            dotr = run_growth_cli(GROWTH[name].format(n=n, m=n * 100), data, timed) * 1e3
-            rows.append({"program": name, "window": n, "laser_ms": laser, "dotr_ms": dotr, "ratio": laser / dotr})
+            timed_pairs = common.alternate(
+                lambda: run_laser(laser, args.python, rules, data, [], work, timed_from=n + 10)["cpu_s"] / timed * 1e3,
+                lambda: run_growth_cli(GROWTH[name].format(n=n, m=n * 100), data, timed, pairs=1) * 1e3, args.pairs)
+            rows.append({"program": name, "window": n, **timed_pairs})
+    for row in rows:
+        row["peer_cell"] = f"{row['peer_s']:.2f} ({common.span(row['peer_range'], '.2f')})"
+        row["dotr_cell"] = f"{row['dotr_s']:.2f} ({common.span(row['dotr_range'], '.2f')})"
+        row["ratio_cell"] = f"{row['ratio']:.2f} ({common.span(row['ratio_range'], '.2f')})"
     common.print_table(
-        f"Laser ({common.short(commit)}) vs dotr run as the window grows: CPU ms per time point, 100 atoms per "
-        f"time point, time windows of n time points, tuple windows of 100n atoms",
-        [("program", "program", ""), ("window", "n", "d"), ("laser_ms", "Laser", ".2f"),
-         ("dotr_ms", "dotr run", ".2f"), ("ratio", "ratio", ".2f")], rows)
-    print("ratio = Laser / dotr (> 1: dotr faster). dotr: a run over n + 210 time points minus one over n + 10.")
-    common.write_json(args.json, "Laser", {"commit": commit, "laser_python": args.python, "growth": True}, rows)
+        f"Laser vs dotr run as the window grows: CPU ms per time point, 100 atoms per time point, time windows of n "
+        f"time points, tuple windows of 100n atoms; median (range) of {args.pairs} alternating pairs",
+        [("program", "program", ""), ("window", "n", "d"), ("peer_cell", "Laser", ""),
+         ("dotr_cell", "dotr run", ""), ("ratio_cell", "Laser / dotr", "")], rows)
+    print("Laser / dotr > 1: dotr faster. Laser: evaluate() over the last 200 time points; dotr: a run over n + 210 "
+          "time points minus one over n + 10.")
+    common.write_json(args.json, "Laser", {"laser": str(laser), "laser_python": args.python, "growth": True}, rows)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--source", help="Laser's source: a git directory, a checkout or a copy "
-                                     "(default: the local mirror, else github.com/karmaresearch/Laser)")
+    ap.add_argument("--laser", help="a checkout of Laser that --python runs")
     ap.add_argument("--python", default=sys.executable,
-                    help="the interpreter that converts and runs Laser (needs lib2to3: Python <= 3.12)")
+                    help="the interpreter that runs Laser (Laser is Python 2: a Python 2 or PyPy 2)")
     ap.add_argument("--workloads", nargs="+", default=list(LASER_RULES), choices=list(LASER_RULES))
     ap.add_argument("--window", type=int, default=20)
     ap.add_argument("--rate", type=int, default=200, help="atoms per time point")
@@ -256,12 +242,11 @@ def main(argv=None) -> None:
     common.common_arguments(ap, "Laser")
     args = ap.parse_args(argv)
 
-    cache = Path(args.cache).resolve()
-    py3, commit = prepare_laser(cache, args.source, args.python)
-    work = cache / "work" / "laser"
+    laser = common.peer_path(args.laser, "--laser", "a checkout of Laser", directory=True)
+    work = Path(args.work).resolve() / "laser"
     work.mkdir(parents=True, exist_ok=True)
     if args.growth is not None:
-        return growth(args, py3, commit, work)
+        return growth(args, laser, work)
     n = args.window
     rows = []
     for name in args.workloads:
@@ -273,37 +258,31 @@ def main(argv=None) -> None:
         rules = [r.format(n=n) for r in LASER_RULES[name]]
         dotr_rules, jsonl, one = write_dotr_inputs(name, n, data, work)
         dotr_out = work / f"{name}.out.jsonl"
-        if not args.skip_check:
-            points = common.sample_points(0, args.points - 1, args.check_points, must=(n, n + 1))
-            common.log(f"{name}: comparing Laser and dotr at time points {points}")
-            laser_out = run_laser(py3, args.python, rules, data, points, work)["outputs"]
-            common.dotr_run(dotr_rules, jsonl, dotr_out)
-            compare(name, laser_out, common.read_dotr_jsonl(dotr_out), points)
-        common.log(f"{name}: timing ({atoms} atoms)")
-        laser_cpu = min(run_laser(py3, args.python, rules, data, [], work)["cpu_s"] for _ in range(args.repeat))
-        dotr_cpu = min(common.dotr_run(dotr_rules, jsonl, dotr_out) for _ in range(args.repeat))
+        points = common.sample_points(0, args.points - 1, args.check_points, must=(n, n + 1))
+        common.log(f"{name}: comparing Laser and dotr at time points {points}")
+        laser_out = run_laser(laser, args.python, rules, data, points, work)["outputs"]
+        common.dotr_run(dotr_rules, jsonl, dotr_out)
+        compare(name, laser_out, common.read_dotr_jsonl(dotr_out), points)
+        common.log(f"{name}: timing ({atoms} atoms, {args.pairs} pairs)")
+        timed = common.alternate(lambda: run_laser(laser, args.python, rules, data, [], work)["cpu_s"] / atoms * 1e6,
+                                 lambda: common.dotr_run(dotr_rules, jsonl, dotr_out) / atoms * 1e6, args.pairs)
         startup = common.dotr_startup(dotr_rules, one, work)
-        row = {"workload": name, "streams": args.streams, "window": n, "rate": args.rate, "points": args.points, "atoms": atoms,
-               "laser_us_per_atom": laser_cpu / atoms * 1e6,
-               "dotr_us_per_atom": dotr_cpu / atoms * 1e6, "dotr_s": dotr_cpu, "dotr_startup_s": startup,
-               "dotr_net_us_per_atom": max(dotr_cpu - startup, 0.0) / atoms * 1e6,
-               "checked": not args.skip_check}
-        row["ratio"] = row["laser_us_per_atom"] / row["dotr_us_per_atom"]
-        row["ratio_net"] = (row["laser_us_per_atom"] / row["dotr_net_us_per_atom"]
-                            if row["dotr_net_us_per_atom"] > 0 else None)
+        row = {"workload": name, "streams": args.streams, "window": n, "rate": args.rate, "points": args.points,
+               "atoms": atoms, **timed, "dotr_startup_s": startup}
+        row["peer_cell"] = f"{row['peer_s']:.1f} ({common.span(row['peer_range'], '.1f')})"
+        row["dotr_cell"] = f"{row['dotr_s']:.1f} ({common.span(row['dotr_range'], '.1f')})"
+        row["ratio_cell"] = f"{row['ratio']:.2f} ({common.span(row['ratio_range'], '.2f')})"
         rows.append(row)
-        common.log(f"{name}: Laser {row['laser_us_per_atom']:.1f} us/atom, dotr {row['dotr_us_per_atom']:.1f} us/atom")
+        common.log(f"{name}: Laser {row['peer_s']:.1f} µs/atom, dotr {row['dotr_s']:.1f} µs/atom (medians)")
 
     common.print_table(
-        f"Laser ({common.short(commit)}, Python {sys.version.split()[0]}) vs dotr run: CPU microseconds per input atom, "
-        f"window {n}, {args.rate} atoms x {args.points} time points, {args.streams}'s streams",
-        [("workload", "workload", ""), ("laser_us_per_atom", "Laser", ".1f"),
-         ("dotr_us_per_atom", "dotr (end to end)", ".1f"), ("dotr_startup_s", "dotr start-up (s)", ".2f"),
-         ("dotr_net_us_per_atom", "dotr minus start-up", ".1f"), ("ratio", "ratio", ".2f"),
-         ("ratio_net", "ratio minus start-up", ".2f")], rows)
-    print("ratio = Laser / dotr (> 1: dotr faster). Laser: evaluate() only, atoms already in memory; "
-          "dotr: the whole `dotr run` process (JSON Lines in, output file written).")
-    common.write_json(args.json, "Laser", {"commit": commit, "laser_python": args.python,
+        f"Laser ({args.python}) vs dotr run: CPU microseconds per input atom, window {n}, {args.rate} atoms x "
+        f"{args.points} time points, {args.streams}'s streams; median (range) of {args.pairs} alternating pairs",
+        [("workload", "workload", ""), ("peer_cell", "Laser", ""), ("dotr_cell", "dotr run", ""),
+         ("dotr_startup_s", "dotr start-up (s)", ".2f"), ("ratio_cell", "Laser / dotr", "")], rows)
+    print("Laser / dotr > 1: dotr faster. Laser: evaluate() only, atoms already in memory (its eval.py's measure); "
+          "dotr: the whole `dotr run` process (JSON Lines in, output file written, start-up included).")
+    common.write_json(args.json, "Laser", {"laser": str(laser), "laser_python": args.python,
                                            "dotr": common.dotr_command()}, rows)
 
 

@@ -17,9 +17,9 @@ the STAR app's bench.sh pairs them), at 200 and 1000 atoms per time point over 1
 (STAR-bench's names: seq_1k_200_1_2, seq_1k_1k_2_2, ...). The generated stream is written once in
 Laser++'s text format (``start end`` then ``t : p(0,1), p(2,3)`` lines, the first element on the
 header line as in Laser++'s own tests); both read that file: Laser++ through a small driver
-(written and built here with CMake against Laser++'s sources) that hands it to the library's
-``ExampleIOManager`` and ``Reasoner`` and writes the conclusions to a file, dotr through
-``dotr run --input-format laserpp``.
+(drivers/laserpp.cpp, built by the user against Laser++ as its own instructions build it, given as
+``--laserpp PATH``) that hands it to the library's ``ExampleIOManager`` and ``Reasoner`` and writes
+the conclusions to a file, dotr through ``dotr run --input-format laserpp``.
 
 Before timing, the outputs are compared at every time point of the stream's first
 ``--check-prefix`` time points and of a random stream (STAR-bench's gen_random.py, 100 x 100, two
@@ -45,87 +45,6 @@ import common  # noqa: E402
 
 PROGRAMS = ["atom", "box_w32", "diamond_w32", "problem_w64", "snow_w64", "traffic_w64"]
 ONE_PREDICATE = {"atom", "box_w32", "diamond_w32"}  # the STAR app's bench.sh runs these on *_1_2 streams
-
-DRIVER = r"""// Runs a Laser++ program on a stream file in Laser++'s text format through the library's own
-// ExampleIOManager and Reasoner. Conclusions go to standard output, one line per time point
-// ("t -> a(1, 2) a(3, 4) ", ExampleWriter's format); statistics to standard error as JSON.
-#include <chrono>
-#include <ctime>
-#include <fstream>
-#include <iostream>
-#include <sstream>
-
-#include <core/reasoner.h>
-#include <example/example_io_manager.h>
-#include <rule/rule_parser.h>
-#include <util/chase_algorithm.h>
-#include <util/settings.h>
-
-static std::string slurp(const char *path) {
-    std::ifstream f(path);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-static double cpu_seconds() {
-    timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-int main(int argc, char **argv) {
-    if (argc != 3) {
-        std::cerr << "usage: lpp_run PROGRAM STREAM > OUTPUT" << std::endl;
-        return 2;
-    }
-    std::ios::sync_with_stdio(false);
-    double cpu0 = cpu_seconds();
-    auto wall0 = std::chrono::steady_clock::now();
-    laser::util::Settings::get_instance().set_chase_algorithm(laser::util::ChaseAlgorithm::OBLIVIOUS);
-    auto io = laser::example::ExampleIOManager(slurp(argv[2]));
-    auto parser = laser::rule::RuleParser(slurp(argv[1]));
-    auto rules = parser.get_rules();
-    auto reasoner = laser::core::Reasoner(rules, &io);
-    reasoner.start();
-    std::cout.flush();
-    double evaluate = 0;
-    for (double t : reasoner.get_runtimes()) evaluate += t;
-    std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wall0;
-    std::cerr << "{\"facts\": " << reasoner.get_total_facts_read()
-              << ", \"conclusions\": " << reasoner.get_total_conclusions()
-              << ", \"evaluate_wall_s\": " << evaluate << ", \"cpu_s\": " << cpu_seconds() - cpu0
-              << ", \"wall_s\": " << wall.count() << "}" << std::endl;
-    return 0;
-}
-"""
-
-CMAKELISTS = """cmake_minimum_required(VERSION 3.7)
-project(lpp_run LANGUAGES CXX)
-set(CMAKE_CXX_STANDARD 17)
-set(LPP "{src}")
-include_directories(${{LPP}}/include)
-# the sources of Laser++'s own CMakeLists.txt
-file(GLOB LASER_SOURCES
-  ${{LPP}}/src/formula/*.cpp ${{LPP}}/src/formula/extended/*.cpp ${{LPP}}/src/util/*.cpp
-  ${{LPP}}/src/rule/*.cpp ${{LPP}}/src/rule/filter/*.cpp ${{LPP}}/src/rule/math/*.cpp
-  ${{LPP}}/src/rule/math/evaluator/*.cpp ${{LPP}}/src/core/*.cpp ${{LPP}}/src/example/*.cpp
-  ${{LPP}}/src/service/*.cpp ${{LPP}}/src/acyclicity/*.cpp)
-find_package(Threads REQUIRED)
-add_executable(lpp_run lpp_run.cpp ${{LASER_SOURCES}})
-target_link_libraries(lpp_run Threads::Threads)
-"""
-
-
-def build_laserpp(cache: Path, source: str | None) -> tuple[Path, str]:
-    src = cache / "laserpp" / "src"
-    commit = common.fetch_source("karmaresearch", "laser-plus-plus", src, source)
-    project = cache / "laserpp" / "cmake"
-    project.mkdir(parents=True, exist_ok=True)
-    common.write_if_changed(project / "lpp_run.cpp", DRIVER)
-    common.write_if_changed(project / "CMakeLists.txt", CMAKELISTS.format(src=src))
-    return common.cmake_build(project, cache / "laserpp" / "build", "lpp_run"), commit
-
 
 # -- programs ------------------------------------------------------------------------------------
 
@@ -241,10 +160,8 @@ def prefix(stream: Path, points: int) -> Path:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--source", help="Laser++'s source: a git directory, a checkout or a copy "
-                                     "(default: the local mirror, else github.com/karmaresearch/laser-plus-plus)")
-    ap.add_argument("--starbench-source", help="STAR-bench's source (default: the local mirror, else "
-                                               "github.com/maspadaru/starbench)")
+    ap.add_argument("--laserpp", help="the driver drivers/laserpp.cpp built against Laser++ (README.md)")
+    ap.add_argument("--starbench", help="a checkout of STAR-bench (its generator scripts and programs)")
     ap.add_argument("--programs", nargs="+", default=PROGRAMS)
     ap.add_argument("--sizes", nargs="+", default=["200x1000", "1000x1000"],
                     help="ATOMS_PER_TIME_POINTxTIME_POINTS")
@@ -258,11 +175,9 @@ def main(argv=None) -> None:
     common.common_arguments(ap, "Laser++")
     args = ap.parse_args(argv)
 
-    cache = Path(args.cache).resolve()
-    exe, commit = build_laserpp(cache, args.source)
-    starbench = cache / "starbench" / "src"
-    star_commit = common.fetch_source("maspadaru", "starbench", starbench, args.starbench_source)
-    work = cache / "work" / "laserpp"
+    exe = common.peer_path(args.laserpp, "--laserpp", "the Laser++ driver, drivers/laserpp.cpp built against Laser++")
+    starbench = common.peer_path(args.starbench, "--starbench", "a checkout of STAR-bench", directory=True)
+    work = Path(args.work).resolve() / "laserpp"
     work.mkdir(parents=True, exist_ok=True)
     py = sys.executable
     programs = {}
@@ -274,14 +189,13 @@ def main(argv=None) -> None:
         (work / f"{name}.dotr").write_text(translate(star.read_text()))
         programs[name] = (work / f"{name}.star", work / f"{name}.dotr")
 
-    if not args.skip_check:
-        random_stream = generate(starbench, "gen_random", 100, 100, 2, work, py, args.spaced_facts)
-        for name, (star, dotr) in programs.items():
-            common.log(f"{name}: comparing Laser++ and dotr on every time point of {random_stream.name}")
-            run_laserpp(exe, star, random_stream, work / "check.lpp.out")
-            common.dotr_run(dotr, random_stream, work / "check.dotr.out", "--input-format", "laserpp")
-            compare(f"{name} on {random_stream.name}", read_laserpp(work / "check.lpp.out"),
-                    read_dotr(work / "check.dotr.out"), range(100))
+    random_stream = generate(starbench, "gen_random", 100, 100, 2, work, py, args.spaced_facts)
+    for name, (star, dotr) in programs.items():
+        common.log(f"{name}: comparing Laser++ and dotr on every time point of {random_stream.name}")
+        run_laserpp(exe, star, random_stream, work / "check.lpp.out")
+        common.dotr_run(dotr, random_stream, work / "check.dotr.out", "--input-format", "laserpp")
+        compare(f"{name} on {random_stream.name}", read_laserpp(work / "check.lpp.out"),
+                read_dotr(work / "check.dotr.out"), range(100))
 
     rows = []
     for size in args.sizes:
@@ -291,44 +205,42 @@ def main(argv=None) -> None:
                               args.spaced_facts)
             workload = f"{name} {stream.stem}"
             lpp_out, dotr_out = work / f"{name}.{stream.stem}.lpp.out", work / f"{name}.{stream.stem}.dotr.out"
-            if not args.skip_check:
-                first = prefix(stream, min(points, args.check_prefix))
-                common.log(f"{workload}: comparing every time point of the first {min(points, args.check_prefix)}")
-                run_laserpp(exe, star, first, work / "check.lpp.out")
-                common.dotr_run(dotr, first, work / "check.dotr.out", "--input-format", "laserpp")
-                compare(workload, read_laserpp(work / "check.lpp.out"), read_dotr(work / "check.dotr.out"),
-                        range(min(points, args.check_prefix)))
-            common.log(f"{workload}: timing ({rate * points} atoms)")
-            lpp_runs = [run_laserpp(exe, star, stream, lpp_out) for _ in range(args.repeat)]
-            lpp_cpu, stats = min(lpp_runs, key=lambda r: r[0])
-            dotr_cpu = min(common.dotr_run(dotr, stream, dotr_out, "--input-format", "laserpp")
-                           for _ in range(args.repeat))
+            first = prefix(stream, min(points, args.check_prefix))
+            common.log(f"{workload}: comparing every time point of the first {min(points, args.check_prefix)}")
+            run_laserpp(exe, star, first, work / "check.lpp.out")
+            common.dotr_run(dotr, first, work / "check.dotr.out", "--input-format", "laserpp")
+            compare(workload, read_laserpp(work / "check.lpp.out"), read_dotr(work / "check.dotr.out"),
+                    range(min(points, args.check_prefix)))
+            common.log(f"{workload}: timing ({rate * points} atoms, {args.pairs} pairs)")
+            stats: dict = {}
+
+            def peer() -> float:
+                cpu, stats["last"] = run_laserpp(exe, star, stream, lpp_out)
+                return cpu
+
+            timed = common.alternate(peer, lambda: common.dotr_run(dotr, stream, dotr_out, "--input-format", "laserpp"),
+                                     args.pairs)
             startup = common.dotr_startup(dotr, one_record(stream), work, "--input-format", "laserpp")
-            if not args.skip_check:
-                sample = common.sample_points(0, points - 1, args.check_points, must=(32, 33, 64, 65))
-                compare(f"{workload} (timed runs)", read_laserpp(lpp_out, set(sample)),
-                        read_dotr(dotr_out, set(sample)), sample)
+            sample = common.sample_points(0, points - 1, args.check_points, must=(32, 33, 64, 65))
+            compare(f"{workload} (timed runs)", read_laserpp(lpp_out, set(sample)),
+                    read_dotr(dotr_out, set(sample)), sample)
             row = {"workload": workload, "program": name, "rate": rate, "points": points, "atoms": rate * points,
-                   "laserpp_s": lpp_cpu, "laserpp_wall_s": stats["wall_s"],
-                   "laserpp_evaluate_wall_s": stats["evaluate_wall_s"], "laserpp_conclusions": stats["conclusions"],
-                   "dotr_s": dotr_cpu, "dotr_startup_s": startup, "dotr_net_s": max(dotr_cpu - startup, 0.0),
-                   "checked": not args.skip_check}
-            row["ratio"] = lpp_cpu / dotr_cpu
-            row["ratio_net"] = lpp_cpu / row["dotr_net_s"] if row["dotr_net_s"] > 0 else None
-            row["dotr_net_us_per_atom"] = row["dotr_net_s"] / row["atoms"] * 1e6
-            row["laserpp_us_per_atom"] = lpp_cpu / row["atoms"] * 1e6
+                   **timed, "laserpp_wall_s": stats["last"]["wall_s"],
+                   "laserpp_conclusions": stats["last"]["conclusions"], "dotr_startup_s": startup}
+            row["peer_cell"] = f"{row['peer_s']:.2f} ({common.span(row['peer_range'], '.2f')})"
+            row["dotr_cell"] = f"{row['dotr_s']:.2f} ({common.span(row['dotr_range'], '.2f')})"
+            row["ratio_cell"] = f"{row['ratio']:.2f} ({common.span(row['ratio_range'], '.2f')})"
             rows.append(row)
-            common.log(f"{workload}: Laser++ {lpp_cpu:.2f} s, dotr {dotr_cpu:.2f} s")
+            common.log(f"{workload}: Laser++ {row['peer_s']:.2f} s, dotr {row['dotr_s']:.2f} s (medians)")
 
     common.print_table(
-        f"Laser++ ({common.short(commit)}) on STAR-bench ({common.short(star_commit)}) vs dotr run --input-format laserpp: CPU seconds",
-        [("workload", "workload", ""), ("laserpp_s", "Laser++ (s)", ".2f"), ("dotr_s", "dotr end to end (s)", ".2f"),
-         ("dotr_startup_s", "dotr start-up (s)", ".2f"), ("dotr_net_s", "dotr minus start-up (s)", ".2f"),
-         ("ratio", "ratio", ".3f"), ("ratio_net", "ratio minus start-up", ".3f"),
-         ("laserpp_us_per_atom", "Laser++ us/atom", ".2f"), ("dotr_net_us_per_atom", "dotr us/atom", ".2f")], rows)
-    print("ratio = Laser++ / dotr (> 1: dotr faster). Both: the whole process, reading the same file and "
-          "writing every time point's conclusions. dotr us/atom: minus start-up.")
-    common.write_json(args.json, "Laser++", {"commit": commit, "starbench_commit": star_commit,
+        f"Laser++ on STAR-bench vs dotr run --input-format laserpp: CPU seconds of the whole process (user + system), "
+        f"start-up included; median (range) of {args.pairs} alternating pairs",
+        [("workload", "workload", ""), ("peer_cell", "Laser++ CPU s", ""), ("dotr_cell", "dotr run CPU s", ""),
+         ("dotr_startup_s", "of which dotr start-up", ".2f"), ("ratio_cell", "Laser++ / dotr", "")], rows)
+    print("Laser++ / dotr > 1: dotr faster. Both: the whole process, reading the same file and writing every time "
+          "point's conclusions.")
+    common.write_json(args.json, "Laser++", {"laserpp": str(exe), "starbench": str(starbench),
                                              "generator": args.generator, "dotr": common.dotr_command()}, rows)
 
 

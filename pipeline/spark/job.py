@@ -77,9 +77,12 @@ BINARY_FILES = "path string, modificationTime timestamp, length long, content bi
 NO_CHANGES = ("this Spark job takes no background changes: it has no directory for its change log "
               "(SparkPipeline.results(..., changes=DIR); dotr run keeps one in its checkpoint)")
 
+#: a result record's fields as the Parquet sink reads them from its JSON (``answers``: each query's
+#: answer as JSON text, split into the SELECT queries' solutions and the ASK queries' booleans)
 RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<string, array<string>>, "
-                  "graphs array<string>, answers map<string, array<map<string, string>>>, "
+                  "graphs array<string>, answers map<string, string>, "
                   "events array<struct<type: string, pattern: string, attributes: map<string, string>>>")
+SOLUTIONS = "array<map<string, string>>"
 
 
 # ------------------------------------------------------------------------- per worker
@@ -613,7 +616,8 @@ class SparkPipeline:
               trigger: dict | None = None):
         """Start a query writing the results to files, exactly once: ``jsonl`` (the embedded
         pipeline's records, one per line; a rejected record as ``{"t": ..., "rejected": {...}}``)
-        or ``parquet`` (columns ``RESULT_COLUMNS`` and ``rejected``, the reject as JSON)."""
+        or ``parquet`` (columns ``RESULT_COLUMNS`` with ``answers`` the SELECT queries' and ``asks``
+        the ASK queries' answers, and ``rejected``, the reject as JSON)."""
         from pyspark.sql import functions as F
 
         rejected = F.col("kind") == "reject"
@@ -624,8 +628,14 @@ class SparkPipeline:
         elif fmt == "parquet":
             out = results.select(F.when(~rejected, F.from_json("json", RESULT_COLUMNS)).alias("r"),
                                  F.when(rejected, F.col("json")).alias("rejected"))
-            out = out.select(F.coalesce("r.t", F.lit(None)).alias("t"), "r.facts", "r.removed", "r.at", "r.graphs",
-                             "r.answers", "r.events", "rejected").writeStream.format("parquet")
+            answers = F.col("r.answers")
+            ask = lambda k, v: v.isin("true", "false")  # noqa: E731 (an ASK query's answer)
+            out = out.select(
+                F.coalesce("r.t", F.lit(None)).alias("t"), "r.facts", "r.removed", "r.at", "r.graphs",
+                F.transform_values(F.map_filter(answers, lambda k, v: ~ask(k, v)),
+                                   lambda k, v: F.from_json(v, SOLUTIONS)).alias("answers"),
+                F.transform_values(F.map_filter(answers, ask), lambda k, v: v == "true").alias("asks"),
+                "r.events", "rejected").writeStream.format("parquet")
         else:
             raise ValueError(f"unknown sink format {fmt!r} (jsonl, parquet)")
         return _start(out.option("path", str(path)), checkpoint, trigger)

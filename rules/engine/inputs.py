@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterable
 from rdflib.term import Node, Variable
 
 from dotr.rules.lang import ir
-from dotr.rules.lang.errors import DotrError, FactError, TimeError
+from dotr.rules.lang.errors import MAX_DIGITS, DotrError, FactError, TimeError
 from dotr.rules.lang.parser import KEYWORDS, parse
 from dotr.rules.lang.printer import Printer
 from dotr.rules.lang.queries.sparql import rdf_term
@@ -75,7 +75,11 @@ def simple_term(text: str) -> ir.Const:
     if text[0] == "<":
         return ir.Iri(text[1:-1])
     if text[0] == "-" or text[0].isdigit():
-        return ir.Num(float(text) if any(ch in text for ch in ".eE") else int(text))
+        if any(ch in text for ch in ".eE"):
+            return ir.Num(float(text))
+        if len(text) > MAX_DIGITS + 1:
+            raise FactError(f"a fact has an integer of more than {MAX_DIGITS:,} digits")
+        return ir.Num(int(text))
     return ir.Name(text)
 
 

@@ -8,7 +8,7 @@ graph in ``Result.graphs``): a sorted document, each triple once.
 A term known by its id is written from a cache (:class:`IdTexts`), so that graphs built from
 term ids (the patterns' ``construct``) need no term objects:
 
->>> from dotr.rules.engine.terms import TermDictionary
+>>> from dotr.rules.engine.terms import TermDictionary, iri_text
 >>> d = TermDictionary()
 >>> texts = IdTexts(d)
 >>> texts.subject(d.intern(ir.Iri("http://ex.org/f"))), texts.object(d.number(52))
@@ -23,7 +23,7 @@ from rdflib import Graph, Literal as RdfLiteral, URIRef
 from rdflib.plugins.serializers.nt import _quoteLiteral
 
 from dotr.rules.lang import ir
-from dotr.rules.engine.terms import TermDictionary
+from dotr.rules.engine.terms import TermDictionary, iri_text
 
 _PLAIN_IRI = re.compile(r"[^<>\"{}|^`\\\s\x00-\x20]+")
 _XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
@@ -39,11 +39,10 @@ def term_text(term, obj: bool = False) -> str:
         text = _IRIS.get(value)
         if text is not None:
             return text
-        if _PLAIN_IRI.fullmatch(value):
-            if len(_IRIS) > 100_000:
-                _IRIS.clear()
-            text = _IRIS[value] = f"<{value}>"
-            return text
+        if len(_IRIS) > 100_000:
+            _IRIS.clear()
+        text = _IRIS[value] = f"<{value}>" if _PLAIN_IRI.fullmatch(value) else iri_text(value)
+        return text
     elif type(term) is ir.Num and type(term.value) is int:  # (as rdflib writes an integer)
         return f'"{term.value}"^^<{_XSD_INTEGER}>'
     # Num(0) == Num(0.0) == Num(-0.0) in Python, not in N-Triples

@@ -196,14 +196,15 @@ class _Gen:
 
 
 def compile_rule(head: ir.Atom | tuple, body: tuple, dictionary: TermDictionary,
-                 head_relation: tuple[int, int] | None = None) -> CompiledRule:
+                 head_relation: tuple[int, int] | None = None, order: tuple[int, ...] | None = None) -> CompiledRule:
     """Plans for ``head :- body`` (``head`` an atom, or a tuple of head terms with an explicit
     ``head_relation``, as for events); raises :class:`Unsupported` for what no plan runs (a
-    window, an unsafe rule)."""
+    window, an unsafe rule). ``order``: one plan, seeded at the first positive atom it names and
+    joining the others in its order (``planning.plan_rule``)."""
     head_rel = relation_of(head, dictionary) if isinstance(head, ir.Atom) else head_relation
     positives = [lit.atom for lit in body if isinstance(lit, ir.AtomLiteral) and not lit.negated]
     negatives = [lit.atom for lit in body if isinstance(lit, ir.AtomLiteral) and lit.negated]
-    plans = plan_rule(head, body, dictionary, hoist=True, head_relation=head_rel)
+    plans = plan_rule(head, body, dictionary, hoist=order is None, head_relation=head_rel, order=order)
     fns, sources, indexes = [], [], {}
     for plan in plans:
         fn, src, consts = _generate(plan, head_rel, dictionary)

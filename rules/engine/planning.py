@@ -248,12 +248,14 @@ _EMPTY_SEED = ir.Atom(ir.Name("_"), ())
 
 
 def plan_rule(head: ir.Atom | tuple, body: tuple, d, *, hoist: bool = False,
-              head_relation: tuple[int, int] | None = None) -> list[JoinPlan]:
+              head_relation: tuple[int, int] | None = None, order: tuple[int, ...] | None = None) -> list[JoinPlan]:
     """One plan per positive atom of ``body`` as the seed (a body without one: one plan seeded at
     an empty atom, to run once). ``head`` is an atom, or a tuple of terms with an explicit
     ``head_relation`` (events' solutions). ``hoist``: with a variable-predicate seed, the atoms
     that depend only on that predicate come first (a back end that loops over the delta inside
-    them skips the delta when they have no match)."""
+    them skips the delta when they have no match). ``order``: one plan only, seeded at the first
+    positive atom it names and joining the others in its order (a caller that orders the atoms
+    itself, from statistics, as the SPARQL planner does)."""
     if any(isinstance(lit, ir.TemporalLiteral) for lit in body):
         raise Unsupported("a window or @ atom cannot be evaluated at one time point")
     positives = [lit.atom for lit in body if isinstance(lit, ir.AtomLiteral) and not lit.negated]
@@ -263,11 +265,15 @@ def plan_rule(head: ir.Atom | tuple, body: tuple, d, *, hoist: bool = False,
     head_pred = head.pred if isinstance(head, ir.Atom) else None
     if not positives:
         return [_plan(d, [_EMPTY_SEED], None, comparisons, negatives, head_pred, head_terms, head_relation, hoist)]
+    if order is not None:
+        return [_plan(d, positives, order[0], comparisons, negatives, head_pred, head_terms, head_relation, False,
+                      list(order[1:]))]
     return [_plan(d, positives, seed, comparisons, negatives, head_pred, head_terms, head_relation, hoist)
             for seed in range(len(positives))]
 
 
-def _plan(d, positives, seed, comparisons, negatives, head_pred, head_terms, head_relation, hoist) -> JoinPlan:
+def _plan(d, positives, seed, comparisons, negatives, head_pred, head_terms, head_relation, hoist,
+          then: list[int] | None = None) -> JoinPlan:
     planner = _Planner(d, comparisons, negatives, head_pred)
     atoms = positives
     steps: list[Step] = []
@@ -296,8 +302,10 @@ def _plan(d, positives, seed, comparisons, negatives, head_pred, head_terms, hea
             seed_step = planner.step(seed_atom, seed)
         at = len(steps)
         steps.append(seed_step)
+    if then is not None:
+        remaining = then
     while remaining:
-        i = max(remaining, key=lambda i: planner.score(atoms[i], i))
+        i = remaining[0] if then is not None else max(remaining, key=lambda i: planner.score(atoms[i], i))
         remaining.remove(i)
         steps.append(planner.step(atoms[i], i))
     if planner.comparisons or planner.negatives:

@@ -16,9 +16,10 @@ Name(value='roomA')
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
-from dotr.rules.lang.ir import XSD, Atom, Const, Iri, Literal, Name, Num, canonical
+from dotr.rules.lang.ir import NUMERIC_TYPES, XSD, Atom, Const, Iri, Literal, Name, Num, canonical
 from dotr.rules.lang.printer import number
 
 _BOOLEAN = XSD + "boolean"
@@ -31,6 +32,11 @@ def _value(term: Const) -> object:
     if isinstance(term, Literal):
         if term.datatype == _BOOLEAN:
             return term.lexical in ("true", "1")
+        if term.datatype in NUMERIC_TYPES:  # ("0.0"^^xsd:double: the number 0.0)
+            try:
+                return float(term.lexical)
+            except ValueError:
+                return term.lexical
         return term.lexical
     if isinstance(term, Name):
         return term.value
@@ -303,26 +309,57 @@ def _sort_key(term: Const) -> tuple:
     if isinstance(term, Iri):
         return (2, 0, term.value)
     if isinstance(term, Literal):
+        value = _value(term)
+        if isinstance(value, float):  # a typed number: among the numbers
+            return (0, value, term.lexical)
         return (3, 0, f"{term.lexical}\0{term.lang or ''}\0{term.datatype or ''}")
     return (4, 0, repr(term))  # not a constant (the LARS engine interns a variable predicate)
 
 
+#: the characters an IRI may not hold as they are in N-Triples, Turtle and the rule language
+_IRI_UNSAFE = re.compile(r'[<>"{}|^`\\\x00-\x20]')
+_STRING_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"}
+_STRING_UNSAFE = re.compile(r'[\\"\n\r]')
+
+
+def iri_text(iri: str) -> str:
+    """An IRI as N-Triples, Turtle and the rule language write it: ``<...>``, with each character
+    an IRI may not hold as it is written ``\\uXXXX`` (it reads back as the same IRI).
+
+    >>> print(iri_text("http://ex.org/a"), iri_text("http://ex.org/x>y"))
+    <http://ex.org/a> <http://ex.org/x\\u003Ey>
+    """
+    if _IRI_UNSAFE.search(iri) is None:
+        return f"<{iri}>"
+    return "<" + _IRI_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04X}", iri) + ">"
+
+
+def literal_text(lexical: str, datatype: str | None = None, lang: str | None = None) -> str:
+    """A literal as N-Triples writes it: quoted, with its backslashes, quotes and line breaks
+    escaped, then its language tag or datatype.
+
+    >>> print(literal_text('say "hi"\\nnow', lang="en"))
+    "say \\"hi\\"\\nnow"@en
+    """
+    text = '"' + (_STRING_UNSAFE.sub(lambda m: _STRING_ESCAPES[m.group()], lexical)
+                  if _STRING_UNSAFE.search(lexical) else lexical) + '"'
+    return f"{text}@{lang}" if lang else f"{text}^^{iri_text(datatype)}" if datatype else text
+
+
 def format_term(term: Const) -> str:
     """A term in canonical output form: IRIs as ``<...>``, names and numbers as written, other
-    literals in N-Triples form.
+    literals in N-Triples form (every term reads back, in the rule language, as itself).
 
     >>> format_term(Iri("http://ex.org/a")), format_term(Num(-2)), format_term(Literal("x", lang="en"))
     ('<http://ex.org/a>', '-2', '"x"@en')
     """
     if isinstance(term, Iri):
-        return f"<{term.value}>"
+        return iri_text(term.value)
     if isinstance(term, Name):
         return term.value
     if isinstance(term, Num):
         return number(term.value, _DOUBLE) if isinstance(term.value, float) else str(term.value)
-    from rdflib import Literal as RdfLiteral, URIRef
-
-    return RdfLiteral(term.lexical, lang=term.lang, datatype=URIRef(term.datatype) if term.datatype else None).n3()
+    return literal_text(term.lexical, term.datatype, term.lang)
 
 
 def fact_atom(d: TermDictionary, rel: tuple, fact: tuple) -> Atom:

@@ -39,19 +39,28 @@ CODES: dict[str, str] = {
     "E307": "IRI predicate with other than one or two arguments",
     "E308": "invalid declaration value",
     "E309": "duplicate name",
+    "E310": "integer with too many digits",
+    "E311": "atom with too many arguments",
     "E401": "SPARQL error",
     "E402": "event parameter not bound by its query or body",
     "E403": "variable not allowed in a pattern",
     "E404": "construct variable not defined by with",
     "E405": "aggregate or consuming clause names an event the pattern does not bind",
-    "E410": "malformed EP-SPARQL query",
-    "E411": "unreadable xsd:duration literal",
+    "E410": "malformed EP-SPARQL, C-SPARQL or RSP-QL query",
+    "E411": "unreadable or invalid duration",
+    "E412": "a query's from file cannot be read",
     "W301": "a body predicate that nothing derives looks like one that is derived",
     "W302": "a variable predicate bound nowhere else",
     "W303": "_ as an argument (a constant)",
     "W304": "true or false as a body atom",
     "W410": "EP-SPARQL query without a duration bound",
 }
+
+
+#: the most arguments an atom may have (the native fact store's rows)
+MAX_ARITY = 16
+#: the most digits an integer may have (Python's bound on converting text to an integer)
+MAX_DIGITS = 4300
 
 
 class DotrError(Exception):

@@ -11,6 +11,9 @@ True
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
+
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -25,6 +28,22 @@ DEFAULT_PREFIXES: dict[str, str] = {"rdf": RDF, "rdfs": RDFS, "xsd": XSD, "owl":
 
 #: Time units accepted after ``@timeunit ms``, in milliseconds.
 UNIT_MS: dict[str, int] = {"ms": 1, "s": 1000, "sec": 1000, "min": 60_000, "h": 3_600_000}
+
+_ISO_DURATION = re.compile(r"P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
+
+
+def iso_duration_ms(lexical: str) -> float | None:
+    """An ISO 8601 / ``xsd:duration`` of weeks, days, hours, minutes and seconds in milliseconds;
+    None for other text (years and months have no fixed length).
+
+    >>> iso_duration_ms("PT10S"), iso_duration_ms("P1DT0.5S"), iso_duration_ms("P1M"), iso_duration_ms("PT")
+    (10000.0, 86400500.0, None, None)
+    """
+    m = _ISO_DURATION.fullmatch(lexical)
+    if m is None or lexical in ("P", "PT") or lexical.endswith("T"):
+        return None
+    weeks, days, hours, minutes, seconds = (float(g) if g else 0 for g in m.groups())
+    return ((((weeks * 7 + days) * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,13 +486,28 @@ class Program:
 _INTEGER_TYPES = {XSD + t for t in (
     "integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
     "negativeInteger", "nonPositiveInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte")}
-_FLOAT_TYPES = {XSD + t for t in ("decimal", "double", "float")}
+#: literals whose value is a number although they are not the rule language's numbers
+NUMERIC_TYPES = {XSD + t for t in ("decimal", "double", "float")} | _INTEGER_TYPES
+_DECIMAL = XSD + "decimal"
 _STRING = XSD + "string"
 
 
 def canonical(term: Const) -> Const:
-    """The representative of ``term``: numeric literals become numbers, ``xsd:string`` plain,
-    language tags lower case (as RDF 1.1 allows: they compare without case)."""
+    """The representative of ``term``: integer literals and decimals with a fraction become
+    numbers (which print back as the same Turtle literal: ``25``, ``2.5``), ``xsd:string`` plain,
+    language tags lower case (as RDF 1.1 allows: they compare without case). Doubles, floats and
+    whole decimals keep their datatype: ``"0.0"^^xsd:double`` is not the integer 0, and prints with
+    its datatype (its value is still a number: filters, comparisons and arithmetic see 0.0); a
+    whole decimal is written in its canonical form, ``"3.0"`` (a double's lexical form is
+    normalised by the readers, as rdflib normalises it).
+
+    >>> canonical(Literal("25", XSD + "integer")), canonical(Literal("2.50", XSD + "decimal"))
+    (Num(value=25), Num(value=2.5))
+    >>> canonical(Literal("0.0", XSD + "double")) == Literal("0.0", XSD + "double")
+    True
+    >>> canonical(Literal("03", XSD + "decimal")).lexical
+    '3.0'
+    """
     if isinstance(term, Literal) and term.lang is not None and not term.lang.islower():
         return Literal(term.lexical, None, term.lang.lower())
     if isinstance(term, Literal) and term.datatype is not None:
@@ -482,11 +516,16 @@ def canonical(term: Const) -> Const:
                 return Num(int(term.lexical))
             except ValueError:
                 return term
-        if term.datatype in _FLOAT_TYPES:  # Num(25.0) == Num(25): one id for equal numbers
+        if term.datatype == _DECIMAL:
             try:
-                return Num(float(term.lexical))
-            except ValueError:
+                value = Decimal(term.lexical)
+            except ArithmeticError:
                 return term
+            if not value.is_finite():
+                return term
+            if value != value.to_integral_value():
+                return Num(float(value))
+            return Literal(f"{int(value)}.0", _DECIMAL)
         if term.datatype == _STRING:
             return Literal(term.lexical)
     return term

@@ -24,7 +24,7 @@ from lark import Lark, Token, Transformer  # Token: tokens of the lark fallback
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import ir
-from .errors import Diagnostic, RuleSyntaxError
+from .errors import MAX_DIGITS, Diagnostic, RuleSyntaxError
 from .lalr import DriverError, FastLALR
 
 _MAX_SYNTAX_ERRORS = 50
@@ -46,11 +46,14 @@ _IRI_OR_LT = r"|<[^<>\"{}|^`\\\s]*+>|<(?![^<>\"{}|^`\\\s]*>)"
 _INNER = _nested(6)
 #: A brace group such as a construct template: ``{ _:f a :Fire ; :at ?room }``.
 BRACED = r"\{(?:" + _INNER + r")*+\}"
-#: SPARQL, EP-SPARQL or C-SPARQL text up to (not including) the statement's final ``.``: a ``.``
-#: outside brackets ends it when followed by white space, a comment or the end of the input.
+#: SPARQL, EP-SPARQL, C-SPARQL or RSP-QL text up to (not including) the statement's final ``.``: a
+#: ``.`` outside brackets, strings and SPARQL's ``#`` comments ends it when followed by white space,
+#: a comment or the end of the input.
 SPARQL_TEXT = (
     r"(?i:select|construct|ask|describe|register)\s(?:"
     + r'"(?:[^"\\\n]|\\.)*"'
+    + r"|'(?:[^'\\\n]|\\.)*'"
+    + r"|\#[^\n]*+"
     + r"|<[^<>\"{}|^`\\\s]*>"
     + r"|\{(?:" + _INNER + r")*+\}"
     + r"|\((?:" + _INNER + r")*+\)"
@@ -136,12 +139,18 @@ class _Builder(Transformer):
         return ir.Iri(base + local, span=self._span(tok))
 
     def iri(self, c):
-        return ir.Iri(str(c[0])[1:-1], span=self._span(c[0]))
+        return ir.Iri(_unescape(str(c[0])[1:-1]), span=self._span(c[0]))
 
     def number(self, c):
         text = "".join(str(t) for t in c)
-        value = float(text) if any(ch in text for ch in ".eE") else int(text)
-        return ir.Num(value, span=self._span(c[0]))
+        if any(ch in text for ch in ".eE"):
+            return ir.Num(float(text), span=self._span(c[0]))
+        if len(text.lstrip("+-")) > MAX_DIGITS:
+            self.diagnostics.append(Diagnostic("E310", f"an integer of {len(text.lstrip('+-')):,} digits: at most "
+                                                       f"{MAX_DIGITS:,}", self._span(c[0]),
+                                               hint="write it as a decimal or a string"))
+            return ir.Num(0, span=self._span(c[0]))
+        return ir.Num(int(text), span=self._span(c[0]))
 
     def rdf_literal(self, c):
         tok = c[0]
@@ -368,9 +377,21 @@ _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'"
 
 
 def _unescape(text: str) -> str:
+    """A string's or IRI's text with its escapes read (``\\n``, ``\\"``, ``\\u0041``, ...)."""
     if "\\" not in text:
         return text
-    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), text)
+    return _ESCAPE.sub(_escaped, text)
+
+
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
+
+
+def _escaped(m: re.Match) -> str:
+    code = m.group(1) or m.group(2)
+    if code is not None:
+        value = int(code, 16)
+        return chr(value) if value <= 0x10FFFF else m.group(0)
+    return _ESCAPES.get(m.group(3), m.group(0))
 
 
 # ------------------------------------------------------------------------------ error recovery

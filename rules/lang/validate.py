@@ -20,7 +20,7 @@ from .analysis import Analysis, analyse, body_atoms, pred_key
 from .queries import ParsedQueries
 from .queries.csparql import is_csparql, parse_csparql
 from .queries.epsparql import is_epsparql, parse_epsparql
-from .errors import Diagnostic
+from .errors import Diagnostic, MAX_ARITY
 from .queries.sparql import parse_select, parse_template, query_reads
 
 PROFILES = ("rdfs", "rdfs_full", "owl2rl")
@@ -111,6 +111,9 @@ class _Validator:
                 self.temporal(lit)
 
     def atom_shape(self, atom: ir.Atom) -> None:
+        if len(atom.args) > MAX_ARITY:
+            self.error("E311", f"{_pred_text((atom.pred, None))} has {len(atom.args)} arguments: at most {MAX_ARITY}",
+                       atom.span, "split it into atoms that share a key")
         if isinstance(atom.pred, ir.Var) and len(atom.args) != 2:
             name = atom.pred.name
             self.error("E307", f"{name} is a variable predicate (upper-case names are variables) with "

@@ -6,7 +6,12 @@ not after τ; count window: the last N triples with time ≤ τ; unnamed element
 window), add the background as it is at τ (changes from their time on), take the closure under the rules by naive fixpoint iteration
 (tests/ontology/reference.py), and run the SPARQL part with rdflib's own evaluator on an rdflib
 graph of the closure. RStream reports R(τ), IStream R(τ) - R(τ - E), DStream R(τ - E) - R(τ), at
-the times whose window is non-empty (DStream also when R(τ - E) has something).
+the times whose window is non-empty (DStream also when R(τ - E) has something); ASK reports
+whether R(τ) is non-empty.
+
+RSP-QL: the default graph is the closure of the background; the named graph of a window is the
+closure of the background and the window's triples less the closure of the background (what
+needs a window triple); the query runs on that dataset with rdflib's evaluator.
 """
 
 from __future__ import annotations
@@ -50,15 +55,20 @@ class CSparqlReference:
         self.elements = [(t, s, intern_fact(f, self.d)) for t, s, f in ordered]
 
     def window(self, query: CSparqlQuery, tau: int) -> list:
-        content = []
-        for w in query.windows:
-            mine = [(t, key) for t, s, key in self.elements if s is None or s == w.stream]
-            if w.triples is not None:
-                content += [key for t, key in [e for e in mine if e[0] <= tau][-w.triples:]]
-            else:
-                sigma = tau // w.step * w.step
-                content += [key for t, key in mine if sigma - w.range < t <= sigma]
-        return content
+        return [key for w in query.windows for key in self.window_content(w, tau)]
+
+    def window_content(self, w, tau: int) -> list:
+        mine = [(t, key) for t, s, key in self.elements if s is None or s == w.stream]
+        if w.triples is not None:
+            return [key for t, key in [e for e in mine if e[0] <= tau][-w.triples:]]
+        sigma = tau // w.step * w.step
+        return [key for t, key in mine if sigma - w.range < t <= sigma]
+
+    def _add(self, graph, model) -> None:
+        for (pred, arity), fact in model:
+            if arity == 2 and isinstance(self.d.term(pred), ir.Iri):
+                graph.add((to_rdflib(self.d.term(fact[0])), to_rdflib(self.d.term(pred)),
+                           to_rdflib(self.d.term(fact[1]))))
 
     def result(self, query: CSparqlQuery, tau: int) -> Counter:
         content = self.window(query, tau)
@@ -68,14 +78,20 @@ class CSparqlReference:
         for t, add, remove in self.changes:
             if t <= tau:
                 background = (background - remove) | add
-        model = closure(self.rules, background | set(content), self.d)
-        graph = rdflib.Graph()
-        for (pred, arity), fact in model:
-            if arity == 2 and isinstance(self.d.term(pred), ir.Iri):
-                graph.add((to_rdflib(self.d.term(fact[0])), to_rdflib(self.d.term(pred)),
-                           to_rdflib(self.d.term(fact[1]))))
+        if any(w.name for w in query.windows):  # RSP-QL
+            graph = rdflib.Dataset()
+            base = closure(self.rules, background, self.d)
+            self._add(graph, base)
+            for w in query.windows:
+                named = closure(self.rules, background | set(self.window_content(w, tau)), self.d) - base
+                self._add(graph.graph(rdflib.URIRef(w.name)), named)
+        else:
+            graph = rdflib.Graph()
+            self._add(graph, closure(self.rules, background | set(content), self.d))
         translated = self._translated(query)
         rows = graph.query(translated)
+        if query.form == "ask":
+            return Counter({(): 1} if rows.askAnswer else {})
         if query.form == "construct":
             return Counter({tuple(self.text(n) for n in triple): 1 for triple in rows})
         names = translated.algebra["PV"]
@@ -98,7 +114,8 @@ class CSparqlReference:
 
     def reports(self, until: int) -> dict[int, dict[str, list]]:
         """Per evaluation time up to ``until``: query name -> sorted reported rows (SELECT: tuples
-        of the selected variables' texts, None when unbound; CONSTRUCT: triples of texts)."""
+        of the selected variables' texts, None when unbound; CONSTRUCT: triples of texts; ASK:
+        True or False)."""
         out: dict[int, dict[str, list]] = {}
         for query in self.queries:
             prev = Counter()
@@ -107,7 +124,8 @@ class CSparqlReference:
                 now = self.result(query, tau)
                 report = {"istream": now - prev, "dstream": prev - now}.get(query.stream_op, now)
                 if live or (query.stream_op == "dstream" and report):
-                    out.setdefault(tau, {})[query.name] = sorted(report.elements(), key=_order)
+                    out.setdefault(tau, {})[query.name] = bool(report) if query.form == "ask" else \
+                        sorted(report.elements(), key=_order)
                 prev = now
         return out
 

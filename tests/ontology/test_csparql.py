@@ -102,7 +102,9 @@ def _reported(engine: CSparqlEngine, outputs) -> dict:
         reported = {}
         for compiled, _ in engine._queries:
             name = compiled.query.name
-            if name in result.answers:
+            if isinstance(result.answers.get(name), bool):  # ASK
+                reported[name] = result.answers[name]
+            elif name in result.answers:
                 rows = (tuple(r.get(v) for v in compiled.vars) for r in result.answers[name])
                 reported[name] = sorted(rows, key=_order)
             elif name in result.constructed:

@@ -148,7 +148,7 @@ def test_every_format_agrees_with_rdflib(triples, fmt):
             return
     try:
         expected = _reference(data, fmt, "file:///bg")
-    except rdflib.exceptions.ParserError:  # (nor can its readers read every document: some non-ASCII literals)
+    except Exception:  # (nor can its readers read every document it writes: some non-ASCII literals, controls)
         return
     assert _same(_batch_triples(read_document(data, fmt, "bg", "file:///bg")), expected)
 

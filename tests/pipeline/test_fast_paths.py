@@ -10,9 +10,9 @@ from hypothesis import given, settings, strategies as st
 from dotr.rules import InputError
 from dotr.pipeline.reasoner import Reasoner
 from dotr.pipeline.input_facts import checked_fact, intern_all, intern_input, parse_fact, parse_fact_with_grammar, simple_fact_list, simple_facts
-from dotr.pipeline.fact_texts import FactTexts
+from dotr.pipeline.fact_texts import FactTexts, _changed
 from dotr.pipeline.io import _split_facts
-from dotr.pipeline.printing import _TERM, Readable
+from dotr.pipeline.printing import _TERM, EncodedFacts, Readable
 from dotr.rules import check_text, ir
 from dotr.rules.engine.ntriples import document, document_with_rdflib
 
@@ -88,6 +88,30 @@ def test_printed_facts_kept_between_time_points_are_those_sorted_afresh(points):
     for items in points:
         items = {(rel, (n,)) for rel, n in items}
         assert texts.update(items) == sorted({text(*item) for item in items} - {""})
+        assert texts.changes is None or set(texts.changes[0]).isdisjoint(texts.changes[1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sets(st.integers(0, 30), max_size=25), st.booleans()), max_size=10))
+def test_encoded_facts_kept_between_records_are_those_encoded_afresh(points):
+    """The JSON arrays of printed facts, kept from the last array written and changed by what
+    came and went, are those encoded afresh, also when some time points are not written."""
+    texts, kept = FactTexts(lambda rel, fact: f"<http://ex.org/p>(<http://ex.org/{fact[0]}>)"), \
+        EncodedFacts(Readable({"": "http://ex.org/"}))
+    for numbers, written in points:
+        facts = texts.update({("p", (n,)) for n in numbers})
+        if written:
+            assert kept.array(facts, texts.changes) == EncodedFacts(Readable({"": "http://ex.org/"})).array(facts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sets(st.text("abc", max_size=4), max_size=60), st.data())
+def test_printed_texts_changed_in_place_are_those_sorted_afresh(texts, data):
+    """The list of printed texts changed by binary search gives what sorting afresh gives (few
+    changes: insertions and removals next to each other, at the ends, at one place)."""
+    gone = data.draw(st.lists(st.sampled_from(sorted(texts)), unique=True, max_size=4)) if texts else []
+    new = data.draw(st.lists(st.text("abcd", max_size=4).filter(lambda x: x not in texts), unique=True, max_size=4))
+    assert _changed(sorted(texts), gone, sorted(new)) == sorted((texts - set(gone)) | set(new))
 
 terms = st.one_of(
     st.builds(ir.Iri, st.from_regex(r"http://ex\.org/[a-z0-9#/:._-]{0,8}", fullmatch=True)),

@@ -113,6 +113,22 @@ def test_file_sinks_jsonl_and_parquet(spark, tmp_path):
     assert [(r.t, r.facts) for r in rows] == [(json.loads(e)["t"], json.loads(e)["facts"]) for e in expected]
 
 
+def test_the_parquet_sink_keeps_select_and_ask_answers(spark, tmp_path):
+    """An ASK query's answer is a boolean in the record: it has a column of its own (``asks``),
+    beside the SELECT queries' solutions, which a map of solution lists could not hold (the
+    whole map was lost)."""
+    (tmp_path / "r.dotr").write_text("""@prefix : <http://ex.org/> .
+query Sel := register as select ?x from stream :s [range 2 step 1] where { ?x :p ?y } .
+query Any := register as ask from stream :s [range 2 step 1] where { ?x :p :nothing } .
+""")
+    publish(tmp_path / "in", "s.jsonl", ['{"t": 1, "facts": [":p(:a, :b)"]}'])
+    job = SparkPipeline(spark, tmp_path / "r.dotr", [])
+    job.write(job.results(job.read_files(tmp_path / "in")), tmp_path / "out", tmp_path / "ck", "parquet"
+              ).awaitTermination()
+    (row,) = spark.read.parquet(str(tmp_path / "out")).collect()
+    assert row.answers == {"Sel": [{"x": "<http://ex.org/a>"}]} and row.asks == {"Any": False}
+
+
 def test_feed_source(spark, tmp_path):
     lines = stream("cooling")
     module = tmp_path / "cooling_feed.py"

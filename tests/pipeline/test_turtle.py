@@ -1,4 +1,4 @@
-"""The fast Turtle reader (pipeline/turtle.py) gives rdflib's facts: generated records, shaped like
+"""The fast Turtle reader (ontology/turtle.py) gives rdflib's facts: generated records, shaped like
 N-Triples or not, are read both ways and interned; where the fast reader declines (None), the
 record is one rdflib must read. And a stream of Turtle records through ``dotr run`` gives the
 same output as the same facts written as fact strings."""

@@ -118,6 +118,7 @@ def run(program_text: str, stream: list[list[str]], restart: int | None = None,
         _usable(False)
     reference = Reference(rules)
     background = set(reference.background)
+    held: set = set()  # the output as its changes give it
     for t, facts in enumerate(stream + [[]] * 4):
         if changes and t in changes:
             add, remove = ([parse(f + ".").facts[0] for f in part] for part in changes[t])
@@ -129,11 +130,15 @@ def run(program_text: str, stream: list[list[str]], restart: int | None = None,
             state = round_trip(((engine.dictionary.snapshot(), engine.snapshot())))
             engine = LarsEngine(rules, TermDictionary.restore(state[0]), **options)
             engine.restore(state[1])
+            held = set()  # (a restored engine reports what holds as added)
         atoms = [parse(f + ".").facts[0] for f in facts]
         ref_facts = [((a.pred, len(a.args)), a.args) for a in atoms]
         expected, placed = reference.step(t, ref_facts)
         out = engine.step(t, [engine._fact(a) for a in atoms], interned=True)
         assert engine.format(out) == sorted(_ref_text(f) for f in expected), (t, program_text)
+        assert not set(out.added) & held and set(out.removed) <= held, (t, program_text)
+        held = (held - set(out.removed)) | set(out.added)
+        assert held == set(out.facts), (t, program_text)
         assert sorted((w, format_fact(engine.dictionary, rel, f)) for w, rel, f in out.at) == \
             sorted((w, _ref_text(f)) for w, f in placed), (t, program_text)
 

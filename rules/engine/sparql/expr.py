@@ -89,7 +89,11 @@ def compile_expr(expr, d: TermDictionary, span) -> Callable[[Solution], object]:
         def arithmetic(sol):
             value = first(sol)
             for op, f in rest:
-                value = arith(op, value, f(sol))
+                right = f(sol)
+                if op == "/" and type(value) is int and type(right) is int and right:
+                    value = value / right  # (SPARQL divides integers exactly: 7 / 2 = 3.5)
+                else:
+                    value = arith(op, value, right)
                 if value is None:
                     raise Undefined(op)
             return value

@@ -26,7 +26,7 @@ from decimal import Decimal
 from rdflib import BNode, Variable
 
 from ..errors import Diagnostic
-from ..ir import UNIT_MS, SparqlText, Span
+from ..ir import UNIT_MS, SparqlText, Span, iso_duration_ms
 from .sparql import parse_select, parse_template
 
 #: EP-SPARQL operators (lower case) and the paper's algebra names
@@ -408,8 +408,8 @@ class _Parser:
         return SparqlText(body, span=text.span)
 
     def duration(self, lexical: str, offset: int) -> int:
-        m = re.fullmatch(r"P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", lexical)
-        if m is None or lexical in ("P", "PT") or lexical.endswith("T"):
+        amount = iso_duration_ms(lexical)
+        if amount is None:
             self.diags.append(Diagnostic("E411", f'"{lexical}" is not a duration this engine reads',
                                          self.span(offset), "write PnW, PnD, PTnH, PTnM, PTnS (no years or months)"))
             return 0
@@ -417,8 +417,7 @@ class _Parser:
             self.diags.append(Diagnostic("E305", f'xsd:duration "{lexical}" uses a time unit',
                                          self.span(offset), "declare '@timeunit ms .' or compare getDURATION() with ticks"))
             return 0
-        weeks, days, hours, minutes, seconds = (float(g) if g else 0 for g in m.groups())
-        return round(((((weeks * 7 + days) * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000)
+        return round(amount)
 
     def bound(self, root: Node) -> int | None:
         """The duration bound of a top-level ``getDURATION() < d`` (or ``<=``) conjunct."""

@@ -120,6 +120,10 @@ def parse_select(text: SparqlText, prefixes: dict[str, str]) -> tuple[Any, list[
     if query is not None and _has_path(query.algebra):
         return None, [Diagnostic("E401", "property paths are not supported", text.span,
                                  "write each step as a triple pattern: ?x :p ?m . ?m :q ?y")]
+    if query is not None and query.algebra.get("datasetClause"):
+        return None, [Diagnostic("E401", "an event or EP-SPARQL query reads the enriched knowledge of its time "
+                                 "point: FROM names no other", text.span,
+                                 "load the file with --ontology, or write a C-SPARQL or RSP-QL query with from <file>")]
     return query, diags
 
 
