@@ -90,6 +90,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     if args.engine == "spark":
+        from .extras import missing
+
+        absent = missing("spark")
+        if absent is not None:
+            print(f"dotr: {absent}", file=sys.stderr)
+            return 2
         unsupported = [flag for flag, value in (("--reorder-within", args.reorder_within), ("--follow", args.follow),
                                                 ("--snapshot", args.snapshot), ("--resume", args.resume)) if value]
         if unsupported:
