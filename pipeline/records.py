@@ -31,6 +31,18 @@ class Result:
     def is_empty(self) -> bool:
         return not (self.facts or self.at or self.graphs or self.answers or self.events)
 
+    def atoms(self) -> list:
+        """:attr:`facts` as atoms of dotr terms (``pipeline.objects.atoms``)."""
+        from .objects import atoms
+
+        return atoms(self)
+
+    def graph(self):
+        """The triples of this time point as an rdflib ``Graph`` (``pipeline.objects.graph``)."""
+        from .objects import graph
+
+        return graph(self)
+
     def keep_changes(self, previous: set[str]) -> set[str]:
         """``--changes``: keep in :attr:`facts` only those not in ``previous`` (the facts of the
         previous time point), list in :attr:`removed` those gone; returns the facts of this one
