@@ -431,7 +431,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 if isinstance(item, InputError):
                     raise item
                 elements.append((item.t, item.facts))
-        lines = explain(reasoner, elements, args.at, args.what)
+        lines = explain(reasoner, args.what, elements, args.at)
     except NothingToExplain as err:
         print(f"dotr: {err}", file=sys.stderr)
         return 1

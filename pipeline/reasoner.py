@@ -105,6 +105,7 @@ class Reasoner:
             self._steps.append(self._lars_step)
         self._reads_stream = self.lars is not None or feedback or self.queries is not None or self.csparql is not None
         self.last_matches: list = []
+        self.last_inputs: list = []  # the stream facts of the last time point, interned
         self.on_notice: Callable[[str], None] | None = None  # told once when a long gap is evaluated tick by tick
         self._noticed = False
         self._stream_rels: set[tuple] = set()  # the stream relations seen (for the arity notice)
@@ -479,6 +480,7 @@ class Reasoner:
         now.graph_matches.sort(key=lambda gm: gm[0])
         result.graphs = [doc for doc, _ in now.graph_matches]
         self.last_matches = [m for _, m in now.graph_matches]  # the traces of result.graphs (a query's name)
+        self.last_inputs = point.stream  # (what explain calls the input at last_t)
         result.events.sort(key=json.dumps)  # (as merge_records orders the groups' events)
         size, held = self._reclaimed
         if len(self.dictionary) - size > max(self.reclaim_every, held):  # (its cost: the state, paid after as many new terms)
