@@ -76,7 +76,7 @@ class OntologicalStage:
     """Materialisation with expiry tags plus event extraction, per time point."""
 
     def __init__(self, checked: CheckResult, background: Iterable[Fact] = (),
-                 dictionary: TermDictionary | None = None, load: bool = True, freeze_gc: bool = True,
+                 dictionary: TermDictionary | None = None, load: bool = True, freeze_gc: bool = False,
                  native: bool = True):
         """``native``: the facts in the compiled store (``rules.engine.native_store``), maintained by
         compiled plans; False keeps them in Python dicts (the same results, slower)."""
@@ -110,9 +110,9 @@ class OntologicalStage:
             self.add_background([*self.program.facts, *profile_facts])
             self.add_background(background)
             self.materialiser.build_indexes()  # before the freeze: they are as long-lived
-        if freeze_gc:
-            # the materialised background is millions of acyclic objects that Python's cyclic
-            # garbage collector would otherwise rescan at every full collection (tens of ms)
+        if freeze_gc:  # (opt-in: it freezes the whole process's objects, the caller's too)
+            # the background's terms are as many objects that Python's cyclic garbage collector
+            # would otherwise rescan at every full collection (125 ms for a million: docs/api.md)
             gc.freeze()
 
     @classmethod

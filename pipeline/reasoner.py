@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import gc
 import json
 from functools import partial
 from pathlib import Path
@@ -55,7 +56,10 @@ class Reasoner:
     """The stages composed; ``step(t, facts)`` evaluates one time point."""
 
     def __init__(self, checked: CheckResult, background: Iterable = (), include_background: bool = False,
-                 max_rounds: int = 10, ontology: OntologicalStage | None = None):
+                 max_rounds: int = 10, ontology: OntologicalStage | None = None, freeze_gc: bool = False):
+        """``freeze_gc``: move every object of the process to the garbage collector's permanent
+        generation once the background is loaded (``gc.freeze()``: the caller's objects too, so
+        it is for a process that runs dotr alone, as ``dotr run`` does; docs/api.md)."""
         checked.raise_for_errors()
         self.checked = checked
         self.program = checked.program
@@ -119,6 +123,8 @@ class Reasoner:
         #: whether a time point evaluated only because the stream facts of an earlier one expired
         #: can print anything (None: to be decided at the next time point, the background changed)
         self._expiries_matter: bool | None = self._after_expiry_observable()
+        if freeze_gc:  # (after everything built from the background: it is as long-lived)
+            gc.freeze()
 
     @property
     def last_t(self) -> int | None:
