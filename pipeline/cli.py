@@ -1,6 +1,7 @@
 """The ``dotr`` command.
 
->>> main(["check", "--quiet", "examples/fire/rules.dotr"])
+>>> from dotr import examples
+>>> main(["check", "--quiet", str(examples.path("fire") / "rules.dotr")])
 0
 """
 

@@ -132,8 +132,9 @@ def intern_all(stage: OntologicalStage, facts: Iterable) -> list[tuple]:
     last ``FACT_CACHE`` distinct ones are kept), one whose predicate and arguments were all seen
     before in one probe each.
 
+    >>> from dotr import examples
     >>> from dotr.rules import check
-    >>> stage = OntologicalStage(check("examples/cooling/rules.dotr"))
+    >>> stage = OntologicalStage(check(examples.path("cooling") / "rules.dotr"))
     >>> intern_all(stage, ["temp(25)", "temp(25)"]) == [intern_input(stage, "temp(25)")] * 2
     True
     """
@@ -187,8 +188,9 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
     :class:`~pipeline.turtle.TokenTriple`, a ground atom, an rdflib triple, or an already
     interned fact.
 
+    >>> from dotr import examples
     >>> from dotr.rules import check
-    >>> stage = OntologicalStage(check("examples/cooling/rules.dotr"))
+    >>> stage = OntologicalStage(check(examples.path("cooling") / "rules.dotr"))
     >>> intern_input(stage, "temp(25)") == stage.intern(parse_fact("temp(25)"))
     True
     """

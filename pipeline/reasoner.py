@@ -6,8 +6,10 @@ stage at the same time point (new events may fire more patterns, up to ``max_rou
 LARS engine evaluates the temporal rules over the stream facts and everything the other stages
 concluded at that time point. In tick mode every tick between inputs is evaluated.
 
+>>> from dotr import examples
 >>> from dotr.pipeline.reasoner import Reasoner
->>> r = Reasoner.from_files("examples/trex/rules.dotr", ["examples/trex/ontology.ttl"])
+>>> trex = examples.path("trex")   # (an example the package carries)
+>>> r = Reasoner.from_files(trex / "rules.dotr", [trex / "ontology.ttl"])
 >>> out = r.step(4000, ["smoke(area_1)"])
 >>> out.graphs == []
 True
