@@ -14,7 +14,7 @@ from typing import Iterable
 from dotr.rules import DotrError, UsageError, ir
 from dotr.rules.engine.plan import compile_rule
 from dotr.rules.engine.planning import Unsupported
-from dotr.rules.engine.store import INF, Store
+from dotr.rules.engine.store import INF, DictStore, Store
 from dotr.rules.engine.terms import format_fact, format_term
 from dotr.rules.lang.printer import format_rule
 
@@ -49,7 +49,7 @@ def _variables(literals) -> list[str]:
     return list(names)
 
 
-def _groundings(head: ir.Atom, body: tuple, store: Store, d, rel, fact) -> list[dict]:
+def _groundings(head: ir.Atom, body: tuple, store: Store | DictStore, d, rel, fact) -> list[dict]:
     """The groundings of ``head :- body`` that derive ``(rel, fact)`` from ``store``: the join
     plan of ``vars :- goal(head's terms), body`` seeded at the goal with the fact (the way the
     materialiser rederives a fact), each as variable name -> term id."""
@@ -161,6 +161,8 @@ def explain(reasoner: Reasoner, target: str, elements: Iterable[tuple] | None = 
         if index >= len(matches):
             raise NothingToExplain(f"there are {len(matches)} graphs at {t}")
         m = matches[index]
+        if isinstance(m, str) or reasoner.patterns is None:  # (a query's graph: no events to show)
+            return [f"graph {index} at {t}: built by the query {m}"]
         lines = [f"graph {index} at {t}: pattern {m.pattern} fired on these events:"]
         for label, e in sorted(m.bindings.items(), key=lambda kv: kv[1].time):
             names = reasoner.patterns.attrs[e.type]

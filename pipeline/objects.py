@@ -49,10 +49,12 @@ def graph(result: Result) -> rdflib.Graph:
     return g
 
 
-def value(term: ir.Const) -> Any:
+def value(term: ir.Term) -> Any:
     """A term as a DataFrame cell holds it: a number as a Python number, any other term as
     written in a fact (``s1``, ``<http://ex.org/s1>``, ``"Kitchen"@en``), which reads back as the
     same term."""
+    if isinstance(term, ir.Var):
+        raise TypeError(f"{term!r}: a fact has no variables")
     return term.value if type(term) is ir.Num else format_term(term)
 
 
@@ -65,7 +67,7 @@ def frame(results: Iterable[Result]) -> Any:
         from dotr.rules import MissingDependency
 
         raise MissingDependency(absent)
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]  # (without pandas-stubs)
 
     rows = [(result.t, atom) for result in results for atom in atoms(result)]
     width = max((len(atom.args) for _, atom in rows), default=0)

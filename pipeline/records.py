@@ -114,7 +114,9 @@ def merge_records(records: list[dict]) -> dict:
             if isinstance(rows, bool):  # an ASK query: true when a group's solutions are
                 answers[name] = answers.get(name, False) or rows
             else:
-                answers.setdefault(name, []).extend(rows)
+                listed = answers.setdefault(name, [])
+                assert isinstance(listed, list)  # (a query is a SELECT in every record, or an ASK)
+                listed.extend(rows)
     if answers:  # (each query's rows in the order EpSparql.conclude gives them)
         merged["answers"] = {name: rows if isinstance(rows, bool) else sorted(rows, key=answer_order)
                              for name, rows in sorted(answers.items())}

@@ -92,8 +92,8 @@ def _rows(frame: Any, columns: list[str]) -> list:
         return texts
     if names == {"subject", "predicate", "object"}:
         s, p, o = (_cells(frame[frame.columns[columns.index(c)]]) for c in ("subject", "predicate", "object"))
-        for n, row in enumerate(zip(s, p, o)):
-            if any(_missing(x) for x in row):
+        for n, triple in enumerate(zip(s, p, o)):
+            if any(_missing(x) for x in triple):
                 raise FrameError(f"row {n} of the DataFrame: a triple without a subject, predicate or object")
         return [(pred, subj, obj) for subj, pred, obj in zip(s, p, o)]
     args = sorted((int(m[1]), c) for c in columns if (m := _ARG.fullmatch(c)))

@@ -98,7 +98,8 @@ def parse_fact(text: str, prefixes: dict[str, str] | None = None) -> ir.Atom:
         pred, args = simple.groups()
         terms = [simple_term(a) for a in ARG.findall(args)] if args else []
         head = simple_term(pred)
-        if not any(isinstance(x, ir.Name) and x.value in KEYWORDS for x in [head, *terms]):
+        if isinstance(head, (ir.Name, ir.Iri)) and not any(isinstance(x, ir.Name) and x.value in KEYWORDS
+                                                             for x in [head, *terms]):
             if isinstance(head, ir.Iri) and len(terms) == 1:  # a class membership: an rdf:type triple
                 return ir.Atom(ir.Iri(ir.RDF_TYPE), (terms[0], head))
             return ir.Atom(head, tuple(terms))
