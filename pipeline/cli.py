@@ -110,13 +110,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     checked = check(args.rules)
     _print_warnings(checked)
     if args.format != "jsonl":
-        from .io import not_triples
+        from .io import answering_queries, not_triples
 
         others = not_triples(checked) if checked.ok else []
         if others:
             print(f"dotr: --format {args.format} writes RDF triples, and these predicates are not triples: "
                   f"{', '.join(others)} (write them with --format jsonl, or leave them out with @output)",
                   file=sys.stderr)
+            return 2
+        answering = answering_queries(checked) if checked.ok else []
+        if answering:
+            print(f"dotr: --format {args.format} writes RDF triples, and these queries answer with solutions or "
+                  f"a boolean: {', '.join(answering)} (write their answers with --format jsonl, or make them "
+                  "CONSTRUCT queries)", file=sys.stderr)
             return 2
     if args.engine == "spark":
         return _run_spark(args, started, checked)
@@ -236,6 +242,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
             code = run.run()
         finally:
             run.close()
+            run.stats.stop()
             if progress is not None:
                 progress.close()
         if code in (EXIT_SIGINT, EXIT_SIGTERM):
@@ -284,7 +291,7 @@ def _progress(args: argparse.Namespace, stats, counts: dict, prefixes: dict):
         from .watch import Watch
 
         return Watch(stats, counts, Readable(prefixes))
-    return _Progress(counts) if sys.stderr.isatty() and not args.quiet else None
+    return _Progress(stats, counts) if sys.stderr.isatty() and not args.quiet else None
 
 
 def _notice(text: str) -> None:
@@ -292,8 +299,9 @@ def _notice(text: str) -> None:
 
 
 def _counted(args: argparse.Namespace) -> bool:
-    """Whether the run's conclusions are counted: someone reads the counts (summary, --stats, --watch)."""
-    return bool(not args.quiet or args.stats or args.watch)
+    """Whether the run's conclusions are counted: someone reads the counts (summary, --stats, --watch),
+    or a run continued from the checkpoint may (it sums up the whole input)."""
+    return bool(not args.quiet or args.stats or args.watch or args.checkpoint)
 
 
 def _report(args: argparse.Namespace, stats, counts: dict, rejects: int, readable) -> None:
@@ -390,6 +398,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
         return 1
     finally:
         records.close()
+        stats.stop()
         if progress is not None:
             progress.close()
         sink.close()
@@ -446,14 +455,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
 class _Progress:
     """A live line on the terminal: records, time points, outputs, rate (rich)."""
 
-    def __init__(self, counts: dict):
-        import time
-
+    def __init__(self, stats, counts: dict):
+        from rich.console import Console
         from rich.live import Live
 
-        self.counts, self.started, self.last = counts, time.perf_counter(), 0.0
-        from rich.console import Console
-
+        self.stats, self.counts, self.last = stats, counts, 0.0
         self.live = Live("", refresh_per_second=4, transient=True, console=Console(stderr=True))
         self.live.start()
 
@@ -465,9 +471,8 @@ class _Progress:
             return
         self.last = now
         c = self.counts
-        rate = c["records"] / max(now - self.started, 1e-9)
         self.live.update(f"t={t}  records {c['records']:,}  time points {c['time points']:,}  "
-                         f"outputs {c['outputs']:,}  {rate:,.0f} records/s")
+                         f"outputs {c['outputs']:,}  {self.stats.rate(c['records']) or 0:,.0f} records/s")
 
     def close(self) -> None:
         self.live.stop()
@@ -507,7 +512,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp"],
                        help="input format (auto: by extension, .trig, .txt for Laser++, else JSON Lines)")
     p_run.add_argument("--on-error", default="stop", choices=["stop", "skip"],
-                       help="stop (exit 3, nothing written) or skip bad records into a rejects file")
+                       help="stop at a bad record (exit 3; the time points before it are written) or skip "
+                            "bad records into a rejects file")
     p_run.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
     p_run.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="BYTES",
                        help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")

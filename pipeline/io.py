@@ -23,6 +23,7 @@ from dotr.ontology import turtle
 from dotr.rules import InputError
 from dotr.rules.engine.inputs import tight as _tight
 from dotr.rules.engine.terms import iri_text
+from dotr.rules.lang.queries.csparql import is_csparql, parse_csparql
 from .files import TooLong
 from .records import Result
 from .input_facts import _SHORT_FACT, checked_fact, fact_problem, parse_fact, simple_fact_list, simple_facts
@@ -318,6 +319,26 @@ def not_triples(checked) -> list[str]:
     outputs = set(checked.program.outputs)
     return sorted(f"{pred.value}/{arity}" for pred, arity in checked.analysis.derived
                   if isinstance(pred, ir.Name) and not pred.value.startswith("_") and (not outputs or pred in outputs))
+
+
+def answering_queries(checked) -> list[str]:
+    """The names of ``checked``'s C-SPARQL queries that answer with solutions or a boolean
+    (SELECT, ASK): TriG and N-Quads have no place for them (a CONSTRUCT query's graph they write).
+
+    >>> from dotr.rules import check_text
+    >>> answering_queries(check_text('''@prefix : <http://ex.org/> .
+    ... query Q := register compute every 1 as select ?s from stream :st [range 2 step 1] where { ?s :p ?o } .
+    ... query G := register compute every 1 as construct { ?s :q ?o } from stream :st [range 2 step 1] where { ?s :p ?o } .'''))
+    ['Q']
+    """
+    program = checked.program
+    names = []
+    for decl in program.queries:
+        if is_csparql(decl.query):
+            query = checked.queries.get(decl.query) or parse_csparql(decl, program.prefixes, program.timeunit == "ms")[0]
+            if query.form != "construct":
+                names.append(query.name)
+    return names
 
 
 #: the vocabulary of composite events in TriG and N-Quads (docs/cli.md)

@@ -73,17 +73,18 @@ class RunState:
     previous: list[str] = field(default_factory=list)  # --changes: the facts printed last
     counts: dict = field(default_factory=lambda: {"records": 0, "time points": 0, "outputs": 0})
     finished: bool = False
+    stats: dict | None = None  # the conclusions counted (RunStats.saved; None: not counted)
 
     def to_data(self) -> dict:
         return {"lines": self.lines, "input_sha256": self.input_sha256, "output": self.output,
                 "rejects": self.rejects, "rejected": self.rejected, "previous": self.previous,
-                "counts": self.counts, "finished": self.finished}
+                "counts": self.counts, "finished": self.finished, "stats": self.stats}
 
     @classmethod
     def from_data(cls, data: dict) -> "RunState":
         state = cls(lines=data["lines"], input_sha256=data["input_sha256"], output=tuple(data["output"]),
                     rejects=tuple(data["rejects"]), rejected=data["rejected"], previous=list(data["previous"]),
-                    counts=dict(data["counts"]), finished=data["finished"])
+                    counts=dict(data["counts"]), finished=data["finished"], stats=data.get("stats"))
         if not (type(state.lines) is int and type(state.input_sha256) is str and type(state.finished) is bool
                 and _committed(state.output) and _committed(state.rejects) and type(state.rejected) is int
                 and all(type(f) is str for f in state.previous)
@@ -114,7 +115,7 @@ class EmbeddedRun:
                                                        options.all_time_points)
         self._notice = notice
         self.state = RunState()
-        self.stats = RunStats()  # this process's figures (not saved with a checkpoint)
+        self.stats = RunStats()  # the run's figures (its conclusions' counts kept by a checkpoint)
         self.reasoner: Reasoner | None = None
         self.output: Output | None = None
         self.on_time_point: Callable[[int], None] | None = None  # called with each time point evaluated
@@ -137,6 +138,9 @@ class EmbeddedRun:
                 saved = loaded[1]
                 try:
                     self.state = RunState.from_data(saved["run"])
+                    if self.state.stats is not None:
+                        self.stats.restore(self.state.stats)
+                    self.stats.resumed_records = self.state.counts["records"]
                 except Exception as err:  # (a state file with a valid checksum but no run's state in it)
                     raise state_file.StateFileError(f"{self.o.checkpoint}: not a run's state ({err})") from None
                 if self.state.finished:
@@ -196,6 +200,7 @@ class EmbeddedRun:
         self._input.consumed(state.lines)
         state.input_sha256 = self._input.digest
         state.finished = finished
+        state.stats = self.stats.saved() if self.stats.counting else None
         self._checkpoint.commit({"run": state.to_data(), "reasoner": self.reasoner.temporal_snapshot()},
                                 self._program)
         self._last_commit = (state.counts["time points"], time.monotonic())

@@ -42,9 +42,33 @@ class RunStats:
         self.slowest: tuple[float, int] | None = None  # (seconds, t)
         self.last: Result | None = None  # the last result with something in it
         self.counting = True  # count conclusions (False: only time points, when nobody reads them)
+        self.resumed_records = 0  # records read before a restart, by the runs this one continues
+        self.ended: float | None = None  # when the stream ended (perf_counter; None: it runs)
         #: the facts of the last time point observed by predicate (counted from its changes)
         self._held: Counter = Counter()
         self._held_count = 0
+
+    def saved(self) -> dict:
+        """The conclusions counted so far, as plain data (a checkpoint keeps them, so that a run
+        continued from it sums up the whole input, not the part after the restart)."""
+        return {"time_points": self.time_points, "facts": dict(self.facts), "events": dict(self.events),
+                "graphs": dict(self.graphs), "answers": dict(self.answers)}
+
+    def restore(self, data: dict) -> None:
+        """Count on from :meth:`saved`'s figures.
+
+        >>> stats = RunStats()
+        >>> stats.restore({"time_points": 4, "facts": {"a": 2}, "events": {}, "graphs": {}, "answers": {"Q": 3}})
+        >>> stats.time_points, stats.answers["Q"]
+        (4, 3)
+        """
+        if not (type(data.get("time_points")) is int and all(
+                isinstance(data.get(kind), dict) and all(type(k) is str and type(n) is int for k, n in data[kind].items())
+                for kind in ("facts", "events", "graphs", "answers"))):
+            raise ValueError("not a run's figures")
+        self.time_points = data["time_points"]
+        self.facts, self.events = Counter(data["facts"]), Counter(data["events"])
+        self.graphs, self.answers = Counter(data["graphs"]), Counter(data["answers"])
 
     def start(self, process_started: float) -> None:
         """The stream starts now; the process started at ``process_started`` (perf_counter)."""
@@ -82,12 +106,12 @@ class RunStats:
     def to_json(self, records: int = 0, outputs: int = 0, rejects: int = 0, readable: Readable | None = None) -> dict:
         """The figures as plain data (predicates readable with ``readable``), with the run's
         counts of records read, records written and records rejected."""
-        elapsed = time.perf_counter() - self.started
+        elapsed = self.elapsed()
         name = readable.term if readable is not None else (lambda text: text)
         out: dict = {"records": records, "time_points": self.time_points, "outputs": outputs, "rejects": rejects,
                      "seconds": round(elapsed, 3), "startup_seconds": None if self.startup is None
                      else round(self.startup, 3),
-                     "records_per_second": round(records / elapsed, 1) if elapsed > 0 else None}
+                     "records_per_second": self.rate(records, elapsed)}
         out["conclusions"] = {"facts": {name(p): n for p, n in self.facts.most_common()},
                               "events": dict(self.events.most_common()),
                               "graphs": dict(self.graphs.most_common()),
@@ -95,6 +119,22 @@ class RunStats:
         if self.slowest is not None:
             out["slowest"] = {"t": self.slowest[1], "ms": round(self.slowest[0] * 1000, 3)}
         return out
+
+    def stop(self) -> None:
+        """The stream has ended: the figures are those of now from here on (the live view's last
+        frame and the summary say the same)."""
+        if self.ended is None:
+            self.ended = time.perf_counter()
+
+    def elapsed(self) -> float:
+        """Seconds since the stream started, until it ended."""
+        return (self.ended if self.ended is not None else time.perf_counter()) - self.started
+
+    def rate(self, records: int, elapsed: float | None = None) -> float | None:
+        """Records per second of this process, ``records`` being read in all (the runs it
+        continues included), ``elapsed`` seconds since the stream started (None: until now)."""
+        elapsed = self.elapsed() if elapsed is None else elapsed
+        return round((records - self.resumed_records) / elapsed, 1) if elapsed > 0 else None
 
     def lines(self, records: int = 0, outputs: int = 0, rejects: int = 0, readable: Readable | None = None,
               top: int = 8) -> list[str]:

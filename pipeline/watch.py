@@ -20,31 +20,39 @@ SHOWN = 8
 
 class Watch:
     """Redraws the view at most four times a second, and once more at the end (it stays on the
-    terminal)."""
+    terminal). Without a terminal (standard error a file or a pipe) only the last view is
+    written, at the end."""
 
     def __init__(self, stats: RunStats, counts: dict, readable: Readable, console: Console | None = None):
         self.stats, self.counts, self.readable = stats, counts, readable
-        self.live = Live(self._view(None), console=console or Console(stderr=True), refresh_per_second=4,
-                         transient=False)
+        self.console = console or Console(stderr=True)
+        self.t: int | None = None  # the last time point evaluated
+        self.live = Live(self._view(), console=self.console, refresh_per_second=4, transient=False) \
+            if self.console.is_terminal else None
         self.last = 0.0
-        self.live.start()
+        if self.live is not None:
+            self.live.start()
 
     def update(self, t: int) -> None:
+        self.t = t
         now = time.perf_counter()
-        if now - self.last >= 0.25:
+        if self.live is not None and now - self.last >= 0.25:
             self.last = now
-            self.live.update(self._view(t))
+            self.live.update(self._view())
 
-    def close(self, t: int | None = None) -> None:
-        self.live.update(self._view(t))
+    def close(self) -> None:
+        if self.live is None:
+            self.console.print(self._view())
+            return
+        self.live.update(self._view())
         self.live.stop()
 
-    def _view(self, t: int | None) -> Group:
-        stats, c = self.stats, self.counts
-        elapsed = max(time.perf_counter() - stats.started, 1e-9)
+    def _view(self) -> Group:
+        stats, c, t = self.stats, self.counts, self.t
+        rate = stats.rate(c["records"]) or 0
         head = Text(f"dotr  t={t if t is not None else '-'}  records {c['records']:,}  "
                     f"time points {c['time points']:,}  outputs {c['outputs']:,}  "
-                    f"{c['records'] / elapsed:,.0f} records/s", style="bold")
+                    f"{rate:,.0f} records/s", style="bold")
         table = Table(box=None, show_header=True, header_style="bold")
         table.add_column("conclusions")
         table.add_column("name")

@@ -194,7 +194,16 @@ def _pred(atom: ir.Atom) -> tuple[str, int]:
 
 
 def _rule_text(rule: ir.Rule) -> str:
+    """The rule, or the C-SPARQL query it stands for, as a reason names it.
+
+    >>> _rule_text(ir.Rule(ir.Atom(ir.Name("query Q1"), (ir.Var("?a"),)), ()))
+    'query Q1'
+    >>> _rule_text(ir.Rule(ir.Atom(ir.Name("hot"), (ir.Var("X"),)), ()))
+    'hot(X) :- ...'
+    """
     head = rule.head
+    if head.pred.value.startswith("query "):  # (pipeline.keys: a query's atoms as a rule's body)
+        return head.pred.value
     args = ", ".join(getattr(a, "name", None) or str(getattr(a, "value", a)) for a in head.args)
     return f"{head.pred.value}({args}) :- ..." if head.args else f"{head.pred.value} :- ..."
 

@@ -468,6 +468,25 @@ def test_trig_refuses_atoms_that_are_not_triples(tmp_path, capsys):
     assert {o for _, _, o, _ in dataset.quads()} == {rdflib.URIRef("http://ex.org/Hot")}
 
 
+@pytest.mark.parametrize("fmt", ["trig", "nquads"])
+def test_rdf_formats_refuse_queries_that_answer(tmp_path, capsys, fmt):
+    """A SELECT or ASK query's answers have no place in TriG or N-Quads: refused before the run
+    (they were dropped without a word); a CONSTRUCT query's graph is written."""
+    window = "from stream :st [range 2 step 1] where { ?s :p ?o }"
+    (tmp_path / "s.jsonl").write_text('{"t": 0, "facts": [":p(:a, :b)"]}\n')
+    args = ["run", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"), "--format", fmt,
+            "--output", str(tmp_path / "out"), "-q"]
+    for form in ("select ?s", "ask"):
+        (tmp_path / "r.dotr").write_text(PREFIXES + f"query Q := register compute every 1 as {form} {window} .\n")
+        assert main(args) == 2
+        assert "these queries answer with solutions or a boolean: Q" in capsys.readouterr().err
+    (tmp_path / "r.dotr").write_text(PREFIXES + f"query Q := register compute every 1 as construct {{ ?s :q ?o }} {window} .\n")
+    assert main(args) == 0
+    dataset = rdflib.Dataset()
+    dataset.parse(data=(tmp_path / "out").read_text(), format=fmt)
+    assert {p for _, p, _, _ in dataset.quads()} == {rdflib.URIRef("http://ex.org/q")}
+
+
 def test_csparql_answers_an_empty_list_for_a_window_without_solutions(tmp_path):
     rules = """query Q := register compute every 1 as select ?s from stream <http://ex.org/s1> [range 2 step 1]
         where { ?s :hot true } .\n"""

@@ -114,4 +114,25 @@ def test_watch_shows_a_live_view_on_a_terminal(tmp_path, engine):
     assert re.search(r"patterns\s+" + ("Fire" if engine == "embedded" else r"\(patterns and queries\)") + r"\s+1", text)
     assert re.search(r"facts\s+:is_in_room\s+3", text)
     assert "latest (t=12): :is_in_room(:s2,:roomA)" in text
+    last_view = text[text.rindex("dotr  t="):]
+    assert last_view.startswith("dotr  t=12 ") or engine == "spark"  # (the last time point, not "t=-")
     assert out.read_text() == (ROOT / "tests/pipeline/golden/fire.jsonl").read_text()
+
+
+def test_watch_without_a_terminal_writes_its_last_view_once(tmp_path):
+    """Standard error a file: one view, the last, on lines of its own before the summary, its
+    rate the summary's."""
+    import re
+    import subprocess
+    import sys
+
+    ex = ROOT / "examples/fire"
+    proc = subprocess.run([sys.executable, "-m", "dotr", "run", "--watch", "--rules", str(ex / "rules.dotr"),
+                           "--ontology", str(ex / "ontology.ttl"), "--input", str(ex / "stream.jsonl"),
+                           "--output", str(tmp_path / "o.jsonl")], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert sum(line.startswith("dotr  t=") for line in lines) == 1 and lines[0].startswith("dotr  t=12 ")
+    summary = next(line for line in lines if line.startswith("dotr: "))
+    rate = lambda line: re.search(r"([\d,]+) records/s", line).group(1)  # noqa: E731
+    assert rate(lines[0]) == rate(summary)

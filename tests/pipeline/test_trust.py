@@ -157,6 +157,19 @@ def test_an_input_that_grew_after_the_committed_lines_is_read_on(tmp_path):
     assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
 
 
+def test_a_continued_run_sums_up_the_whole_input(tmp_path):
+    """The summary of a run continued from its checkpoint counts the conclusions of the whole
+    input, as it counts its records (the conclusions were those after the restart only)."""
+    stream = _setup(tmp_path, 3000)
+    assert _dotr(*_args(tmp_path, stream, "--stats", str(tmp_path / "whole.json"), output="whole.jsonl",
+                        checkpoint=False)).returncode == 0
+    _interrupted_checkpoint(tmp_path, stream)
+    assert _dotr(*_args(tmp_path, stream, "--stats", str(tmp_path / "continued.json"))).returncode == 0
+    whole, continued = (json.loads((tmp_path / name).read_text()) for name in ("whole.json", "continued.json"))
+    assert continued["conclusions"] == whole["conclusions"] and continued["conclusions"]["facts"]
+    assert (continued["records"], continued["time_points"]) == (whole["records"], whole["time_points"])
+
+
 # ------------------------------------------------------------------------ state files
 class _Exploit:
     """A pickle that runs code when loaded: it creates the file ``path``."""
