@@ -118,7 +118,7 @@ def run(rules=50, length=2, selection="last", extra_bg=10_000, events=2_000) -> 
         t1 = time.perf_counter()
         evs = stage.run_events()
         t2 = time.perf_counter()
-        out = patterns.step(t, evs)
+        out = patterns.step(t, evs, interned=True)
         t3 = time.perf_counter()
         _ = sorted(" ".join(map(format_term, tr)) for match in out.matches for tr in match.graph)  # the output text
         graphs += len(out.matches)

@@ -96,7 +96,7 @@ def _epsparql(query: str, points: int, companies: int, horizon: int) -> dict:
         sols = [g.run(store) for g in groups]
         inputs += len(facts)
         start = time.perf_counter()
-        out = engine.step(t, sols)
+        out = engine.step(t, solutions=sols)
         engine_time += time.perf_counter() - start
         answers[0] += len(out.answers["Q"])
         window[t] = sols

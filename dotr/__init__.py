@@ -26,6 +26,9 @@ _EXPORTS = {
     "RuleSyntaxError": "dotr.rules", "TimeOrderError": "dotr.rules",
     "Reasoner": "dotr.pipeline.reasoner", "Result": "dotr.pipeline.records",
     "explain": "dotr.pipeline.explain", "NothingToExplain": "dotr.pipeline.explain",
+    "frame": "dotr.pipeline.objects", "examples": "dotr.examples",
+    "TimeError": "dotr.rules", "FactError": "dotr.rules", "EventError": "dotr.rules", "FrameError": "dotr.rules",
+    "UsageError": "dotr.rules", "MissingDependency": "dotr.rules",
     "OntologicalStage": "dotr.ontology", "CSparqlEngine": "dotr.ontology.csparql",
     "LarsEngine": "dotr.temporal.lars", "PatternEngine": "dotr.temporal.patterns",
     "EpSparqlEngine": "dotr.temporal.epsparql",
@@ -38,9 +41,12 @@ if TYPE_CHECKING:  # (for type checkers and editors: the same names, imported ea
     from dotr.ontology.csparql import CSparqlEngine
     from dotr.pipeline.reasoner import Reasoner
     from dotr.pipeline.records import Result
+    from dotr import examples
     from dotr.pipeline.explain import NothingToExplain, explain
-    from dotr.rules import (CheckResult, DotrError, InputError, RuleError, RuleSyntaxError, TermDictionary,
-                            TimeOrderError, check, check_text, ir, load, parse)
+    from dotr.pipeline.objects import frame
+    from dotr.rules import (CheckResult, DotrError, EventError, FactError, FrameError, InputError, MissingDependency,
+                            RuleError, RuleSyntaxError, TermDictionary, TimeError, TimeOrderError, UsageError, check,
+                            check_text, ir, load, parse)
     from dotr.temporal.epsparql import EpSparqlEngine
     from dotr.temporal.lars import LarsEngine
     from dotr.temporal.patterns import PatternEngine
@@ -50,7 +56,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'dotr' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    value = import_module(module) if module == f"dotr.{name}" else getattr(import_module(module), name)
     globals()[name] = value
     return value
 

@@ -59,8 +59,10 @@ from typing import Callable, Iterable, Iterator
 from rdflib import BNode, Variable
 
 from dotr.ontology.background import load_triples
-from dotr.ontology.convert import from_rdflib, intern_fact
+from dotr.ontology.convert import from_rdflib
 from dotr.ontology.turtle import TokenTriple, intern_tokens
+from dotr.rules.engine.frames import facts_of, is_frame
+from dotr.rules.engine.inputs import FactReader, check_time
 from dotr.rules.engine.sparql import answer_order
 from dotr.rules.engine.sparql.algebra import Dataset, compile_pattern
 from dotr.ontology.materialise import Materialiser
@@ -365,10 +367,10 @@ class CSparqlEngine:
                 queries.append(checked.queries.require(f"csparql {decl.name}", decl.query,
                                                        lambda: parse_csparql(decl, prefixes, ms), checked.sources))
         self._rules, facts = stage_rules(checked)
-        self._node_ids: dict = {}
+        self._read = FactReader(d, prefixes)  # facts as given -> (relation, ids), checked
         self._token_ids: dict = {}
         self._program_facts = [*program.facts, *facts]
-        self._background = background
+        self._background = facts_of(background)
         self._bases: dict[tuple[str, ...] | None, Materialiser] = {}
         self._by_key: dict[tuple, _Group] = {}
         self.groups: list[_Group] = []
@@ -403,7 +405,7 @@ class CSparqlEngine:
     def _intern(self, fact) -> Key:
         if type(fact) is TokenTriple:
             return intern_tokens(fact, self.dictionary, self._token_ids)
-        return intern_fact(fact, self.dictionary, self._node_ids)
+        return self._read(fact)
 
     def _group(self, every: int | None, windows: tuple[StreamWindow, ...], source,
                background: _Group | None = None) -> _Group:
@@ -436,14 +438,20 @@ class CSparqlEngine:
         their entailments; each fact's expiry is the last time point it holds)."""
         return next(group.m.store for q, group in self._queries if q.query.name == name)
 
-    def step(self, t: int, elements: dict[str | None, list]) -> CSparqlOutput:
-        """Feed the elements at ``t`` (non-decreasing) and report the queries evaluated at ``t``."""
+    def step(self, t: int, elements: dict | Iterable = (), interned: bool = False) -> CSparqlOutput:
+        """Feed the elements at ``t`` (non-decreasing) and report the queries evaluated at ``t``:
+        ``elements`` maps a stream's IRI (None: the default stream, which every window reads; a
+        stream no window reads is ignored) to its facts (any forms of ``rules.engine.inputs``, an rdflib ``Graph``, a DataFrame); facts
+        not in a dict are the default stream's. ``interned``: the facts are ``(relation, ids)``
+        of this engine's dictionary, nothing is checked (the pipeline's own path)."""
+        if not interned:
+            t = check_time(t)
+            elements = self._checked(elements)
         if self.last_t is not None and t < self.last_t:
             raise TimeOrderError(f"time {t} is before {self.last_t}")
         self.last_t = t
         d = self.dictionary
-        for stream, facts in elements.items():
-            keys = [self._intern(f) for f in facts]
+        for stream, keys in elements.items():
             for group in self.groups:
                 if group.windows:
                     group.receive(t, stream, keys, self._present)
@@ -466,6 +474,13 @@ class CSparqlEngine:
                 self._report(out, query, report)
             query.prev, query.last_eval = result, t
         return out
+
+    def _checked(self, elements) -> dict[str | None, list]:
+        """The elements of :meth:`step`, interned and checked."""
+        if not isinstance(elements, dict) or is_frame(elements):
+            elements = {None: elements}
+        return {None if stream is None else str(stream): [self._read(f) for f in facts_of(facts)]
+                for stream, facts in elements.items()}
 
     def run(self, elements: Iterable[tuple[int, dict[str | None, list]]], until: int | None = None
             ) -> Iterator[CSparqlOutput]:
@@ -516,8 +531,8 @@ class CSparqlEngine:
         """Change the background from the next evaluation on: remove facts (what only they
         entailed goes too), then add facts (RDF triples of rdflib terms, ground atoms, or
         interned pairs, as for the constructor). Every window sees the new background."""
-        add = [self._intern(f) for f in add]
-        remove = [self._intern(f) for f in remove]
+        add = [self._intern(f) for f in facts_of(add)]
+        remove = [self._intern(f) for f in facts_of(remove)]
         after = -1 if self.last_t is None else self.last_t
         for group in self.groups:
             if group.changes:

@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from rdflib.term import Node
 
-from dotr.rules import check, ir
+from dotr.rules import TimeOrderError, check, ir
 from dotr.rules.lang.loader import CheckResult
+from dotr.rules.engine.frames import facts_of
+from dotr.rules.engine.inputs import FactReader, check_time, check_until
 from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 
 from .background import load_background
 from .rdf_files import TripleBatch
-from .convert import intern_fact
 from dotr.rules.engine.sparql.algebra import CompiledEvent, compile_event
 from .materialise import Materialiser
 from .turtle import TokenTriple, intern_tokens
@@ -44,7 +44,7 @@ from dotr.rules.engine.store import INF
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 
-Fact = ir.Atom | tuple  # a ground atom, or an RDF triple of rdflib terms or term tokens
+Fact = ir.Atom | str | tuple  # a fact in a form of rules.engine.inputs, or an RDF triple of term tokens
 
 
 @dataclass
@@ -76,7 +76,7 @@ class OntologicalStage:
     """Materialisation with expiry tags plus event extraction, per time point."""
 
     def __init__(self, checked: CheckResult, background: Iterable[Fact] = (),
-                 dictionary: TermDictionary | None = None, load: bool = True, freeze_gc: bool = True,
+                 dictionary: TermDictionary | None = None, load: bool = True, freeze_gc: bool = False,
                  native: bool = True):
         """``native``: the facts in the compiled store (``rules.engine.native_store``), maintained by
         compiled plans; False keeps them in Python dicts (the same results, slower)."""
@@ -86,7 +86,8 @@ class OntologicalStage:
         rules, profile_facts = stage_rules(checked)
         self.materialiser = Materialiser(rules, self.dictionary, native=native)
         self.rules = [(r, r.body) for r in rules]  # the stage's rules, profiles included
-        self._node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
+        self._read = FactReader(self.dictionary, self.program.prefixes)  # facts as given -> (relation, ids)
+        self._last_t: int | None = None  # the last time point processed
         self.token_ids: dict[str, int] = {}  # a term as written in a fact -> id (pipeline.input_facts.intern_input)
         self.fact_ids: dict[str, tuple] = {}  # a fact string -> (relation, ids) (pipeline.input_facts.intern_all)
         self.store = self.materialiser.store
@@ -109,9 +110,9 @@ class OntologicalStage:
             self.add_background([*self.program.facts, *profile_facts])
             self.add_background(background)
             self.materialiser.build_indexes()  # before the freeze: they are as long-lived
-        if freeze_gc:
-            # the materialised background is millions of acyclic objects that Python's cyclic
-            # garbage collector would otherwise rescan at every full collection (tens of ms)
+        if freeze_gc:  # (opt-in: it freezes the whole process's objects, the caller's too)
+            # the background's terms are as many objects that Python's cyclic garbage collector
+            # would otherwise rescan at every full collection (125 ms for a million: docs/api.md)
             gc.freeze()
 
     @classmethod
@@ -124,16 +125,19 @@ class OntologicalStage:
 
     # ------------------------------------------------------------------------------ input
     def intern(self, fact: Fact) -> tuple:
-        """``(relation, ids)`` of a ground atom, an rdflib triple or a
-        :class:`~ontology.turtle.TokenTriple` in this stage's dictionary."""
+        """``(relation, ids)`` of a fact (any form of ``rules.engine.inputs``: an atom, its text, a
+        tuple of terms, an rdflib triple, an interned pair) or a
+        :class:`~ontology.turtle.TokenTriple` in this stage's dictionary; :class:`FactError` when
+        it is not a fact."""
         if type(fact) is TokenTriple:
             return intern_tokens(fact, self.dictionary, self.token_ids)
-        return intern_fact(fact, self.dictionary, self._node_ids)
+        return self._read(fact)
 
     def add_background(self, facts: Iterable[Fact | TripleBatch]) -> None:
         """Add facts that hold at every time point (also while streaming); a
-        :class:`~ontology.rdf_files.TripleBatch` (``load_background``'s) is interned in bulk."""
-        facts = facts if isinstance(facts, list) else list(facts)
+        :class:`~ontology.rdf_files.TripleBatch` (``load_background``'s) is interned in bulk; an
+        rdflib ``Graph`` gives its triples, a pandas DataFrame its rows (``rules.engine.frames``)."""
+        facts = facts if isinstance(facts, list) else list(facts_of(facts))
         batches = [f for f in facts if type(f) is TripleBatch]
         if batches:
             facts = [f for f in facts if type(f) is not TripleBatch]
@@ -175,17 +179,29 @@ class OntologicalStage:
 
     def remove_background(self, facts: Iterable[Fact]) -> None:
         """Remove background facts; what only they supported goes too (DRed)."""
-        self.materialiser.retract([self.intern(f) for f in facts])
+        self.materialiser.retract([self.intern(f) for f in facts_of(facts)])
 
     def process(self, t: int, facts: Iterable[Fact] = (), until: int | None = None, interned: bool = False
                 ) -> TimePoint:
         """Evaluate time point ``t`` with the stream facts given for it; they hold until ``until``
-        (default ``t``: DOTR semantics; ``t + r`` for a window of range r). ``interned``: the facts
-        are ``(relation, ids)`` of this stage's dictionary already."""
+        (default ``t``: DOTR semantics; ``t + r`` for a window of range r). Time points do not go
+        back (the same one again adds facts to it). ``facts``: any forms of
+        ``rules.engine.inputs``, an rdflib ``Graph``, a pandas DataFrame (``rules.engine.frames``).
+        ``interned``: the facts are ``(relation, ids)`` of this stage's dictionary already, and
+        nothing is checked (the pipeline's own path: its time points may go back once their
+        facts have expired)."""
         m = self.materialiser
+        if interned:
+            expiry = t if until is None else until
+            items = [(*f, expiry) for f in facts]
+        else:
+            t = check_time(t)
+            expiry = check_until(t, until)
+            if self._last_t is not None and t < self._last_t:
+                raise TimeOrderError(f"time point {t} is before {self._last_t}, processed already")
+            items = [(*self.intern(f), expiry) for f in facts_of(facts)]
+        self._last_t = t
         m.advance(t, report=False)
-        expiry = t if until is None else until
-        items = [(*f, expiry) for f in facts] if interned else [(*self.intern(f), expiry) for f in facts]
         m.add(items + self._terms_of(items) if self._typing is not None else items)
         m.evaluate_local(t)
         return TimePoint(t, self.run_events())
@@ -207,7 +223,7 @@ class OntologicalStage:
     def forget_nodes(self, terms: int) -> None:
         """Forget the ids of the rdflib terms met after the dictionary's first ``terms`` (before
         the dictionary forgets terms: ``TermDictionary.forget``)."""
-        self._node_ids = {node: i for node, i in self._node_ids.items() if i < terms or i >= FIRST_INT_ID}
+        self._read.node_ids = {node: i for node, i in self._read.node_ids.items() if i < terms or i >= FIRST_INT_ID}
 
     def reset(self, terms: int) -> None:
         """Back to the background alone and to the dictionary's first ``terms`` terms (everything
@@ -218,6 +234,7 @@ class OntologicalStage:
         self.dictionary.truncate(terms)
         self.forget_nodes(terms)
         self.token_ids, self.fact_ids = {}, {}
+        self._last_t = None
         self.store.drop([rel for rel in self.store.relations if terms <= rel[0] < FIRST_INT_ID])
 
     # ----------------------------------------------------------------------------- output

@@ -1,6 +1,7 @@
 """The ``dotr`` command.
 
->>> main(["check", "--quiet", "examples/fire/rules.dotr"])
+>>> from dotr import examples
+>>> main(["check", "--quiet", str(examples.path("fire") / "rules.dotr")])
 0
 """
 
@@ -102,6 +103,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     if args.engine == "spark":
+        from .extras import missing
+
+        absent = missing("spark")
+        if absent is not None:
+            print(f"dotr: {absent}", file=sys.stderr)
+            return 2
         unsupported = [flag for flag, value in (("--reorder-within", args.reorder_within), ("--follow", args.follow),
                                                 ("--snapshot", args.snapshot), ("--resume", args.resume)) if value]
         if unsupported:
@@ -446,7 +453,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 if isinstance(item, InputError):
                     raise item
                 elements.append((item.t, item.facts))
-        lines = explain(reasoner, elements, args.at, args.what)
+        lines = explain(reasoner, args.what, elements, args.at)
     except NothingToExplain as err:
         print(f"dotr: {err}", file=sys.stderr)
         return 1

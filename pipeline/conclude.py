@@ -80,7 +80,8 @@ class Patterns:
         emitted = now.result.events
         seen: dict[str, set] = {}  # the events of t given to the patterns: each enters once
         for _ in range(self.max_rounds):
-            out = engine.step_again(t, events) if emitted or now.graph_facts else engine.step(t, events)
+            out = engine.step_again(t, events, interned=True) if emitted or now.graph_facts \
+                else engine.step(t, events, interned=True)
             built = []
             for match in out.matches:
                 if match.ntriples:
@@ -116,7 +117,7 @@ class EpSparql:
 
     def conclude(self, now: Moment) -> None:
         t, result = now.t, now.result
-        out = self.engine.step(t, now.point.solutions)
+        out = self.engine.step(t, solutions=now.point.solutions)
         for round_ in range(self.max_rounds + 1):
             for name, rows in out.answers.items():
                 if rows:
@@ -128,7 +129,7 @@ class EpSparql:
             ontology = self.ontology_at(t, now.point)
             ontology.process(t, out.feedback, interned=True)
             now.fed_back = True
-            out = self.engine.step_again(t, [g.run(ontology.store) for g in self.groups])
+            out = self.engine.step_again(t, solutions=[g.run(ontology.store) for g in self.groups])
         for rows in result.answers.values():
             rows.sort(key=answer_order)
 
@@ -140,7 +141,7 @@ class CSparql:
         self.engine = engine
 
     def conclude(self, now: Moment) -> None:
-        out = self.engine.step(now.t, now.point.streams)
+        out = self.engine.step(now.t, now.point.streams, interned=True)
         now.result.answers.update(out.answers)  # an evaluation over a non-empty window with no solution: []
         now.graph_matches.extend((document(g), name) for name, g in out.constructed.items() if g)
 
@@ -179,7 +180,7 @@ class Lars:
 
     def conclude(self, now: Moment) -> None:
         t, engine, result = now.t, self.engine, now.result
-        out = engine.step(t, now.point.stream, derived=list(now.conclusions) + now.graph_facts)
+        out = engine.step(t, now.point.stream, derived=list(now.conclusions) + now.graph_facts, interned=True)
         background, held = engine.background, self.held
         if self.anew:
             self.anew = False

@@ -9,16 +9,18 @@ built a graph.
 
 from __future__ import annotations
 
-from dotr.rules import DotrError, ir
+from typing import Iterable
+
+from dotr.rules import DotrError, UsageError, ir
 from dotr.rules.engine.plan import compile_rule
 from dotr.rules.engine.planning import Unsupported
-from dotr.rules.engine.store import INF, Store
+from dotr.rules.engine.store import INF, DictStore, Store
 from dotr.rules.engine.terms import format_fact, format_term
 from dotr.rules.lang.printer import format_rule
 
 from .printing import Readable
 from .reasoner import Reasoner
-from .input_facts import intern_input, parse_fact
+from .input_facts import parse_fact
 
 MAX_DEPTH = 12
 
@@ -47,7 +49,7 @@ def _variables(literals) -> list[str]:
     return list(names)
 
 
-def _groundings(head: ir.Atom, body: tuple, store: Store, d, rel, fact) -> list[dict]:
+def _groundings(head: ir.Atom, body: tuple, store: Store | DictStore, d, rel, fact) -> list[dict]:
     """The groundings of ``head :- body`` that derive ``(rel, fact)`` from ``store``: the join
     plan of ``vars :- goal(head's terms), body`` seeded at the goal with the fact (the way the
     materialiser rederives a fact), each as variable name -> term id."""
@@ -126,24 +128,41 @@ class NothingToExplain(DotrError):
     point was not evaluated."""
 
 
-def explain(reasoner: Reasoner, elements, t: int, target: str) -> list[str]:
-    """Run ``elements`` up to ``t`` and explain ``target`` (a fact, or the index of a graph) at t;
-    :class:`NothingToExplain` when there is nothing to explain."""
-    last = None
-    inputs: set = set()
-    for result in reasoner.run((when, facts) for when, facts in elements if when <= t):
-        last = result
-    if last is None or last.t != t:
-        raise NothingToExplain(f"nothing was evaluated at {t}")
-    for when, facts in elements:
-        if when == t:
-            inputs |= {intern_input(reasoner.ontology, f) for f in facts}
+def explain(reasoner: Reasoner, target: str, elements: Iterable[tuple] | None = None, t: int | None = None
+            ) -> list[str]:
+    """Why ``target`` (a fact's text, or the index of a graph in the result) holds at the time
+    point ``reasoner`` evaluated last, from its live state: the derivation's lines, as ``dotr
+    explain`` prints them. With ``elements`` (a stream, as ``Reasoner.run`` takes it), a fresh
+    reasoner first evaluates them up to ``t``. :class:`NothingToExplain` when there is nothing
+    to explain.
+
+    >>> import dotr
+    >>> r = dotr.Reasoner(dotr.check_text("warm(X) :- temp(X, V), V > 20 ."))
+    >>> _ = r.step(1, ["temp(s1, 25)"])
+    >>> print("\\n".join(dotr.explain(r, "warm(s1)")))
+    warm(s1): by warm(X) :- temp(X, V), V > 20 .
+      temp(s1,25): input at 1
+    """
+    if elements is not None:
+        if t is None:
+            raise UsageError("explain with elements needs the time point t to explain at")
+        last = None
+        for last in reasoner.run((when, facts) for when, facts in elements if when <= t):
+            pass
+        if last is None or last.t != t:
+            raise NothingToExplain(f"nothing was evaluated at {t}")
+    t = reasoner.last_t
+    if t is None:
+        raise NothingToExplain("the reasoner has evaluated no time point")
+    inputs = set(reasoner.last_inputs)
     if target.isdigit():
         matches = reasoner.last_matches
         index = int(target)
         if index >= len(matches):
             raise NothingToExplain(f"there are {len(matches)} graphs at {t}")
         m = matches[index]
+        if isinstance(m, str) or reasoner.patterns is None:  # (a query's graph: no events to show)
+            return [f"graph {index} at {t}: built by the query {m}"]
         lines = [f"graph {index} at {t}: pattern {m.pattern} fired on these events:"]
         for label, e in sorted(m.bindings.items(), key=lambda kv: kv[1].time):
             names = reasoner.patterns.attrs[e.type]

@@ -1,6 +1,6 @@
 """Stream facts as text (``temp(r1,25)``, ``:Sensor(:s1)``): parsed into atoms
-(:func:`parse_fact`), checked as they are read (:func:`checked_fact`), and interned into an
-ontological stage's ids (:func:`intern_all`, :func:`intern_input`), by fast paths for the simple
+(``rules.engine.inputs.parse_fact``), checked as they are read (:func:`checked_fact`), and
+interned into an ontological stage's ids (:func:`intern_all`, :func:`intern_input`), by fast paths for the simple
 facts streams are made of and the rule grammar for any other."""
 
 from __future__ import annotations
@@ -10,66 +10,22 @@ from typing import Iterable
 
 from dotr.ontology import OntologicalStage
 from dotr.ontology.turtle import TokenTriple, intern_tokens
-from dotr.rules import DotrError, InputError, ir
+from dotr.rules import InputError, ir
+from dotr.rules.engine.inputs import ARG, SIMPLE_FACT, parse_fact, parse_fact_with_grammar, simple_term, tight
 from dotr.rules.lang.errors import MAX_ARITY, MAX_DIGITS
-from dotr.rules.lang.parser import KEYWORDS, parse
+from dotr.rules.lang.parser import KEYWORDS
+
+__all__ = ["parse_fact", "parse_fact_with_grammar", "checked_fact", "fact_problem", "simple_facts",
+           "simple_fact_list", "intern_all", "intern_input", "FACT_CACHE"]
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_IRI = r"<[^<>\"{}|^`\\\s]+>"
 _NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][+\-]?\d+)?"
-_ARG = re.compile(rf"{_NAME}|{_IRI}|{_NUMBER}")
-_SIMPLE_FACT = re.compile(rf"({_NAME}|{_IRI})(?:\(((?:{_NAME}|{_IRI}|{_NUMBER})(?:,(?:{_NAME}|{_IRI}|{_NUMBER}))*)\))?")
-
-
-_PUNCT_SPACE = re.compile(r"\s*([(),])\s*")
 _LIST_IRI = r"<[^<>\"{}|^`\\\s,()]+>"  # (one with commas or brackets: the slow path, which splits it as before)
 _ONE = rf"(?:{_NAME}|{_LIST_IRI})(?:\((?:{_NAME}|{_LIST_IRI}|{_NUMBER})(?:,(?:{_NAME}|{_LIST_IRI}|{_NUMBER}))*\))?"
 _SIMPLE_LIST = re.compile(rf"\s*(?:{_ONE}(?:\s*,\s*{_ONE})*)?\s*")
 _ONE_FACT = re.compile(_ONE)
 _TOKEN_BREAK = re.compile(r"[(),\s]+")
-
-
-def _tight(text: str) -> str:
-    """A fact without the spaces around its brackets and commas (``p(0, 1)`` as ``p(0,1)``, as
-    Laser++ writes facts), so that it takes the fast paths; text with quotes is left alone."""
-    if " " in text and '"' not in text:
-        return _PUNCT_SPACE.sub(r"\1", text).strip()
-    return text
-
-
-def _simple_term(text: str) -> ir.Term:
-    if text[0] == "<":
-        return ir.Iri(text[1:-1])
-    if text[0] == "-" or text[0].isdigit():
-        if any(ch in text for ch in ".eE"):
-            return ir.Num(float(text))
-        if len(text) > MAX_DIGITS + 1:
-            raise InputError(f"a fact has an integer of more than {MAX_DIGITS:,} digits")
-        return ir.Num(int(text))
-    return ir.Name(text)
-
-
-def parse_fact(text: str, prefixes: dict[str, str] | None = None) -> ir.Atom:
-    """A ground atom in rule syntax, such as ``temp(r1,25)`` or ``<http://ex.org/s1>(<http://ex.org/locA>)``;
-    identifiers are constants whatever their case; prefixed names use ``prefixes`` (the rule
-    file's).
-
-    >>> parse_fact("temp(r1,-2.5)")
-    Atom(pred=Name(value='temp'), args=(Name(value='r1'), Num(value=-2.5)))
-    >>> parse_fact(":Sensor(:s1)", {"": "http://ex.org/"})  # a class membership: an rdf:type triple
-    Atom(pred=Iri(value='http://www.w3.org/1999/02/22-rdf-syntax-ns#type'), args=(Iri(value='http://ex.org/s1'), Iri(value='http://ex.org/Sensor')))
-    """
-    simple = _SIMPLE_FACT.fullmatch(_tight(text))
-    if simple is not None:  # names, IRIs and numbers only: no need for the grammar
-        pred, args = simple.groups()
-        terms = [_simple_term(a) for a in _ARG.findall(args)] if args else []
-        head = _simple_term(pred)
-        if not any(isinstance(x, ir.Name) and x.value in KEYWORDS for x in [head, *terms]):
-            if isinstance(head, ir.Iri) and len(terms) == 1:  # a class membership: an rdf:type triple
-                return ir.Atom(ir.Iri(ir.RDF_TYPE), (terms[0], head))
-            return ir.Atom(head, tuple(terms))
-    return parse_fact_with_grammar(text, prefixes)
 
 
 #: a fact string shorter than this has at most MAX_ARITY arguments and no over-long number
@@ -89,7 +45,7 @@ def fact_problem(fact: str | ir.Atom) -> str | None:
         if len(fact) < _SHORT_FACT:
             return None
         open_ = fact.find("(")
-        arity = len(_ARG.findall(fact, open_ + 1, len(fact) - 1)) if open_ > 0 else 0
+        arity = len(ARG.findall(fact, open_ + 1, len(fact) - 1)) if open_ > 0 else 0
         if len(fact) > MAX_DIGITS and _LONG_NUMBER.search(fact):
             return f"a fact has an integer of more than {MAX_DIGITS:,} digits"
     else:
@@ -108,9 +64,9 @@ def checked_fact(text: str, prefixes: dict[str, str] | None = None) -> str | ir.
     >>> checked_fact('name(s1,"Kitchen")')
     Atom(pred=Name(value='name'), args=(Name(value='s1'), Literal(lexical='Kitchen', datatype=None, lang=None)))
     """
-    text = _tight(text)
+    text = tight(text)
     fact: str | ir.Atom | None = None
-    if _SIMPLE_FACT.fullmatch(text) is not None:
+    if SIMPLE_FACT.fullmatch(text) is not None:
         open_ = text.find("(")
         if open_ < 0 and text not in KEYWORDS or open_ > 0 and KEYWORDS.isdisjoint(
                 (text[:open_], *text[open_ + 1:-1].split(","))):
@@ -176,8 +132,9 @@ def intern_all(stage: OntologicalStage, facts: Iterable) -> list[tuple]:
     last ``FACT_CACHE`` distinct ones are kept), one whose predicate and arguments were all seen
     before in one probe each.
 
+    >>> from dotr import examples
     >>> from dotr.rules import check
-    >>> stage = OntologicalStage(check("examples/cooling/rules.dotr"))
+    >>> stage = OntologicalStage(check(examples.path("cooling") / "rules.dotr"))
     >>> intern_all(stage, ["temp(25)", "temp(25)"]) == [intern_input(stage, "temp(25)")] * 2
     True
     """
@@ -231,8 +188,9 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
     :class:`~pipeline.turtle.TokenTriple`, a ground atom, an rdflib triple, or an already
     interned fact.
 
+    >>> from dotr import examples
     >>> from dotr.rules import check
-    >>> stage = OntologicalStage(check("examples/cooling/rules.dotr"))
+    >>> stage = OntologicalStage(check(examples.path("cooling") / "rules.dotr"))
     >>> intern_input(stage, "temp(25)") == stage.intern(parse_fact("temp(25)"))
     True
     """
@@ -240,7 +198,7 @@ def intern_input(stage: OntologicalStage, fact) -> tuple:
         return intern_tokens(fact, stage.dictionary, stage.token_ids)
     if not isinstance(fact, str):
         return stage.intern(fact)
-    text, cache = _tight(fact), stage.token_ids
+    text, cache = tight(fact), stage.token_ids
     # first without a regex: split at the parentheses and commas; when every piece is a token
     # seen before (whole names, IRIs and numbers only), the split was right
     open_ = text.find("(")
@@ -262,7 +220,7 @@ def _intern_token(stage: OntologicalStage, token: str) -> int:
     elif token.isdecimal():  # (an integer has its id without the dictionary)
         term_id = d.number(int(token))
     else:
-        term_id = d.intern(_simple_term(token))
+        term_id = d.intern(simple_term(token))
     stage.token_ids[token] = term_id
     return term_id
 
@@ -271,11 +229,11 @@ def _intern_text(stage: OntologicalStage, text: str) -> tuple:
     """:func:`intern_input` of a tight fact string with a term not seen before (read by regex,
     its new tokens remembered), or of any other form (the grammar)."""
     cache = stage.token_ids
-    simple = _SIMPLE_FACT.fullmatch(text)
+    simple = SIMPLE_FACT.fullmatch(text)
     if simple is None:
         return stage.intern(parse_fact(text, stage.program.prefixes))
     pred, args = simple.groups()
-    pieces = [pred, *_ARG.findall(args)] if args else [pred]
+    pieces = [pred, *ARG.findall(args)] if args else [pred]
     ids = []
     for token in pieces:
         i = cache.get(token)
@@ -287,18 +245,3 @@ def _intern_text(stage: OntologicalStage, text: str) -> tuple:
     if pieces[0][0] == "<" and len(ids) == 2:  # a class membership: an rdf:type triple
         return (stage.dictionary.intern(ir.Iri(ir.RDF_TYPE)), 2), (ids[1], ids[0])
     return (ids[0], len(ids) - 1), tuple(ids[1:])
-
-
-def parse_fact_with_grammar(text: str, prefixes: dict[str, str] | None = None) -> ir.Atom:
-    """:func:`parse_fact` through the rule grammar (every form; the fast path's reference)."""
-    declared = "".join(f"@prefix {p}: <{iri}> .\n" for p, iri in (prefixes or {}).items())
-    try:
-        rule = parse(f"{declared}_fact :- {text} .", "<record>").rules[0]
-    except DotrError as err:
-        raise InputError(f"not a fact: {text!r}") from err
-    if len(rule.body) != 1 or not isinstance(rule.body[0], ir.AtomLiteral) or rule.body[0].negated:
-        raise InputError(f"not a fact: {text!r}")
-    atom = rule.body[0].atom
-    if isinstance(atom.pred, ir.Var):
-        atom = ir.Atom(ir.Name(atom.pred.name), atom.args)
-    return ir.Atom(atom.pred, tuple(ir.Name(a.name) if isinstance(a, ir.Var) else a for a in atom.args))

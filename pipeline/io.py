@@ -21,11 +21,12 @@ from dotr.rules import ir
 from dotr.ontology import turtle
 
 from dotr.rules import InputError
+from dotr.rules.engine.inputs import tight as _tight
 from dotr.rules.engine.terms import iri_text
 from dotr.rules.lang.queries.csparql import is_csparql, parse_csparql
 from .files import TooLong
 from .records import Result
-from .input_facts import _SHORT_FACT, _tight, checked_fact, fact_problem, parse_fact, simple_fact_list, simple_facts
+from .input_facts import _SHORT_FACT, checked_fact, fact_problem, parse_fact, simple_fact_list, simple_facts
 from .printing import PREDECLARED, EncodedFacts, Readable
 
 

@@ -6,8 +6,10 @@ stage at the same time point (new events may fire more patterns, up to ``max_rou
 LARS engine evaluates the temporal rules over the stream facts and everything the other stages
 concluded at that time point. In tick mode every tick between inputs is evaluated.
 
+>>> from dotr import examples
 >>> from dotr.pipeline.reasoner import Reasoner
->>> r = Reasoner.from_files("examples/trex/rules.dotr", ["examples/trex/ontology.ttl"])
+>>> trex = examples.path("trex")   # (an example the package carries)
+>>> r = Reasoner.from_files(trex / "rules.dotr", [trex / "ontology.ttl"])
 >>> out = r.step(4000, ["smoke(area_1)"])
 >>> out.graphs == []
 True
@@ -15,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import gc
 import json
 from functools import partial
 from pathlib import Path
@@ -23,7 +26,9 @@ from typing import Callable, Iterable, Iterator
 from dotr.ontology import OntologicalStage
 from dotr.ontology.background import load_background
 from dotr.ontology.csparql import CSparqlEngine
-from dotr.rules import TimeOrderError, check, ir
+from dotr.rules import InputError, TimeOrderError, UsageError, check, ir
+from dotr.rules.engine.frames import facts_of, is_frame, stream_of
+from dotr.rules.engine.inputs import check_time
 from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import format_fact
@@ -53,7 +58,10 @@ class Reasoner:
     """The stages composed; ``step(t, facts)`` evaluates one time point."""
 
     def __init__(self, checked: CheckResult, background: Iterable = (), include_background: bool = False,
-                 max_rounds: int = 10, ontology: OntologicalStage | None = None):
+                 max_rounds: int = 10, ontology: OntologicalStage | None = None, freeze_gc: bool = False):
+        """``freeze_gc``: move every object of the process to the garbage collector's permanent
+        generation once the background is loaded (``gc.freeze()``: the caller's objects too, so
+        it is for a process that runs dotr alone, as ``dotr run`` does; docs/api.md)."""
         checked.raise_for_errors()
         self.checked = checked
         self.program = checked.program
@@ -63,7 +71,7 @@ class Reasoner:
         temporal = list(checked.analysis.temporal)
         self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
         if self.lars is not None:  # background facts hold at every time point for every rule
-            self.lars.add_background(self.ontology.lasting_facts(self.lars.uses))
+            self.lars.add_background(self.ontology.lasting_facts(self.lars.uses), interned=True)
         self.patterns = PatternEngine(self.program, d, parsed=checked.queries) if self.program.patterns else None
         self.queries = EpSparqlEngine.from_program(self.program, d, parsed=checked.queries) \
             if any(is_epsparql(q.query) for q in self.program.queries) else None
@@ -103,6 +111,7 @@ class Reasoner:
             self._steps.append(self._lars_step)
         self._reads_stream = self.lars is not None or feedback or self.queries is not None or self.csparql is not None
         self.last_matches: list = []
+        self.last_inputs: list = []  # the stream facts of the last time point, interned
         self.on_notice: Callable[[str], None] | None = None  # told once when a long gap is evaluated tick by tick
         self._noticed = False
         self._stream_rels: set[tuple] = set()  # the stream relations seen (for the arity notice)
@@ -116,6 +125,8 @@ class Reasoner:
         #: whether a time point evaluated only because the stream facts of an earlier one expired
         #: can print anything (None: to be decided at the next time point, the background changed)
         self._expiries_matter: bool | None = self._after_expiry_observable()
+        if freeze_gc:  # (after everything built from the background: it is as long-lived)
+            gc.freeze()
 
     @property
     def last_t(self) -> int | None:
@@ -200,7 +211,7 @@ class Reasoner:
         ones too, merged by :func:`carry_facts`. The partition's keys must be
         :func:`split_keys`'s."""
         if split_keys(self.checked) is None:
-            raise ValueError("this program's temporal stage cannot be split by key")
+            raise UsageError("this program's temporal stage cannot be split by key (dotr check says why)")
         if partition.facts is not None and self.lars is not None:  # (it keeps and reports its keys' facts only)
             self.lars.keep = partial(partition.facts.owned, group)
         if partition.windows is not None and self.csparql is not None:
@@ -220,7 +231,7 @@ class Reasoner:
         in the ontological stage (the temporal engines' states hold theirs)."""
         d = self.dictionary
         if len(d) != self._base_terms:
-            raise ValueError("restore_temporal needs a freshly built reasoner")
+            raise UsageError("restore_temporal needs a freshly built reasoner")
         d.load(state["terms"])
         self._restore_engines(state)
         m = self.ontology.materialiser
@@ -284,10 +295,16 @@ class Reasoner:
     # ------------------------------------------------------------------------- stepping
     def run(self, elements: Iterable[tuple]) -> Iterator[Result]:
         """Evaluate a stream of ``(t, facts)`` or ``(t, facts, stream name)`` (t non-decreasing;
-        equal t are merged); in tick mode the ticks between inputs are evaluated too."""
+        equal t are merged), or a pandas DataFrame with a ``t`` column (``rules.engine.frames``);
+        in tick mode the ticks between inputs are evaluated too."""
+        if is_frame(elements):
+            elements = stream_of(elements)
         pending_t, pending = None, {}
         for element in elements:
+            if type(element) not in (tuple, list) or len(element) not in (2, 3):
+                raise InputError(f"{element!r}: an element of a stream is (t, facts) or (t, facts, stream)")
             t, facts, stream = element if len(element) == 3 else (*element, None)
+            t = check_time(t)
             if pending_t is not None and t < pending_t:
                 raise TimeOrderError(f"time {t} is before {pending_t}")
             if pending_t is not None and t != pending_t:
@@ -364,8 +381,8 @@ class Reasoner:
         concludes nothing). A fact that is not one raises :class:`InputError`, nothing changed."""
         ontology = self.ontology
         m = ontology.materialiser
-        remove = [intern_input(ontology, f) for f in remove]
-        add = [(*intern_input(ontology, f), INF) for f in add]
+        remove = [intern_input(ontology, f) for f in facts_of(remove)]
+        add = [(*intern_input(ontology, f), INF) for f in facts_of(add)]
         removed = [f for f in remove if m.explicit.get(f[0], {}).get(f[1]) == INF]  # (only the background's)
         touched = m.retract(removed)
         m.add(add)
@@ -384,7 +401,7 @@ class Reasoner:
             touched = [f for f in touched if uses(f[0])]
             held = {f for f in touched if (store.expiry(*f) or 0) >= INF}
             self.lars.change_background([f for f in touched if f in held and f not in given],
-                                        [f for f in touched if f in given and f not in held])
+                                        [f for f in touched if f in given and f not in held], interned=True)
         if self.csparql is not None:
             self.csparql.change_background([f[:2] for f in add], removed)
 
@@ -393,18 +410,23 @@ class Reasoner:
         """Whether :meth:`change_background` changed this reasoner's background."""
         return bool(self._changes)
 
-    def step(self, t: int, facts: Iterable | dict) -> Result:
-        """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as
-        ``temp(r1,25)``, or RDF triples (rdflib terms); or a dict stream name -> facts (for
-        C-SPARQL windows; None names the default stream)."""
+    def step(self, t: int, facts: Iterable | dict = ()) -> Result:
+        """Evaluate time point ``t`` (after the last one evaluated) with its stream facts: fact
+        strings such as ``temp(r1,25)``, ground atoms, tuples of terms, RDF triples (rdflib
+        terms; an rdflib ``Graph``), a pandas DataFrame (``rules.engine.frames``); or a dict
+        stream name -> facts (for C-SPARQL windows; None names the default stream)."""
+        t = check_time(t)
+        if self._last_t is not None and t <= self._last_t:
+            raise TimeOrderError(f"time point {t} is not after {self._last_t}, evaluated already")
         return self.conclude(self.enrich(t, facts))
 
     def enrich(self, t: int, facts: Iterable | dict) -> Enriched:
         """The ontological stage at ``t``: everything the temporal stage needs (the first half of
         :meth:`step`; on Spark it runs on the executors, :meth:`conclude` in the stateful stage)."""
+        t = check_time(t)
         ontology = self.ontology
         by_stream = facts if isinstance(facts, dict) else {None: facts}
-        streams = {name: intern_all(ontology, items) for name, items in by_stream.items()}
+        streams = {name: intern_all(ontology, facts_of(items)) for name, items in by_stream.items()}
         facts = [f for items in streams.values() for f in items]
         if self.on_notice is not None:
             self._notice_arities(facts)
@@ -466,6 +488,7 @@ class Reasoner:
         now.graph_matches.sort(key=lambda gm: gm[0])
         result.graphs = [doc for doc, _ in now.graph_matches]
         self.last_matches = [m for _, m in now.graph_matches]  # the traces of result.graphs (a query's name)
+        self.last_inputs = point.stream  # (what explain calls the input at last_t)
         result.events.sort(key=json.dumps)  # (as merge_records orders the groups' events)
         size, held = self._reclaimed
         if len(self.dictionary) - size > max(self.reclaim_every, held):  # (its cost: the state, paid after as many new terms)

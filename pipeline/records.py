@@ -31,6 +31,18 @@ class Result:
     def is_empty(self) -> bool:
         return not (self.facts or self.at or self.graphs or self.answers or self.events)
 
+    def atoms(self) -> list:
+        """:attr:`facts` as atoms of dotr terms (``pipeline.objects.atoms``)."""
+        from .objects import atoms
+
+        return atoms(self)
+
+    def graph(self):
+        """The triples of this time point as an rdflib ``Graph`` (``pipeline.objects.graph``)."""
+        from .objects import graph
+
+        return graph(self)
+
     def keep_changes(self, previous: set[str]) -> set[str]:
         """``--changes``: keep in :attr:`facts` only those not in ``previous`` (the facts of the
         previous time point), list in :attr:`removed` those gone; returns the facts of this one
@@ -102,7 +114,9 @@ def merge_records(records: list[dict]) -> dict:
             if isinstance(rows, bool):  # an ASK query: true when a group's solutions are
                 answers[name] = answers.get(name, False) or rows
             else:
-                answers.setdefault(name, []).extend(rows)
+                listed = answers.setdefault(name, [])
+                assert isinstance(listed, list)  # (a query is a SELECT in every record, or an ASK)
+                listed.extend(rows)
     if answers:  # (each query's rows in the order EpSparql.conclude gives them)
         merged["answers"] = {name: rows if isinstance(rows, bool) else sorted(rows, key=answer_order)
                              for name, rows in sorted(answers.items())}

@@ -4,9 +4,11 @@ Term ids are local to a process's dictionary. Reasoners built from the same file
 of the terms they hold after construction (the rules' and the background's: the *base*); every
 other term travels as the term itself and is interned again on the receiving side.
 
+>>> from dotr import examples
 >>> from dotr.pipeline.reasoner import Reasoner
->>> a = Reasoner.from_files("examples/fire/rules.dotr", ["examples/fire/ontology.ttl"])
->>> b = Reasoner.from_files("examples/fire/rules.dotr", ["examples/fire/ontology.ttl"])
+>>> fire = examples.path("fire")
+>>> a = Reasoner.from_files(fire / "rules.dotr", [fire / "ontology.ttl"])
+>>> b = Reasoner.from_files(fire / "rules.dotr", [fire / "ontology.ttl"])
 >>> point = a.enrich(1, ["temp(r9,50)"])
 >>> decoded = decode_point(encode_point(point, a.dictionary, a.base_terms), b.dictionary)
 >>> [b.ontology.format_fact(rel, fact) for rel, fact in decoded.stream]

@@ -10,8 +10,9 @@ builtins, the dict and native fact stores, join plans, columnar closure, SPARQL 
 """
 
 from .lang.analysis import Analysis, analyse
-from .lang.errors import (CODES, Diagnostic, DotrError, InputError, RuleError, RuleSyntaxError, TimeOrderError,
-                     format_diagnostic)
+from .lang.errors import (CODES, Diagnostic, DotrError, EventError, FactError, FrameError, InputError,
+                          MissingDependency, RuleError, RuleSyntaxError, TimeError, TimeOrderError, UsageError,
+                          format_diagnostic)
 from .lang.loader import CheckResult, check, check_text, load
 from .lang.parser import parse, parse_with_diagnostics
 from .lang.printer import format_program, format_rule
@@ -21,7 +22,7 @@ from .lang.validate import validate
 
 __all__ = [
     "Analysis", "analyse", "CODES", "Diagnostic", "DotrError", "InputError", "RuleError", "RuleSyntaxError",
-    "TimeOrderError",
+    "TimeOrderError", "TimeError", "FactError", "EventError", "FrameError", "UsageError", "MissingDependency",
     "format_diagnostic", "CheckResult", "check", "check_text", "load", "parse",
     "parse_with_diagnostics", "format_program", "format_rule", "TermDictionary", "validate", "ir",
 ]

@@ -44,10 +44,10 @@ def plain_rules(rules: Iterable[ir.Rule]) -> list[ir.Rule]:
 class BackgroundChanges:
     """:meth:`change_background` and what it takes, for :class:`temporal.lars.LarsEngine`."""
 
-    def change_background(self, add: Iterable[tuple[RelKey, tuple]] = (),
-                          remove: Iterable[tuple[RelKey, tuple]] = ()) -> None:
+    def change_background(self, add: Iterable = (), remove: Iterable = (), interned: bool = False) -> None:
         """From the next time point stepped on, the background lacks ``remove`` and has ``add``
-        (removals first). A background fact holds at the time points between its addition and
+        (removals first; facts in any forms of ``rules.engine.inputs``, checked as ``step``
+        checks them; ``interned``: ``(relation, ids)`` pairs, unchecked). A background fact holds at the time points between its addition and
         its removal, and the windows see it where it held: ``[3] <> p`` over a ``p`` removed at t
         holds until t + 2, and ``[3] [] p`` over one added at t from t + 3 on. What was derived
         stays what it was; what holds from t on is derived again with the new background.
@@ -64,6 +64,8 @@ class BackgroundChanges:
         >>> [engine.format(engine.step(t)) for t in (1, 2, 3)]
         [['seen(s1)'], [], []]
         """
+        if not interned:
+            add, remove = self._read.all(add), self._read.all(remove)
         given, was, by = self._given, self._was, self._given_by
         remove = [key for key in dict.fromkeys(remove) if key in given]
         for key in remove:
@@ -83,11 +85,11 @@ class BackgroundChanges:
         rules, reads = self._plain_program
         needed = self._entailing(reads, {rel for rel, facts in by.items() if facts})
         if self._plain is None or remove or not needed <= self._plain_needed:
-            self._plain = type(self)(rules, self.dictionary, background=[
-                (rel, fact) for rel in needed for fact in by.get(rel, ())])
+            self._plain = type(self)(rules, self.dictionary)
+            self._plain.add_background([(rel, fact) for rel in needed for fact in by.get(rel, ())], interned=True)
             self._plain_needed = needed
         else:
-            self._plain.add_background([f for f in add if f[0] in needed])
+            self._plain.add_background([f for f in add if f[0] in needed], interned=True)
         relations = self._plain.store.relations
         self.background = {(rel, fact) for rel in self.intensional if rel in relations
                            for fact, expiry in relations[rel].facts.items() if expiry >= INF}

@@ -16,19 +16,12 @@ operator; that is also what makes the stored partial matches bounded. A solution
 its end time. CONSTRUCT results come back as triples to feed into the stream at the same time
 point (``step_again``), carrying their start time.
 
->>> from dotr.rules import parse, ir
->>> from dotr.rules.engine.store import DictStore
->>> from dotr.rules.engine.sparql.algebra import compile_select
+>>> from dotr.rules import parse
 >>> prog = parse('''@prefix : <http://ex.org/> .
 ... query Up := select ?c ?p1 ?p2 where { ?c :price ?p1 } seq { ?c :price ?p2 }
 ...    filter(?p2 > ?p1 && getDURATION() <= 5) .''')
 >>> engine = EpSparqlEngine.from_program(prog)
->>> d = engine.dictionary
->>> groups = [compile_select(g, prog.prefixes, d) for g in engine.groups]
->>> price, acme = d.intern(ir.Iri("http://ex.org/price")), d.intern(ir.Iri("http://ex.org/acme"))
->>> def at(t, value):
-...     store = DictStore(); store.add((price, 2), (acme, d.number(value)), t)
-...     return engine.step(t, [g.run(store) for g in groups])
+>>> at = lambda t, value: engine.step(t, [(":price", ":acme", value)])   # the knowledge of t
 >>> at(1, 10).answers, at(3, 12).answers
 ({'Up': []}, {'Up': [{'c': '<http://ex.org/acme>', 'p1': '10', 'p2': '12'}]})
 >>> out = at(8, 20); out.answers, out.intervals   # 1 is more than 5 before 8
@@ -42,7 +35,10 @@ from typing import Iterable, Sequence
 
 from rdflib import BNode, Variable
 
-from dotr.rules import TimeOrderError, ir
+from dotr.rules import TimeOrderError, UsageError, ir
+from dotr.rules.engine.inputs import FactReader, check_time
+from dotr.rules.engine.sparql.algebra import compile_select
+from dotr.rules.engine.store import DictStore
 from dotr.rules.lang.queries import ParsedQueries
 from dotr.rules.lang.queries.epsparql import (DEFAULT_HORIZON, DURATION, END, START, Bind, Combine, EpQuery, Filter, Group,
                             is_epsparql, parse_epsparql)
@@ -464,6 +460,8 @@ class EpSparqlEngine:
             horizon = query.horizon if query.horizon is not None else default
             self.queries.append(_EpQuery(query, ids, prefixes, d, horizon))
         self._t: int | None = None
+        self._read = FactReader(d, prefixes)  # facts as given -> (relation, ids), checked
+        self._compiled: list | None = None  # the groups compiled for facts given to step
         self._seen: list[set] = [set() for _ in self.groups]  # group solutions seen at _t
         self._starts: dict[tuple[int, int, int], int] = {}  # triples fed back at _t -> start
 
@@ -485,22 +483,45 @@ class EpSparqlEngine:
         return out
 
     # ---------------------------------------------------------------------------- stepping
-    def step(self, t: int, solutions: Sequence[Iterable[Mapping]]) -> EpSparqlOutput:
-        """Evaluate time point ``t``: ``solutions[i]`` are the solutions of ``groups[i]`` on the
-        knowledge of t (dicts variable -> term id, as ``CompiledSelect.run`` gives them)."""
+    def step(self, t: int, facts: Iterable = (), solutions: Sequence[Iterable[Mapping]] | None = None
+             ) -> EpSparqlOutput:
+        """Evaluate time point ``t`` on ``facts``, the knowledge of t (any forms of
+        ``rules.engine.inputs``, an rdflib ``Graph``, a DataFrame): the engine runs its groups on
+        them. Or, composed with an ontological stage (the pipeline), ``solutions``:
+        ``solutions[i]`` are the solutions of ``groups[i]`` on the knowledge of t (dicts variable
+        -> term id, as ``CompiledSelect.run`` gives them), unchecked."""
+        if solutions is None:
+            t = check_time(t)
         if self._t is not None and t <= self._t:
             raise TimeOrderError(f"time point {t} is not after {self._t}")
+        if solutions is None:
+            solutions = self._solve(t, facts)
         self._t = t
         self._seen = [set() for _ in self.groups]
         self._starts = {}
         return self._step(t, solutions)
 
-    def step_again(self, t: int, solutions: Sequence[Iterable[Mapping]]) -> EpSparqlOutput:
+    def step_again(self, t: int, facts: Iterable = (), solutions: Sequence[Iterable[Mapping]] | None = None
+                   ) -> EpSparqlOutput:
         """Another round at the time point just evaluated, after the CONSTRUCT triples were fed
-        back: ``solutions`` as for :meth:`step` (all of them; those seen at t are skipped)."""
+        back: ``facts`` (the knowledge of t again, with the ``feedback`` triples) or
+        ``solutions`` as for :meth:`step` (all of them; those seen at t are skipped)."""
         if t != self._t:
             raise TimeOrderError(f"time point {t} is not the current one ({self._t})")
-        return self._step(t, solutions)
+        return self._step(t, self._solve(t, facts) if solutions is None else solutions)
+
+    def _solve(self, t: int, facts: Iterable) -> list[list[Mapping]]:
+        """The groups' solutions on ``facts`` (checked and interned)."""
+        if isinstance(facts, (dict, str)):
+            raise UsageError("EpSparqlEngine.step takes the facts of t (or solutions=...), not a "
+                             f"{type(facts).__name__}")
+        d = self.dictionary
+        if self._compiled is None:
+            self._compiled = [compile_select(g, self.prefixes, d, q) for g, q in zip(self.groups, self.group_selects)]
+        store = DictStore(lambda pid: isinstance(d.term(pid), ir.Iri))
+        for rel, ids in self._read.all(facts):
+            store.add(rel, ids, t)
+        return [g.run(store) for g in self._compiled]
 
     def _step(self, t: int, solutions) -> EpSparqlOutput:
         d = self.dictionary

@@ -47,8 +47,9 @@ from dotr.rules.lang.analysis import stratify
 from dotr.rules.lang.digraph import DiGraph, has_path, strongly_connected_components
 from dotr.rules.engine.plan import CompiledRule, compile_rule, evaluate_full
 from dotr.rules.engine.fixpoint import SemiNaive
+from dotr.rules.engine.inputs import FactReader, check_time, relation_check
 from dotr.rules.engine.store import INF, DictStore, FactItem, RelKey
-from dotr.rules.engine.terms import TermDictionary, format_fact
+from dotr.rules.engine.terms import TermDictionary, fact_atom, format_fact
 from dotr.temporal.background import BackgroundChanges
 from dotr.temporal.windows import _TUPLE, Kind, _add, _Aux
 from dotr.temporal.negation import NegationView, split_rule, terms_of
@@ -104,7 +105,8 @@ class LarsEngine(BackgroundChanges):
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary | None = None,
                  background: Iterable[tuple[RelKey, tuple]] = (), start: int | None = None, semi_naive: bool = True,
-                 rule_disabling: bool = True, disable_from: int = 10):
+                 rule_disabling: bool = True, disable_from: int = 10, prefixes: dict[str, str] | None = None):
+        """``prefixes``: those of the facts given as text (``":s1"``)."""
         self.dictionary = d = dictionary if dictionary is not None else TermDictionary()
         self.store = DictStore(lambda pid: isinstance(d.term(pid), ir.Iri))
         #: the first time point of the timeline (windows reach no further back); None: the first
@@ -294,16 +296,23 @@ class LarsEngine(BackgroundChanges):
         self._out: set[tuple[RelKey, tuple]] = set()  # the derived atoms of the last time point output
         self._dirty: set[tuple[RelKey, tuple]] = set()  # derived atoms that may have changed since
         self._out_anew = True  # compute the output in full at the next step (after a restore, a change)
-        self.add_background([self._fact(a) for a in facts] + list(background))
+        #: facts as given (any form of ``rules.engine.inputs``) -> (relation, ids), checked: a
+        #: relation the rules neither read nor derive is refused
+        self._read = FactReader(d, prefixes, relation_check(d, (self._reads or set()) | self.intensional,
+                                                            any_triple=self._reads is None))
+        self.add_background([*(self._fact(a) for a in facts), *self._read.all(background)], interned=True)
 
-    def add_background(self, facts: Iterable[tuple[RelKey, tuple]]) -> None:
+    def add_background(self, facts: Iterable, interned: bool = False) -> None:
         """Add facts that hold at every time point, before the first step: the rules' facts, and
-        the background knowledge with what the ontological stage derives from it.
+        the background knowledge with what the ontological stage derives from it (any forms of
+        ``rules.engine.inputs``; ``interned``: ``(relation, ids)`` pairs, unchecked).
 
         Their consequences through atoms, diamonds, boxes and tuple windows hold at every time
         point too (:attr:`background`); those through ``@`` (a time point each) or ``not`` (the
         stream may change what is negated) are derived at each time point. After the first
         step, use :meth:`change_background`."""
+        if not interned:
+            facts = self._read.all(facts)
         facts = [f for f in facts if f not in self._given]
         self._out_anew = True
         self._given.update(facts)
@@ -490,10 +499,16 @@ class LarsEngine(BackgroundChanges):
         return ir.AtomLiteral(ir.Atom(ir.Name(f"_lars:{kind}:{size}:{base[0]}:{base[1]}"), args), lit.negated)
 
     # ------------------------------------------------------------------ evaluation
-    def step(self, t: int, facts: Iterable[tuple[RelKey, tuple]] = (),
-             derived: Iterable[tuple[RelKey, tuple]] = ()) -> Output:
+    def step(self, t: int, facts: Iterable = (), derived: Iterable = (), interned: bool = False) -> Output:
         """Evaluate time point ``t`` (after every earlier one) with its stream atoms, and atoms
-        other stages concluded for t (``derived``: they hold at t but are no stream atoms)."""
+        other stages concluded for t (``derived``: they hold at t but are no stream atoms).
+        Facts in any forms of ``rules.engine.inputs`` (an rdflib ``Graph``, a DataFrame:
+        ``rules.engine.frames``), of relations the rules read or derive (:class:`FactError`
+        otherwise); ``interned``: ``(relation, ids)`` pairs of this engine's dictionary, nothing
+        checked (the pipeline's own path)."""
+        if not interned:
+            t = check_time(t)
+            facts, derived = self._read.all(facts), self._read.all(derived)
         if self.t is not None and t <= self.t:
             raise TimeOrderError(f"time point {t} is not after {self.t}")
         if self.t is None and not self._start_fixed:
@@ -909,6 +924,11 @@ class LarsEngine(BackgroundChanges):
     def format(self, output: Output) -> list[str]:
         """The output facts as canonical text, sorted."""
         return sorted(format_fact(self.dictionary, rel, f) for rel, f in output.facts)
+
+    def atoms(self, output: Output) -> list[ir.Atom]:
+        """The output facts as atoms of dotr terms, sorted as :meth:`format` sorts them."""
+        d = self.dictionary
+        return [fact_atom(d, rel, f) for _, rel, f in sorted((format_fact(d, rel, f), rel, f) for rel, f in output.facts)]
 
 
 def _runs(by_relation: dict) -> dict:

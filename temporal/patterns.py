@@ -20,11 +20,8 @@ consume nothing) are matched once per terminator; each builds its own output fro
 ... pattern Fire from Smoke and last Temp(area = Smoke.area, value > 45) within 300 from Smoke
 ...   emit Fire(area = Smoke.area, temp = Temp.value) .''')
 >>> engine = PatternEngine(prog)
->>> d = engine.dictionary
->>> a1, a2 = d.intern(ir.Name("area_1")), d.intern(ir.Name("area_2"))
->>> n = lambda v: d.intern(ir.Num(v))
->>> _ = engine.step(1, {"Temp": [(a1, n(25))]}); _ = engine.step(2, {"Temp": [(a1, n(52)), (a2, n(50))]})
->>> [engine.emitted(m) for m in engine.step(4, {"Smoke": [(a1,)]}).matches]
+>>> _ = engine.step(1, {"Temp": [("area_1", 25)]}); _ = engine.step(2, {"Temp": [("area_1", 52), ("area_2", 50)]})
+>>> [engine.emitted(m) for m in engine.step(4, {"Smoke": [("area_1",)]}).matches]
 [{'type': 'Fire', 'pattern': 'Fire', 'attributes': {'area': 'area_1', 'temp': '52'}}]
 """
 
@@ -41,7 +38,9 @@ from typing import Callable, NamedTuple
 
 from rdflib import BNode, Variable as RdfVariable
 
-from dotr.rules import TimeOrderError, ir
+from dotr.rules import EventError, FactError, TimeOrderError, ir
+from dotr.rules.engine.frames import is_frame
+from dotr.rules.engine.inputs import check_time, term_of
 from dotr.rules.engine.builtins import arith, compare
 from dotr.rules.lang.digraph import CycleError, DiGraph, topological_sort
 from dotr.rules.lang.ir import UNIT_MS
@@ -624,20 +623,63 @@ class PatternEngine:
         self._seq, self._t = state["seq"], state["t"]
 
     # ------------------------------------------------------------------------ evaluation
-    def step(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
-        """Add the events of time point ``t`` (per type, attribute values as term ids, in arrival
-        order) and fire the patterns they terminate."""
+    def step(self, t: int, events: dict, interned: bool = False) -> PatternOutput:
+        """Add the events of time point ``t`` and fire the patterns they terminate: per declared
+        event type, its rows in arrival order, each a tuple of the attribute values in the
+        event's parameter order (terms as ``rules.engine.inputs.term_of`` reads them), or a
+        DataFrame with the attributes as columns. :class:`EventError` for an event type the
+        program does not declare or a row of another length. ``interned``: the values are term
+        ids of this engine's dictionary, and only the first of the types declared the same way
+        is read; nothing is checked (the pipeline's own path)."""
+        if not interned:
+            t = check_time(t)
         if self._t is not None and t <= self._t:
             raise TimeOrderError(f"time point {t} is not after {self._t}")
+        if not interned:
+            events = self._checked(events)
         self._t = t
         return self._step(t, events)
 
-    def step_again(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
+    def step_again(self, t: int, events: dict, interned: bool = False) -> PatternOutput:
         """More events for the time point just evaluated (graphs fed back through the
         ontological stage): they join the buffers and fire the patterns they terminate."""
         if t != self._t:
             raise TimeOrderError(f"time point {t} is not the current one ({self._t})")
-        return self._step(t, events)
+        return self._step(t, events if interned else self._checked(events))
+
+    def _checked(self, events: dict) -> dict[str, list[tuple[int, ...]]]:
+        """Events as a program gives them (:meth:`step`) as the engine's rows of term ids, by the
+        first name of each type declared the same way."""
+        if not isinstance(events, dict):
+            raise EventError(f"events are a dict from an event type to its rows, not {type(events).__name__}")
+        intern, out = self.dictionary.intern, {}
+        for name, rows in events.items():
+            first = self.same_as.get(name)
+            if first is None or first not in self._read:
+                emitter = "emitted by a pattern: it is not given" if name in self.attrs else "not declared"
+                raise EventError(f"event type {name!r}: {emitter} (the declared events: "
+                                 f"{', '.join(sorted(self.same_as))})")
+            attrs = self.attrs[name]
+            if is_frame(rows):
+                columns = [str(c) for c in rows.columns]
+                if sorted(columns) != sorted(attrs):
+                    raise EventError(f"event type {name}: a DataFrame with the columns {columns}, not its "
+                                     f"attributes {list(attrs)}")
+                rows = list(rows[list(attrs)].itertuples(index=False, name=None))
+            got = []
+            for row in rows:
+                if type(row) not in (tuple, list) or len(row) != len(attrs):
+                    raise EventError(f"event {name}{tuple(attrs)}: the row {row!r} is not a tuple of "
+                                     f"{len(attrs)} value{'s' * (len(attrs) != 1)}")
+                try:
+                    got.append(tuple(intern(term_of(v, self.prefixes)) for v in row))
+                except FactError as err:
+                    raise EventError(f"event {name}, row {row!r}: {err}") from None
+            if first in out and out[first] != got:
+                raise EventError(f"event types {first} and {name} are declared the same way: they have the same "
+                                 f"rows (give them once)")
+            out[first] = got
+        return out
 
     def _step(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
         if not gc.isenabled():
@@ -729,13 +771,14 @@ class PatternEngine:
             parts.append(f"{label}={text}")
         return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
-    def emitted(self, match: Match) -> dict | None:
+    def emitted(self, match: Match, terms: bool = False) -> dict | None:
         """The composite event ``match`` emitted, as plain data: ``{"type": ..., "pattern": ...,
-        "attributes": {name: term}}`` (terms in canonical form, ``rules.engine.terms.format_term``),
-        or None."""
+        "attributes": {name: term}}`` (terms in canonical form, ``rules.engine.terms.format_term``;
+        ``terms``: as dotr terms), or None."""
         if match.emitted is None:
             return None
         term = self.dictionary.term
         names = self.attrs[match.emitted.type]
+        values = [term(v) for v in match.emitted.values]
         return {"type": match.emitted.type, "pattern": match.pattern,
-                "attributes": {a: format_term(term(v)) for a, v in zip(names, match.emitted.values)}}
+                "attributes": dict(zip(names, values if terms else map(format_term, values)))}

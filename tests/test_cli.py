@@ -49,3 +49,19 @@ def test_check_writes_the_dependency_graph(tmp_path):
     proc = subprocess.run([*_dotr(), "check", "--graph", str(tmp_path / "g.dot"), str(rules), str(rules)],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.startswith("dotr: --graph")
+
+
+def test_spark_engine_without_pyspark_is_one_line_saying_what_to_install(monkeypatch, capsys):
+    """pyspark is an extra: without it, --engine spark says what to install (no traceback)."""
+    from importlib.util import find_spec
+
+    from dotr.pipeline import extras
+    from dotr.pipeline.cli import main
+
+    monkeypatch.setattr(extras, "find_spec", lambda name: None if name == "pyspark" else find_spec(name))
+    fire = ROOT / "examples" / "fire"
+    code = main(["run", "--engine", "spark", "--rules", str(fire / "rules.dotr"), "--ontology",
+                 str(fire / "ontology.ttl"), "--input", str(fire / "stream.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == "dotr: --engine spark needs pyspark: pip install 'dotr[spark]'\n"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from dotr.rules.lang.ir import NUMERIC_TYPES, XSD, Const, Iri, Literal, Name, Num, canonical
+from dotr.rules.lang.ir import NUMERIC_TYPES, XSD, Atom, Const, Iri, Literal, Name, Num, canonical
 from dotr.rules.lang.printer import number
 
 _BOOLEAN = XSD + "boolean"
@@ -360,6 +360,12 @@ def format_term(term: Const) -> str:
     if isinstance(term, Num):
         return number(term.value, _DOUBLE) if isinstance(term.value, float) else str(term.value)
     return literal_text(term.lexical, term.datatype, term.lang)
+
+
+def fact_atom(d: TermDictionary, rel: tuple, fact: tuple) -> Atom:
+    """The atom of an interned fact: its predicate and arguments as terms (a class membership as
+    its ``rdf:type`` triple)."""
+    return Atom(d.term(rel[0]), tuple(d.term(i) for i in fact))  # type: ignore[arg-type]
 
 
 def format_fact(d: TermDictionary, rel: tuple, fact: tuple) -> str:

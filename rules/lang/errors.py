@@ -76,8 +76,38 @@ class InputError(DotrError):
         super().__init__(f"line {line}: {message}" if line is not None else message)
 
 
-class TimeOrderError(InputError, ValueError):
+class TimeError(InputError, ValueError):
+    """A time point that is not an integer, or a time until which facts hold that is before
+    their time point."""
+
+
+class TimeOrderError(TimeError):
     """A time point given to an engine out of order (before, or not after, the last one)."""
+
+
+class FactError(InputError, ValueError):
+    """A fact given to an engine that is not one: a variable in it, a value that is no term, a
+    tuple of another shape, or (for an engine that reads only its rules' relations) a relation
+    its rules do not have, or one with another number of arguments."""
+
+
+class EventError(InputError, ValueError):
+    """Events given to the pattern engine that are not the program's: an event type it does not
+    declare, or a row with another number of attributes than the type has."""
+
+
+class FrameError(InputError, ValueError):
+    """A DataFrame whose columns are none of the shapes dotr reads (docs/api.md, "Objects in
+    and out")."""
+
+
+class UsageError(DotrError, ValueError):
+    """An API called in a way it cannot be (the message says what to do instead)."""
+
+
+class MissingDependency(DotrError, ImportError):
+    """A feature needs a package that is not installed (the message says which extra brings
+    it: ``pip install 'dotr[spark]'``, ``pip install 'dotr[pandas]'``)."""
 
 
 @dataclass(frozen=True)

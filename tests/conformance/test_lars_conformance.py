@@ -48,7 +48,7 @@ def _run(case, start, end, stream):
         by_time.setdefault(t, []).extend(facts)
     out = {}
     for t in range(start, end + 1):
-        o = engine.step(t, [engine._fact_of(f) for f in by_time.get(t, [])])
+        o = engine.step(t, [engine._fact_of(f) for f in by_time.get(t, [])], interned=True)
         out[t] = (engine.format(o), [(w, format_fact(engine.dictionary, rel, f)) for w, rel, f in o.at])
     return out
 
@@ -91,7 +91,7 @@ def test_ticker(case):
         by_time = dict(case.stream)
         for t in range(start, end + 1):
             inputs = by_time.get(t, [])
-            out = engine.step(t, [engine._fact_of(f) for f in inputs])
+            out = engine.step(t, [engine._fact_of(f) for f in inputs], interned=True)
             model = _model(engine, out, inputs, t)
             for atom, times in case.holds.items():
                 assert (atom in model) == (t in times), (t, atom, sorted(model))
@@ -106,7 +106,7 @@ def test_ticker(case):
         model = set()
         for u in range(0, t + 1):
             inputs = [a for w, a in appended if w == u]
-            out = engine.step(u, [engine._fact_of(f) for f in inputs])
+            out = engine.step(u, [engine._fact_of(f) for f in inputs], interned=True)
             model = _model(engine, out, inputs, u)
         if step[0] == "has":
             assert step[2] in model, (step, sorted(model))

@@ -30,14 +30,14 @@ class Driver:
 
     def step(self, t: int, facts: list[str]):
         self.stage.process(t, [_triple(f) for f in facts])
-        out = self.engine.step(t, [g.run(self.stage.store) for g in self.groups])
+        out = self.engine.step(t, solutions=[g.run(self.stage.store) for g in self.groups])
         answers = {k: list(zip(v, out.intervals[k])) for k, v in out.answers.items()}
         graphs = list(out.graphs)
         for _ in range(10):
             if not out.feedback:
                 break
             self.stage.process(t, out.feedback)
-            out = self.engine.step_again(t, [g.run(self.stage.store) for g in self.groups])
+            out = self.engine.step_again(t, solutions=[g.run(self.stage.store) for g in self.groups])
             for k, v in out.answers.items():
                 answers[k] += list(zip(v, out.intervals[k]))
             graphs += out.graphs
@@ -172,7 +172,7 @@ def test_time_must_advance():
     driver = Driver("query Q := select * where { ?a :p ?b } within 3 .")
     driver.step(5, [])
     with pytest.raises(ValueError):
-        driver.engine.step(5, [[]])
+        driver.engine.step(5, solutions=[[]])
 
 
 @pytest.mark.parametrize("source,expected", [

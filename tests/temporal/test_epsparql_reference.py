@@ -72,7 +72,7 @@ def _run(query_text: str, stream, cut: int):
             store.add((d.intern(ir.Iri(EX + p)), 2), (d.intern(ir.Name(s)), obj), t)
         sols = [g.run(store) for g in groups]
         per_time[t] = sols
-        out = engine.step(t, sols)
+        out = engine.step(t, solutions=sols)
         rows = sorted((tuple(sorted(r.items())), iv) for r, iv in zip(out.answers["Q"], out.intervals["Q"]))
         if rows:
             got[t] = rows

@@ -122,7 +122,7 @@ def run(program_text: str, stream: list[list[str]], restart: int | None = None,
     for t, facts in enumerate(stream + [[]] * 4):
         if changes and t in changes:
             add, remove = ([parse(f + ".").facts[0] for f in part] for part in changes[t])
-            engine.change_background([engine._fact(a) for a in add], [engine._fact(a) for a in remove])
+            engine.change_background([engine._fact(a) for a in add], [engine._fact(a) for a in remove], interned=True)
             background = (background - {((a.pred, len(a.args)), a.args) for a in remove}) | \
                 {((a.pred, len(a.args)), a.args) for a in add}
             reference.change_background(t, background)
@@ -134,7 +134,7 @@ def run(program_text: str, stream: list[list[str]], restart: int | None = None,
         atoms = [parse(f + ".").facts[0] for f in facts]
         ref_facts = [((a.pred, len(a.args)), a.args) for a in atoms]
         expected, placed = reference.step(t, ref_facts)
-        out = engine.step(t, [engine._fact(a) for a in atoms])
+        out = engine.step(t, [engine._fact(a) for a in atoms], interned=True)
         assert engine.format(out) == sorted(_ref_text(f) for f in expected), (t, program_text)
         assert not set(out.added) & held and set(out.removed) <= held, (t, program_text)
         held = (held - set(out.removed)) | set(out.added)
@@ -179,7 +179,7 @@ def test_a_placement_into_the_past_reports_only_what_is_new_there():
     stream = [["a(z)", "c(z)"], ["a(z)"], ["b(z)"]]
     outputs = []
     for t, facts in enumerate(stream):
-        out = engine.step(t, [engine._fact(parse(f + ".").facts[0]) for f in facts])
+        out = engine.step(t, [engine._fact(parse(f + ".").facts[0]) for f in facts], interned=True)
         outputs.append(sorted((w, format_fact(engine.dictionary, rel, f)) for w, rel, f in out.at))
     assert outputs == [[], [], [(1, "h(z)")]]
     run(program, stream)
@@ -238,7 +238,7 @@ def test_rule_disabling_ends_exactly_when_the_window_has_passed():
     run(program, stream, disable_from=1)
     engine = LarsEngine(parse(program).rules, disable_from=1)
     p, a = engine.relation("p", 1), engine.dictionary.intern(ir.Name("a"))
-    outputs = [engine.format(engine.step(t, [(p, (a,))] if t else [])) for t in range(5)]
+    outputs = [engine.format(engine.step(t, [(p, (a,))] if t else [], interned=True)) for t in range(5)]
     assert outputs == [[], [], [], ["h(a)"], ["h(a)"]] and engine.disabled_checks > 0
 
 
@@ -249,7 +249,7 @@ def test_variable_predicate_first_in_a_negation_rule():
     d = engine.dictionary
     p = (d.intern(ir.Iri("http://ex.org/p")), 2)
     a, b = d.intern(ir.Iri("http://ex.org/a")), d.intern(ir.Iri("http://ex.org/b"))
-    assert engine.format(engine.step(0, [(p, (a, b))])) == ["h(<http://ex.org/a>)"]
+    assert engine.format(engine.step(0, [(p, (a, b))], interned=True)) == ["h(<http://ex.org/a>)"]
 
 
 @st.composite
@@ -293,13 +293,13 @@ def test_the_time_points_next_change_skips_print_what_the_one_before_printed(pro
         t = min([c for c in (change, *pending[:1]) if c is not None and c <= end], default=None)
         if t is None:
             break
-        printed[t] = sparse.format(sparse.step(t, [(rel, fact) for rel, fact in inputs.get(t, [])]))
+        printed[t] = sparse.format(sparse.step(t, [(rel, fact) for rel, fact in inputs.get(t, [])], interned=True))
         last = t
         if len(printed) == restart:  # (a snapshot knows where the output can change next too)
             sparse, state = LarsEngine(rules, d), round_trip((sparse.snapshot()))
             sparse.restore(state)
     shown: list[str] = []
     for u in range(times[0], end + 1):
-        expected = every.format(every.step(u, inputs.get(u, [])))
+        expected = every.format(every.step(u, inputs.get(u, []), interned=True))
         shown = printed.get(u, shown)
         assert shown == expected, (u, program_text, sorted(printed))

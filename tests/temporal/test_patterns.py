@@ -96,7 +96,7 @@ def run(text, stream, restart: int | None = None):
         by_type: dict[str, list] = {}
         for etype, k, v in events:
             by_type.setdefault(etype, []).append((ir.Name(k), ir.Num(v)))
-        out = engine.step(t, {n: [tuple(d.intern(x) for x in row) for row in rows] for n, rows in by_type.items()})
+        out = engine.step(t, {n: [tuple(d.intern(x) for x in row) for row in rows] for n, rows in by_type.items()}, interned=True)
         ours = sorted(repr((m.pattern, sorted((lab, (e.type, e.time, _show(d, e.values))) for lab, e in m.bindings.items()),
                             _show(d, m.emitted.values) if m.emitted else None)) for m in out.matches)
         theirs = sorted(repr((p, sorted(b.items()), e)) for p, b, e in reference.step(t, by_type))
@@ -150,8 +150,8 @@ def test_patterns_with_the_same_items_share_their_matching_and_give_what_separat
         by_type: dict[str, list] = {}
         for etype, k, v in events:
             by_type.setdefault(etype, []).append((d.intern(ir.Name(k)), d.intern(ir.Num(v))))
-        assert [_trace(m) for m in shared.step(t, by_type).matches] == \
-            [_trace(m) for m in separate.step(t, by_type).matches], (t, text)
+        assert [_trace(m) for m in shared.step(t, by_type, interned=True).matches] == \
+            [_trace(m) for m in separate.step(t, by_type, interned=True).matches], (t, text)
     run(text, stream)  # and both agree with the TESLA definitions
 
 
@@ -176,9 +176,9 @@ def test_patterns_over_events_declared_alike_share_buffers_and_matching(body, co
         for etype, k, v in events:
             by_type.setdefault(etype, []).append((d.intern(ir.Name(k)), d.intern(ir.Num(v))))
         expected = sorted(repr((m.time, sorted((lab, e.time, e.values) for lab, e in m.bindings.items())))
-                          for m in alone.step(t, by_type).matches)
+                          for m in alone.step(t, by_type, interned=True).matches)
         # every declaration of an event gets its rows (the ontological stage runs each query once)
-        out = engine.step(t, {f"{n}{i or ''}": rows for n, rows in by_type.items() for i in range(copies + 1)})
+        out = engine.step(t, {f"{n}{i or ''}": rows for n, rows in by_type.items() for i in range(copies + 1)}, interned=True)
         for i in range(copies + 1):
             mine = [m for m in out.matches if m.pattern == f"P{i or ''}"]
             assert sorted(repr((m.time, sorted((re.sub(r"\d+$", "", lab) if lab[0] != "L" else lab, e.time, e.values)
@@ -191,12 +191,12 @@ pattern Fire from Smoke construct { _:f a <http://x/Alarm> ; <http://x/area> ?a 
     first, second = PatternEngine(prog), PatternEngine(prog)
     d = first.dictionary
     a1, a2 = d.intern(ir.Name("a1")), d.intern(ir.Name("a2"))
-    names = [m.graph[0][0] for m in first.step(1, {"Smoke": [(a1,), (a2,)]}).matches]
+    names = [m.graph[0][0] for m in first.step(1, {"Smoke": [(a1,), (a2,)]}, interned=True).matches]
     assert len(set(names)) == 2
     # another engine (other term ids, the events in another order) names each match the same way
     d2 = second.dictionary
     d2.intern(ir.Name("other"))
-    again = [m.graph[0][0] for m in second.step(1, {"Smoke": [(d2.intern(ir.Name("a2")),), (d2.intern(ir.Name("a1")),)]}).matches]
+    again = [m.graph[0][0] for m in second.step(1, {"Smoke": [(d2.intern(ir.Name("a2")),), (d2.intern(ir.Name("a1")),)]}, interned=True).matches]
     assert again == names[::-1]
 
 
@@ -222,8 +222,8 @@ def test_engines_on_the_partitions_of_a_keyed_program_find_the_matches_of_one_en
         by_type: dict[str, list] = {}
         for etype, k, v in events:
             by_type.setdefault(etype, []).append((d.intern(ir.Name(k)), d.intern(ir.Num(v))))
-        expected = _matches(d, whole.step(t, by_type).matches)
-        found = [m for engine, own in zip(parts, split(by_type)) for m in engine.step(t, own).matches]
+        expected = _matches(d, whole.step(t, by_type, interned=True).matches)
+        found = [m for engine, own in zip(parts, split(by_type)) for m in engine.step(t, own, interned=True).matches]
         assert _matches(d, found) == expected, (t, text)
 
 
@@ -274,8 +274,8 @@ def test_a_matchs_graph_text_is_the_document_of_its_triples(template, stream):
         by_type: dict[str, list] = {}
         for etype, bk, bv in before:
             by_type.setdefault(etype, []).append((d.intern(bk), d.intern(bv)))
-        engine.step(2 * i, by_type)
-        for m in engine.step(2 * i + 1, {"A": [(d.intern(k), d.intern(v))]}).matches:
+        engine.step(2 * i, by_type, interned=True)
+        for m in engine.step(2 * i + 1, {"A": [(d.intern(k), d.intern(v))]}, interned=True).matches:
             assert m.ntriples == document(m.graph), construct
             matches += 1
     assert matches or all(etype == "C" for before, _, _ in stream for etype, _, _ in before)
