@@ -24,6 +24,7 @@ from dotr.ontology import OntologicalStage
 from dotr.ontology.background import load_background
 from dotr.ontology.csparql import CSparqlEngine
 from dotr.rules import TimeOrderError, check, ir
+from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import format_fact
@@ -396,8 +397,13 @@ class Reasoner:
     def step(self, t: int, facts: Iterable | dict) -> Result:
         """Evaluate time point ``t`` with its stream facts: ground atoms, fact strings such as
         ``temp(r1,25)``, or RDF triples (rdflib terms); or a dict stream name -> facts (for
-        C-SPARQL windows; None names the default stream)."""
-        return self.conclude(self.enrich(t, facts))
+        C-SPARQL windows; None names the default stream). More than ``GUARD.limit`` facts and
+        answers made at ``t`` raise :class:`~dotr.rules.engine.guard.BudgetExceeded`."""
+        GUARD.begin(t)
+        try:
+            return self.conclude(self.enrich(t, facts))
+        finally:
+            GUARD.end()
 
     def enrich(self, t: int, facts: Iterable | dict) -> Enriched:
         """The ontological stage at ``t``: everything the temporal stage needs (the first half of

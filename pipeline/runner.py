@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from dotr.rules import InputError
+from dotr.rules.engine.guard import GUARD
 
 from . import state_file
 from .checkpoint import Checkpoint
@@ -215,7 +216,10 @@ class EmbeddedRun:
     def _on_signal(self, signum, _frame) -> None:
         code = signal_code(signum)
         if self._busy:
-            self._stop = code  # a time point or a commit is under way: stop after it
+            self._stop = code  # a time point or a commit is under way: stop after it ...
+            # ... or, in a long time point, at the engines' next check (within a second or so):
+            # the time point is abandoned, its output not written
+            GUARD.cancel(Interrupted(code, inside=True))
         else:
             raise Interrupted(code)
 
@@ -240,7 +244,8 @@ class EmbeddedRun:
             return EXIT_OK
         except Interrupted as stop:
             self._busy = True
-            self.commit()
+            if not stop.inside:  # (inside a time point: the state is half of one, the last commit stands)
+                self.commit()
             return stop.code
         finally:
             for signum, handler in handlers.items():
@@ -287,6 +292,7 @@ class EmbeddedRun:
     def _time_point(self, t: int, facts: dict, records: int, change: BackgroundChange | None = None) -> None:
         """Evaluate ``t`` (and the time points before it where the output can change) and write."""
         self._busy = True
+        GUARD.cancel(None)
         try:
             clock = time.perf_counter
             start = clock()
@@ -300,6 +306,7 @@ class EmbeddedRun:
             self.output.flush()
         finally:
             self._busy = False
+            GUARD.cancel(None)  # (a signal that came after the engines' last check: _stop has it)
 
     def _results(self, t: int, facts: dict, change: BackgroundChange | None) -> Iterator[Result]:
         yield from self.reasoner.between(t)
