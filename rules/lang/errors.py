@@ -54,6 +54,7 @@ CODES: dict[str, str] = {
     "W302": "a variable predicate bound nowhere else",
     "W303": "_ as an argument (a constant)",
     "W304": "true or false as a body atom",
+    "W305": "a body whose atoms share no variable across groups (a cross product)",
     "W410": "EP-SPARQL query without a duration bound",
 }
 

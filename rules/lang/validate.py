@@ -380,6 +380,11 @@ class _Validator:
         warned: set[str] = set()
         lookalikes = _Lookalikes(produced)
         for body, head in bodies:
+            if (split := _disconnected(body)) is not None:
+                groups, lit = split
+                self.warning("W305", f"the body's atoms fall into {groups} groups that share no variable: they are "
+                             "joined as a cross product, whose size is the product of their matches", lit.span,
+                             "join the groups by a shared variable, or split the rule in one rule per group")
             atoms = [a for a, _, _ in body_atoms(body)]
             windowed = {id(lit.atom) for lit in body if isinstance(lit, ir.TemporalLiteral)}  # (E308 there)
             occurrences = Counter(v.name for atom in [*atoms, *([head] if head else [])] for v in _atom_vars(atom))
@@ -447,6 +452,46 @@ class _Validator:
                     elif pred not in derived and not (entailed and isinstance(pred, ir.Iri)):
                         self.error("E306", f"@output names {pred_text((pred, None))}, which no rule or pattern derives",
                                    pred.span, "output lists derived predicates")
+
+
+def _disconnected(body: tuple[ir.BodyLiteral, ...]) -> tuple[int, ir.BodyLiteral] | None:
+    """(the number of groups, the first literal of the second) when the positive atoms of
+    ``body`` that have variables fall into groups sharing no variable (a comparison or an
+    assignment joins the groups of its variables: ``temp(V), limit(L), V > L`` compares), else
+    None.
+
+    >>> from dotr.rules.lang.parser import parse
+    >>> body = lambda text: parse(text).rules[0].body
+    >>> _disconnected(body("h(X, Y) :- p(X), q(Y), r(Z, Z).")) [0]
+    3
+    >>> _disconnected(body("h(X, W) :- p(X), W = X + 1, q(W).")) is None
+    True
+    """
+    parent: dict[str, str] = {}
+
+    def root(v: str) -> str:
+        while parent.setdefault(v, v) != v:
+            parent[v] = v = parent[parent[v]]
+        return v
+
+    groups: list[tuple[str, ir.BodyLiteral]] = []  # (a variable, the literal) per atom with variables
+    for lit in body:
+        if isinstance(lit, ir.Comparison):
+            names = [v.name for v in _literal_vars(lit)]
+        elif getattr(lit, "negated", False) or not hasattr(lit, "atom"):
+            continue
+        else:
+            names = [v.name for v in _literal_vars(lit)]
+            if names:
+                groups.append((names[0], lit))
+        for name in names[1:]:
+            parent[root(name)] = root(names[0])
+    roots: dict[str, ir.BodyLiteral] = {}
+    for name, lit in groups:
+        roots.setdefault(root(name), lit)
+    if len(roots) < 2:
+        return None
+    return len(roots), list(roots.values())[1]
 
 
 def _lowered(name: str) -> str:
