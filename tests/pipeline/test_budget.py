@@ -86,3 +86,17 @@ def test_running_out_of_memory_is_one_line_with_its_exit_code(tmp_path, capsys, 
     assert main(["run", "-q", "--rules", rules, "--input", stream, "--output", str(out)]) == 5
     err = capsys.readouterr().err
     assert err.startswith("dotr: out of memory") and err.count("\n") == 1
+
+
+def test_an_epsparql_sequence_of_unrelated_groups_is_bounded(tmp_path, capsys):
+    rules = tmp_path / "r.dotr"
+    rules.write_text("@prefix : <http://e/> .\nquery Q := select * where "
+                     + " seq ".join(f"{{ ?a{i} :p ?b{i} }}" for i in range(5)) + " within 100 .\n")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text("".join(json.dumps({"t": t, "facts": [f"<http://e/p>(<http://e/a{t}>, <http://e/b{i}>)"
+                                                            for i in range(8)]}) + "\n" for t in range(1, 7)))
+    out = tmp_path / "out.jsonl"
+    code = main(["run", "-q", "--rules", str(rules), "--input", str(stream), "--output", str(out),
+                 "--max-derived", "10000"])
+    err = capsys.readouterr().err
+    assert code == 4 and err.startswith("dotr: time point 5 derived more than 10000"), err
