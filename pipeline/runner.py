@@ -248,6 +248,7 @@ class EmbeddedRun:
                 self.commit()
             return stop.code
         finally:
+            GUARD.cancel(None)  # (a signal during the last commit: nothing is left to cancel)
             for signum, handler in handlers.items():
                 signal.signal(signum, handler)
             self.close()
