@@ -35,6 +35,10 @@ from .reasoner import Reasoner
 from .records import Result
 from .summary import RunStats
 
+#: seconds a time point under way when a signal comes may take to finish before it is abandoned
+CANCEL_AFTER = 0.5
+
+
 @dataclass
 class Options:
     """What ``dotr run`` was asked for (the embedded part of its flags)."""
@@ -217,9 +221,9 @@ class EmbeddedRun:
         code = signal_code(signum)
         if self._busy:
             self._stop = code  # a time point or a commit is under way: stop after it ...
-            # ... or, in a long time point, at the engines' next check (within a second or so):
-            # the time point is abandoned, its output not written
-            GUARD.cancel(Interrupted(code, inside=True))
+            # ... or, in a time point still running half a second later, at the engines' next
+            # check: the time point is abandoned, its output not written, nothing committed
+            GUARD.cancel(Interrupted(code, inside=True), at=time.monotonic() + CANCEL_AFTER)
         else:
             raise Interrupted(code)
 

@@ -23,6 +23,8 @@ dotr.rules.engine.guard.BudgetExceeded: time point 7 derived more than 10 facts 
 
 from __future__ import annotations
 
+import time
+
 from dotr.rules.lang.errors import DotrError
 
 #: the facts and answers a time point may make by default (some 500 MB of facts of five terms)
@@ -48,6 +50,7 @@ class Guard:
         self.used = 0
         self.active = False
         self._cancel: BaseException | None = None
+        self._cancel_at = 0.0  # (time.monotonic(): not before)
 
     def begin(self, t: int | None) -> None:
         """A time point's evaluation starts: nothing used yet."""
@@ -56,9 +59,10 @@ class Guard:
     def end(self) -> None:
         self.active = False
 
-    def cancel(self, error: BaseException | None) -> None:
-        """The next :meth:`charge` raises ``error`` (None: no longer)."""
-        self._cancel = error
+    def cancel(self, error: BaseException | None, at: float = 0.0) -> None:
+        """The next :meth:`charge` from ``at`` on (``time.monotonic()``) raises ``error``
+        (None: no longer)."""
+        self._cancel, self._cancel_at = error, at
 
     def charge(self, derived: int) -> None:
         """``derived`` more facts or answers: raise the pending cancellation, or
@@ -70,7 +74,7 @@ class Guard:
     def check(self, pending: int = 0) -> None:
         """Raise the pending cancellation, or :class:`BudgetExceeded` if what was charged and
         ``pending`` (made, not charged yet: a round under way) are past the budget."""
-        if self._cancel is not None:
+        if self._cancel is not None and time.monotonic() >= self._cancel_at:
             error, self._cancel = self._cancel, None
             raise error
         if self.active and self.limit and self.used + pending > self.limit:
