@@ -59,14 +59,13 @@ raises by other rules, retraction).
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from functools import cached_property
 from collections import defaultdict
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from dotr.rules import ir
 from dotr.rules.lang.analysis import dependency_graph, pred_key, stratify
+from dotr.rules.lang.collector import paused
 from dotr.rules.lang.digraph import descendants
 from dotr.rules.lang.analysis import transitive_steps as find_transitive_steps
 from dotr.rules.engine.terms import TermDictionary
@@ -87,18 +86,6 @@ BULK_SHARE = 1 / 16
 #: otherwise (expiry tags), when it is at least this share (the measured crossover with the
 #: fact-by-fact path: docs/performance.md)
 BULK_SHARE_TAGGED = 1 / 64
-
-
-@contextmanager
-def _no_gc():
-    """Millions of new tuples, none cyclic: no collection is due while they are made."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class Materialiser:
@@ -230,7 +217,7 @@ class Materialiser:
     def _bulk_add_tagged(self, items: list[FactItem]) -> int:
         """``add`` for a large batch with expiry tags: the max-min fixpoint set-at-a-time
         (rules.engine.columnar), then the facts that are new or rose are stored."""
-        with _no_gc():
+        with paused():
             self._add_explicit(items)
             batch: dict[RelKey, list[tuple]] = defaultdict(list)
             expiries: dict[RelKey, list[int]] = defaultdict(list)
@@ -247,7 +234,7 @@ class Materialiser:
     def _bulk_add(self, items: list[FactItem]) -> int:
         """``add`` for facts that never expire into a store where nothing expires: the closure is
         computed set-at-a-time (rules.engine.columnar) and stored."""
-        with _no_gc():
+        with paused():
             batch: dict[RelKey, list[tuple]] = defaultdict(list)
             for rel, fact, _ in items:
                 batch[rel].append(fact)

@@ -16,6 +16,7 @@ from typing import Sequence
 from dotr import __version__
 
 from dotr.rules import check, format_diagnostic
+from dotr.rules.engine.guard import DEFAULT_MAX_DERIVED
 from dotr.rules.lang.loader import CheckResult
 
 from .files import MAX_RECORD_SIZE
@@ -194,7 +195,9 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     from .files import FileIOError
     from .output import OutputOptions
     from .printing import Readable
-    from .process import EXIT_BAD_RECORD, EXIT_IO, EXIT_SIGINT, EXIT_SIGTERM
+    from dotr.rules.engine.guard import GUARD, BudgetExceeded
+
+    from .process import EXIT_BAD_RECORD, EXIT_BUDGET, EXIT_IO, EXIT_SIGINT, EXIT_SIGTERM
     from .reasoner import Reasoner
     from .runner import EmbeddedRun, Options
 
@@ -215,6 +218,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       full_iris=args.full_iris)
     reasoner_options = {"include_background": args.include_background}
     prefixes = checked.program.prefixes
+    GUARD.limit = args.max_derived
 
     def build() -> Reasoner:
         if args.resume:
@@ -276,6 +280,10 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         print(f"dotr: {err}" + ("; the last commit stands: the same command continues from it" if args.checkpoint
                                 else ""), file=sys.stderr)
         return EXIT_IO
+    except BudgetExceeded as err:
+        print(f"dotr: {err}; stopped there: the time points before it are written", file=sys.stderr)
+        _rejected(run.output if run is not None else None, args)
+        return EXIT_BUDGET
     except DotrError as err:
         print(f"dotr: {err}", file=sys.stderr)
         return 2
@@ -496,6 +504,17 @@ def _follow_imports(parser: argparse.ArgumentParser) -> None:
                              "HTTP(S) too (without it, an import is named on standard error and not read)")
 
 
+def _count(text: str) -> int:
+    """A count of at least 0 (an argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"not a count (0 or more): {text!r}")
+    return value
+
+
 def _conf(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
@@ -531,6 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
     p_run.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="BYTES",
                        help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")
+    p_run.add_argument("--max-derived", type=_count, default=DEFAULT_MAX_DERIVED, metavar="N",
+                       help="the facts and answers one time point may make (default %(default)s; 0: no bound): "
+                            "a time point that makes more stops the run (exit 4)")
     p_run.add_argument("--reorder-within", type=int, default=0, metavar="N",
                        help="sort records arriving up to N time units late (later ones are rejected)")
     p_run.add_argument("--changes", action="store_true",
@@ -579,7 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit code. SIGINT
     and SIGTERM end it at any moment with their exit code, a closed standard output quietly
     (docs/cli.md, "Exit codes")."""
-    from .process import EXIT_PIPE, Interrupted, interruptible
+    from .process import EXIT_MEMORY, EXIT_PIPE, Interrupted, interruptible
 
     interruptible()
     # rdflib warns of each IRI it finds odd (an escaped '>'): dotr writes such IRIs escaped
@@ -590,6 +612,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Interrupted as stop:
         print("dotr: interrupted", file=sys.stderr)
         return stop.code
+    except MemoryError:
+        print("dotr: out of memory (a time point that makes too much: see --max-derived)", file=sys.stderr)
+        return EXIT_MEMORY
     except BrokenPipeError:  # the reader of standard output went away (dotr run | head): end quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # (so that flushing at exit raises nothing)

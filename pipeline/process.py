@@ -10,6 +10,8 @@ import signal
 EXIT_OK = 0
 EXIT_USAGE = 2  # rule, background, file or usage errors; a checkpoint that belongs to another run
 EXIT_BAD_RECORD = 3  # a bad record with --on-error stop
+EXIT_BUDGET = 4  # a time point made more facts and answers than --max-derived
+EXIT_MEMORY = 5  # memory ran out
 EXIT_IO = 74  # a file could not be read or written while running (disk full, read-only, I/O error)
 EXIT_SIGINT = 130
 EXIT_PIPE = 141  # standard output was closed by its reader (``dotr run | head``)
@@ -19,11 +21,12 @@ EXIT_SIGTERM = 143
 class Interrupted(BaseException):
     """SIGINT or SIGTERM arrived (``code``: the exit code). Not an ``Exception``: a reader that
     turns any error of a record into a bad record (``except Exception``) must let it through,
-    or a signal landing while a record is read ends the run as a bad record (exit 3)."""
+    or a signal landing while a record is read ends the run as a bad record (exit 3).
+    ``inside``: raised in a time point by the engines' check (the time point is abandoned)."""
 
-    def __init__(self, code: int):
+    def __init__(self, code: int, inside: bool = False):
         super().__init__(code)
-        self.code = code
+        self.code, self.inside = code, inside
 
 
 def signal_code(signum: int) -> int:

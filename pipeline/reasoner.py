@@ -29,6 +29,7 @@ from dotr.ontology.csparql import CSparqlEngine
 from dotr.rules import InputError, TimeOrderError, UsageError, check, ir
 from dotr.rules.engine.frames import facts_of, is_frame, stream_of
 from dotr.rules.engine.inputs import check_time
+from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import format_fact
@@ -414,11 +415,17 @@ class Reasoner:
         """Evaluate time point ``t`` (after the last one evaluated) with its stream facts: fact
         strings such as ``temp(r1,25)``, ground atoms, tuples of terms, RDF triples (rdflib
         terms; an rdflib ``Graph``), a pandas DataFrame (``rules.engine.frames``); or a dict
-        stream name -> facts (for C-SPARQL windows; None names the default stream)."""
+        stream name -> facts (for C-SPARQL windows; None names the default stream). More than
+        ``GUARD.limit`` facts and answers made at ``t`` raise
+        :class:`~dotr.rules.engine.guard.BudgetExceeded`."""
         t = check_time(t)
         if self._last_t is not None and t <= self._last_t:
             raise TimeOrderError(f"time point {t} is not after {self._last_t}, evaluated already")
-        return self.conclude(self.enrich(t, facts))
+        GUARD.begin(t)
+        try:
+            return self.conclude(self.enrich(t, facts))
+        finally:
+            GUARD.end()
 
     def enrich(self, t: int, facts: Iterable | dict) -> Enriched:
         """The ontological stage at ``t``: everything the temporal stage needs (the first half of

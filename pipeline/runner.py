@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from dotr.rules import InputError
+from dotr.rules.engine.guard import GUARD
 
 from . import state_file
 from .checkpoint import Checkpoint
@@ -33,6 +34,10 @@ from .process import EXIT_OK, Interrupted, signal_code
 from .reasoner import Reasoner
 from .records import Result
 from .summary import RunStats
+
+#: seconds a time point under way when a signal comes may take to finish before it is abandoned
+CANCEL_AFTER = 0.5
+
 
 @dataclass
 class Options:
@@ -215,7 +220,10 @@ class EmbeddedRun:
     def _on_signal(self, signum, _frame) -> None:
         code = signal_code(signum)
         if self._busy:
-            self._stop = code  # a time point or a commit is under way: stop after it
+            self._stop = code  # a time point or a commit is under way: stop after it ...
+            # ... or, in a time point still running half a second later, at the engines' next
+            # check: the time point is abandoned, its output not written, nothing committed
+            GUARD.cancel(Interrupted(code, inside=True), at=time.monotonic() + CANCEL_AFTER)
         else:
             raise Interrupted(code)
 
@@ -240,9 +248,11 @@ class EmbeddedRun:
             return EXIT_OK
         except Interrupted as stop:
             self._busy = True
-            self.commit()
+            if not stop.inside:  # (inside a time point: the state is half of one, the last commit stands)
+                self.commit()
             return stop.code
         finally:
+            GUARD.cancel(None)  # (a signal during the last commit: nothing is left to cancel)
             for signum, handler in handlers.items():
                 signal.signal(signum, handler)
             self.close()
@@ -287,6 +297,7 @@ class EmbeddedRun:
     def _time_point(self, t: int, facts: dict, records: int, change: BackgroundChange | None = None) -> None:
         """Evaluate ``t`` (and the time points before it where the output can change) and write."""
         self._busy = True
+        GUARD.cancel(None)
         try:
             clock = time.perf_counter
             start = clock()
@@ -300,6 +311,7 @@ class EmbeddedRun:
             self.output.flush()
         finally:
             self._busy = False
+            GUARD.cancel(None)  # (a signal that came after the engines' last check: _stop has it)
 
     def _results(self, t: int, facts: dict, change: BackgroundChange | None) -> Iterator[Result]:
         yield from self.reasoner.between(t)

@@ -44,6 +44,7 @@ from dotr.rules.lang.queries.epsparql import (DEFAULT_HORIZON, DURATION, END, ST
                             is_epsparql, parse_epsparql)
 from dotr.rules.lang.errors import RuleError
 from dotr.rules.lang.queries.sparql import certain_variables, parse_select, rdf_term
+from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
 from dotr.rules.engine.terms import TermDictionary, format_term
 from dotr.temporal.keys import QueryKeys, consistent
@@ -123,6 +124,7 @@ class _Node:
             if key not in self._emitted:
                 self._emitted.add(key)
                 out.append(sol)
+        GUARD.charge(len(out))  # (the budget of the time point, a cancellation: between operators)
         return out
 
     def _new(self, ctx: _Ctx) -> Iterable[Sol]:

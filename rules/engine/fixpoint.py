@@ -43,6 +43,7 @@ from itertools import compress
 from operator import itemgetter
 from typing import Callable
 
+from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.store import FactItem, RelKey, Store
 
 Delta = dict[RelKey, dict[tuple, int]]
@@ -94,6 +95,7 @@ class SemiNaive:
             while delta:
                 pending: list[FactItem] = []
                 count += self._plain_round(store, delta, pending.append)
+                GUARD.charge(len(pending))  # (the budget of the time point, a cancellation: between rounds)
                 delta = apply(pending)
             return count
         parts = [(None, apply(items))]  # (the step plan whose conclusions made it, or None; delta)
@@ -110,6 +112,7 @@ class SemiNaive:
             pending: list[FactItem] = []
             own: dict = {}
             self._round(store, delta, pending.append, own, parts)
+            GUARD.charge(len(pending) + sum(len(mine) for mine in own.values()))
             parts = [(plan, apply(mine)) for plan, mine in own.items() if mine]
             parts.append((None, apply(pending)))
 

@@ -21,6 +21,7 @@ from dotr.rules.engine.native_store cimport (NativeStore, Table, Index, tbl_find
                                F_EXP, DOTR_FREE, DOTR_ROW_MASK, DOTR_PREFETCH)
 
 from dotr.rules import ir
+from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.planning import Assign, Compare, Compute, Negation, TermTest, Unsupported, plan_rule
 from dotr.rules.lang.printer import Printer, format_rule
 
@@ -110,6 +111,7 @@ cdef class Out:
             if grown == NULL:
                 raise MemoryError()
             self.data, self.cap = grown, 2 * (self.cap + arity)
+            GUARD.check(self.n // (2 + arity))  # (a round that grows without bound stops here)
         cdef int64_t *d = self.data + self.n
         cdef int j
         d[0], d[1] = tid, expiry
@@ -512,6 +514,7 @@ cdef class NativeRules:
             if total == 0:
                 return count
             count += total
+            GUARD.charge(total)  # (the budget of the time point, and a cancellation: between rounds)
             # the round's delta, copied out: the derivations go into the next one
             rows = self.delta.reserve(3 * total)
             exps, srcs = rows + total, rows + 2 * total

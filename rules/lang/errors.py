@@ -16,6 +16,7 @@ r.dotr:1:6: error[E101]: variable Y in the head is not bound by the body
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from .ir import Span
@@ -53,6 +54,7 @@ CODES: dict[str, str] = {
     "W302": "a variable predicate bound nowhere else",
     "W303": "_ as an argument (a constant)",
     "W304": "true or false as a body atom",
+    "W305": "a body whose atoms share no variable across groups (a cross product)",
     "W410": "EP-SPARQL query without a duration bound",
 }
 
@@ -152,7 +154,7 @@ def format_diagnostic(d: Diagnostic, source: str | None = None) -> str:
     where = f"{d.span}: " if d.span else "dotr: "  # (no position: the file itself, e.g. one that cannot be read)
     lines = [f"{where}{d.severity}[{d.code}]: {d.message}"]
     if d.span and source is not None:
-        text = source.splitlines()
+        text = _lines(source)
         if 0 < d.span.line <= len(text):
             line = text[d.span.line - 1].replace("\t", " ")
             lines.append("    " + line)
@@ -160,3 +162,9 @@ def format_diagnostic(d: Diagnostic, source: str | None = None) -> str:
     if d.hint:
         lines.append(f"  hint: {d.hint}")
     return "\n".join(lines)
+
+
+@lru_cache(maxsize=4)
+def _lines(source: str) -> list[str]:
+    """A source's lines, split once for all the diagnostics of a file (each one shows a line)."""
+    return source.splitlines()

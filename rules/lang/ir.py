@@ -437,9 +437,14 @@ class Program:
 
     statements: tuple[Statement, ...]
     path: str = field(default="<string>", compare=False)
+    #: the statements of each kind, found once (a program of 10,000 rules is asked often)
+    _by_kind: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def _of(self, kind: type) -> tuple:
-        return tuple(s for s in self.statements if isinstance(s, kind))
+        found = self._by_kind.get(kind)
+        if found is None:
+            found = self._by_kind[kind] = tuple(s for s in self.statements if isinstance(s, kind))
+        return found
 
     @property
     def rules(self) -> tuple[Rule, ...]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import ir
 from .analysis import Analysis
+from .collector import paused
 from .errors import Diagnostic, RuleError
 from .parser import parse_with_diagnostics
 from .queries import ParsedQueries
@@ -74,9 +75,10 @@ def _read(path: Path, diagnostics: list[Diagnostic], sources: dict[str, str],
 
 def check_text(text: str, path: str = "<string>") -> CheckResult:
     """Parse and validate rule text that has no imports."""
-    program, diagnostics = parse_with_diagnostics(text, path)
-    queries = ParsedQueries()
-    analysis, more = validate(program, queries)
+    with paused():
+        program, diagnostics = parse_with_diagnostics(text, path)
+        queries = ParsedQueries()
+        analysis, more = validate(program, queries)
     return CheckResult(program, analysis, _in_order(diagnostics + more), {path: text}, queries)
 
 
@@ -85,10 +87,11 @@ def check(path: str | Path) -> CheckResult:
     path = Path(path)
     diagnostics: list[Diagnostic] = []
     sources: dict[str, str] = {}
-    statements = _read(path, diagnostics, sources, (), set(), None)
-    program = ir.Program(tuple(statements), path=str(path))
-    queries = ParsedQueries()
-    analysis, more = validate(program, queries)
+    with paused():
+        statements = _read(path, diagnostics, sources, (), set(), None)
+        program = ir.Program(tuple(statements), path=str(path))
+        queries = ParsedQueries()
+        analysis, more = validate(program, queries)
     return CheckResult(program, analysis, _in_order(diagnostics + more), sources, queries)
 
 

@@ -37,6 +37,7 @@ CASES = [
     ("hot(X) :- Temp(X, V), V > 30.", [("W302", 1, 11)]),
     ("warm(X) :- temp(X, _).", [("W303", 1, 20)]),
     ("warm(X) :- temp(X), true.", [("W304", 1, 21)]),
+    ("pair(X, Y) :- p(X), q(Y).", [("W305", 1, 21)]),
     ("a(X) :- b(X), not [3] <> a(X).", [("E201", 1, 15)]),
     ("@timeunit hours .", [("E308", 1, 11)]),
     ("@profile owl3 .", [("E308", 1, 10)]),
@@ -108,6 +109,10 @@ def test_imports_resolve_relative_and_report_cycles(tmp_path):
     (tmp_path / "sub/b.dotr").write_text('@import "missing.dotr" .\nb(X) :- c(X).')
     result = check(tmp_path / "main.dotr")
     assert [(d.code, d.span.line, d.span.column) for d in result.diagnostics] == [("E002", 1, 9)]
+
+
+def test_a_comparison_between_groups_is_no_cross_product_warning():
+    assert not check_text("pair(X, Y) :- p(X), q(Y), X < Y.\nh(X) :- p(X), q(1).").diagnostics
 
 
 INVALID = Path(__file__).parent / "corpus" / "invalid"

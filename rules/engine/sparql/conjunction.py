@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from dotr.rules.lang import ir
+from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.plan import compile_rule
 from dotr.rules.engine.store import INF, Store
 from dotr.rules.engine.terms import TermDictionary
@@ -151,6 +152,7 @@ class Conjunction:
         plan = self._plan(order, seed_vars)
         out: list = []
         plan([(seed, INF) for seed in seeds] if seed_vars else [((), INF)], store, out.append)
+        GUARD.charge(len(out))  # (the budget of the time point, a cancellation: between joins)
         return [row for _, row, _ in out]
 
     def _plan(self, order: tuple[int, ...], seed_vars: tuple[str, ...]):

@@ -9,6 +9,7 @@ from rdflib import BNode, URIRef, Variable
 
 from dotr.rules import ir
 from dotr.rules.lang.queries.sparql import rdf_term as from_rdflib
+from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.sparql.conjunction import Conjunction
 from dotr.rules.engine.sparql.expr import (IriValue, Solution, Undefined, compile_expr, holds,
                                            unsupported)
@@ -130,6 +131,7 @@ class Join:
                 part_certain, right = part
                 shared = tuple(sorted(part_certain & certain))
             current = join(current, right, shared)
+            GUARD.charge(len(current))  # (the budget of the time point, a cancellation: between joins)
             certain = certain | part_certain
         return current
 
@@ -145,8 +147,10 @@ class LeftJoin:
             return []
         shared = tuple(sorted(self.left.certain & self.right.certain))
         test = self.test
-        return left_join(left, seeded(self.right, ds, shared, left), shared,
-                         None if test is None else (lambda sol: holds(test, sol)))
+        joined = left_join(left, seeded(self.right, ds, shared, left), shared,
+                           None if test is None else (lambda sol: holds(test, sol)))
+        GUARD.charge(len(joined))
+        return joined
 
 
 class Minus:
