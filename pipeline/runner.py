@@ -26,12 +26,15 @@ from dotr.rules import InputError
 
 from . import state_file
 from .checkpoint import Checkpoint
-from .files import MAX_RECORD_SIZE, InputLines, OutputFile, StandardOutput
+from .files import MAX_RECORD_SIZE, OutputFile
 from .io import BackgroundChange, Record, in_order, read_jsonl, read_laserpp, read_trig
 from .output import Output, OutputOptions, rejects_path
 from .process import EXIT_OK, Interrupted, signal_code
+from .mqtt import Login, is_mqtt
 from .reasoner import Reasoner
 from .records import Result
+from .sinks import open_sink
+from .sources import open_source
 from .summary import RunStats
 
 @dataclass
@@ -53,6 +56,7 @@ class Options:
     commit_seconds: float = 10.0
     max_record_size: int = MAX_RECORD_SIZE  # bytes per line (0: unbounded)
     full_iris: bool = False  # the canonical JSON Lines form (full IRIs, rdf:type triples, N-Triples graphs)
+    login: Login | None = None  # an MQTT broker's (--input or --output mqtt://...)
 
     def fingerprinted(self) -> dict[str, Any]:
         """The options that change what a run writes (a checkpoint continues only with the same)."""
@@ -120,7 +124,7 @@ class EmbeddedRun:
         self.output: Output | None = None
         self.on_time_point: Callable[[int], None] | None = None  # called with each time point evaluated
         self._checkpoint = Checkpoint(options.checkpoint) if options.checkpoint else None
-        self._input: InputLines | None = None
+        self._input = None  # the source (pipeline/sources)
         self._files: list[Any] = []  # the output and the rejects file, once opened
         self._busy = False  # in a time point or a commit: a signal waits for its end
         self._stop: int | None = None  # an exit code, when a signal asked to stop
@@ -148,9 +152,9 @@ class EmbeddedRun:
                     return False
         o, state = self.o, self.state
         skip = (state.lines, state.input_sha256) if self._checkpoint is not None else None
-        self._input = InputLines(o.input, o.max_record_size, o.follow, skip, digest=self._checkpoint is not None)
-        sink = OutputFile(o.output, state.output if self._checkpoint is not None else None) if o.output != "-" \
-            else StandardOutput()
+        self._input = open_source(o.input, o.max_record_size, o.follow, skip, self._checkpoint is not None,
+                                  o.checkpoint, o.login)
+        sink = open_sink(o.output, state.output if self._checkpoint is not None else None, o.checkpoint, o.login)
         self._files.append(sink)
         rejects = rejects_path(o.rejects, o.output)
 
@@ -177,12 +181,17 @@ class EmbeddedRun:
         self.reasoner.on_notice = self._notice
         return True
 
+    @property
+    def source_name(self) -> str:
+        """The input as messages name it (a broker's address without credentials)."""
+        return getattr(self._input, "path", self.o.input)
+
     def _check_finished(self) -> None:
         """A finished run's output and rejects file are still what it committed (else a re-run
         would say its output stands when it does not)."""
         state, o = self.state, self.o
         for path, committed in ((o.output, state.output), (rejects_path(o.rejects, o.output), state.rejects)):
-            if committed[0]:
+            if committed[0] and not is_mqtt(path):  # (a broker's messages cannot be read back)
                 OutputFile(path, committed, check_only=True).close()
 
     # ------------------------------------------------------------------------ commits
@@ -203,6 +212,8 @@ class EmbeddedRun:
         state.stats = self.stats.saved() if self.stats.counting else None
         self._checkpoint.commit({"run": state.to_data(), "reasoner": self.reasoner.temporal_snapshot()},
                                 self._program)
+        if hasattr(self._input, "after_commit"):  # (a broker's messages are acknowledged now)
+            self._input.after_commit()
         self._last_commit = (state.counts["time points"], time.monotonic())
 
     def _commit_due(self) -> bool:
