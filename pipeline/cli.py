@@ -101,6 +101,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     import time
 
     started = time.perf_counter()
+    if args.command == "serve" and args.engine == "spark":
+        print("dotr: dotr serve runs the embedded pipeline: leave out --engine spark", file=sys.stderr)
+        return 2
     if args.engine == "spark":
         unsupported = [flag for flag, value in (("--reorder-within", args.reorder_within), ("--follow", args.follow),
                                                 ("--snapshot", args.snapshot), ("--resume", args.resume)) if value]
@@ -195,7 +198,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     from .files import FileIOError
     from .output import OutputOptions
     from .printing import Readable
-    from .process import EXIT_BAD_RECORD, EXIT_IO, EXIT_SIGINT, EXIT_SIGTERM
+    from .process import EXIT_BAD_RECORD, EXIT_IO, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM
     from .reasoner import Reasoner
     from .runner import EmbeddedRun, Options
 
@@ -243,6 +246,11 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         run.stats.counting = _counted(args)
         progress = _progress(args, run.stats, run.state.counts, prefixes)
         run.on_time_point = progress.update if progress is not None else None
+        service = None
+        if args.command == "serve":
+            from .serve import Service, parse_address
+
+            service = Service(run, parse_address(args.http))
         try:
             if not run.start():
                 run.close()
@@ -255,11 +263,18 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
 
             if is_mqtt(args.input):  # (a producer may start now: what it publishes reaches the run)
                 print(f"dotr: subscribed to {run.source_name}", file=sys.stderr, flush=True)
+            if service is not None:
+                print(f"dotr: serving {service.start()}", file=sys.stderr, flush=True)
             run.stats.start(started)  # (the figures count from here; start-up apart)
             code = run.run()
+            if service is not None and code == EXIT_OK:
+                run.stats.stop()  # (the figures are the stream's, not the serving after it)
+                code = service.serve_on()
         finally:
             run.close()
             run.stats.stop()
+            if service is not None:
+                service.close()
             if progress is not None:
                 progress.close()
         if code in (EXIT_SIGINT, EXIT_SIGTERM):
@@ -596,6 +611,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="evaluate a stream with the rules; print what is derived at each time point")
     _run_options(p_run)
     p_run.set_defaults(func=cmd_run)
+    p_serve = sub.add_parser("serve", help="dotr run, and an HTTP service beside it: SPARQL over what holds at the "
+                                           "last time point, each time point as an event, metrics, health")
+    _run_options(p_serve)
+    p_serve.add_argument("--http", default="127.0.0.1:8080", metavar="HOST:PORT",
+                         help="where to listen (default 127.0.0.1:8080, the loopback only; port 0: any free port)")
+    p_serve.set_defaults(func=cmd_run, engine="embedded")
     p_explain = sub.add_parser("explain", help="why a fact holds, or a graph was built, at a time point")
     p_explain.add_argument("--rules", required=True)
     p_explain.add_argument("--ontology", action="append", default=[])

@@ -17,6 +17,7 @@ run again. SIGINT and SIGTERM commit and exit (130, 143) between two time points
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from .process import EXIT_OK, Interrupted, signal_code
 from .mqtt import Login, is_mqtt
 from .reasoner import Reasoner
 from .records import Result
-from .sinks import open_sink
+from .sinks import Tee, open_sink
 from .sources import open_source
 from .summary import RunStats
 
@@ -123,6 +124,8 @@ class EmbeddedRun:
         self.reasoner: Reasoner | None = None
         self.output: Output | None = None
         self.on_time_point: Callable[[int], None] | None = None  # called with each time point evaluated
+        self.on_output: Callable[[str], None] | None = None  # given what is written of each time point
+        self.lock: contextlib.AbstractContextManager = contextlib.nullcontext()  # held through each time point
         self._checkpoint = Checkpoint(options.checkpoint) if options.checkpoint else None
         self._input = None  # the source (pipeline/sources)
         self._files: list[Any] = []  # the output and the rejects file, once opened
@@ -155,6 +158,8 @@ class EmbeddedRun:
         self._input = open_source(o.input, o.max_record_size, o.follow, skip, self._checkpoint is not None,
                                   o.checkpoint, o.login)
         sink = open_sink(o.output, state.output if self._checkpoint is not None else None, o.checkpoint, o.login)
+        if self.on_output is not None:
+            sink = Tee(sink, self.on_output)
         self._files.append(sink)
         rejects = rejects_path(o.rejects, o.output)
 
@@ -299,16 +304,17 @@ class EmbeddedRun:
         """Evaluate ``t`` (and the time points before it where the output can change) and write."""
         self._busy = True
         try:
-            clock = time.perf_counter
-            start = clock()
-            for result in self._results(t, facts, change):
-                now = clock()
-                matches = self.reasoner.last_matches if result.graphs else None
-                self.output.result(result, now - start,
-                                   [m if isinstance(m, str) else m.pattern for m in matches] if matches else None)
+            with self.lock:
+                clock = time.perf_counter
                 start = clock()
-            self.state.counts["records"] += records
-            self.output.flush()
+                for result in self._results(t, facts, change):
+                    now = clock()
+                    matches = self.reasoner.last_matches if result.graphs else None
+                    self.output.result(result, now - start,
+                                       [m if isinstance(m, str) else m.pattern for m in matches] if matches else None)
+                    start = clock()
+                self.state.counts["records"] += records
+                self.output.flush()
         finally:
             self._busy = False
 

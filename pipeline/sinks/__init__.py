@@ -24,4 +24,18 @@ def open_sink(location: str, committed: tuple[int, str] | None = None, checkpoin
     return OutputFile(location, committed)
 
 
-__all__ = ["open_sink"]
+class Tee:
+    """A sink that also gives each text written to ``also`` (``dotr serve``'s events)."""
+
+    def __init__(self, sink, also):
+        self.sink, self._also = sink, also
+
+    def write(self, text: str) -> None:
+        self.sink.write(text)
+        self._also(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.sink, name)
+
+
+__all__ = ["Tee", "open_sink"]
