@@ -147,8 +147,15 @@ def _check_files(args: argparse.Namespace) -> str | None:
             return "a broker's topic (mqtt://) is read and written by the embedded run: leave out --engine spark"
         if args.follow and is_mqtt(args.input):
             return "--follow reads a growing file; a topic (mqtt://) is read until the run is stopped anyway"
-        if is_mqtt(args.input) and input_format(args) == "trig":
-            return "--input-format trig reads a whole document; a topic's messages are JSON Lines or Laser++ lines"
+        if is_mqtt(args.input) and input_format(args) in ("trig", "csv"):
+            return f"--input-format {input_format(args)} reads a file; a topic's messages are JSON Lines or Laser++ lines"
+    if (input_format(args) == "csv") != bool(args.mapping):
+        return ("--mapping MAP.toml says how a CSV file's rows become records: give it with a CSV input"
+                if args.mapping is None else "--mapping maps a CSV file (--input FILE.csv, or --input-format csv)")
+    if input_format(args) == "csv" and (args.input == "-" or args.engine == "spark"):
+        return "a CSV input is a file (its first line the header) read by the embedded run"
+    if args.replay and input_format(args) != "csv":
+        return "--replay paces a CSV file's rows (--input FILE.csv with --mapping)"
     if args.input != "-" and not is_mqtt(args.input):
         if not os.path.exists(args.input):
             return f"--input {args.input}: no such file"
@@ -216,7 +223,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                       checkpoint=args.checkpoint, commit_every=args.commit_every,
                       commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
-                      full_iris=args.full_iris, login=_login(args))
+                      full_iris=args.full_iris, login=_login(args), replay=args.replay)
     reasoner_options = {"include_background": args.include_background}
     prefixes = checked.program.prefixes
 
@@ -237,6 +244,10 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     run = None
     try:
         checked.raise_for_errors()
+        if options.input_format == "csv":
+            from .sources.csv import Mapping
+
+            options.mapping = Mapping.load(args.mapping, args.input)
         program = fingerprint(checked, args.ontology, {**options.fingerprinted(), **reasoner_options,
                                                        "follow_imports": args.follow_imports})
         rules_print = program["rules"]
@@ -464,6 +475,8 @@ def input_format(args: argparse.Namespace) -> str:
         return args.input_format
     if is_mqtt(args.input):
         return "jsonl"
+    if args.input.endswith(".csv"):
+        return "csv"
     return "trig" if args.input.endswith(".trig") else "laserpp" if args.input.endswith(".txt") else "jsonl"
 
 
@@ -548,8 +561,13 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--full-iris", action="store_true",
                        help="JSON Lines in the canonical form for scripts: full IRIs, rdf:type triples, graphs as "
                             "N-Triples strings (default: the rule file's prefixes, :C(:x), graphs as [s, p, o] lists)")
-    parser.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp"],
-                       help="input format (auto: by extension, .trig, .txt for Laser++, else JSON Lines)")
+    parser.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp", "csv"],
+                        help="input format (auto: by extension, .trig, .txt for Laser++, .csv, else JSON Lines)")
+    parser.add_argument("--mapping", metavar="MAP.toml",
+                        help="with a CSV input: how its rows become records (time column, subjects, predicates)")
+    parser.add_argument("--replay", type=float, default=0.0, metavar="SPEED",
+                        help="with a CSV input: pace its rows by their times, SPEED times real time (1: as they "
+                             "happened; default: as fast as they are read)")
     parser.add_argument("--on-error", default="stop", choices=["stop", "skip"],
                        help="stop at a bad record (exit 3; the time points before it are written) or skip "
                             "bad records into a rejects file")

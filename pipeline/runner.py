@@ -36,6 +36,7 @@ from .reasoner import Reasoner
 from .records import Result
 from .sinks import Tee, open_sink
 from .sources import open_source
+from .sources.csv import read_csv
 from .summary import RunStats
 
 @dataclass
@@ -58,12 +59,15 @@ class Options:
     max_record_size: int = MAX_RECORD_SIZE  # bytes per line (0: unbounded)
     full_iris: bool = False  # the canonical JSON Lines form (full IRIs, rdf:type triples, N-Triples graphs)
     login: Login | None = None  # an MQTT broker's (--input or --output mqtt://...)
+    mapping: Any = None  # a CSV input's (pipeline/sources/csv.py)
+    replay: float = 0.0  # a CSV input's pace (0: as fast as it is read)
 
     def fingerprinted(self) -> dict[str, Any]:
         """The options that change what a run writes (a checkpoint continues only with the same)."""
         return {"format": self.format, "full_iris": self.full_iris, "changes": self.changes,
                 "all_time_points": self.all_time_points, "input_format": self.input_format,
-                "max_record_size": self.max_record_size}
+                "max_record_size": self.max_record_size,
+                **({"mapping": self.mapping.digest} if self.mapping is not None else {})}
 
 
 @dataclass
@@ -343,6 +347,8 @@ class EmbeddedRun:
         def records(lines):
             if o.input_format == "trig":
                 items = read_trig("".join(lines))
+            elif o.input_format == "csv":
+                items = read_csv(lines, o.mapping, first_line=first, replay=o.replay)
             elif o.input_format == "laserpp":
                 items = read_laserpp(lines, first_line=first, prefixes=prefixes)
             else:
