@@ -212,8 +212,8 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     if args.checkpoint and (args.input == "-" or args.output == "-" or args.reorder_within or args.resume
                             or args.snapshot):
         print("dotr: --checkpoint reads --input FILE again and cuts --output FILE back to its last commit when it "
-              "continues, and keeps its own state: it needs both files, and cannot be used with --reorder-within, "
-              "--resume or --snapshot", file=sys.stderr)
+              "continues, and keeps its own state: it needs both files (or broker topics), and cannot be used with "
+              "--reorder-within, --resume or --snapshot", file=sys.stderr)
         return 2
     if args.follow and args.input == "-":
         print("dotr: --follow reads a growing file: give it with --input", file=sys.stderr)

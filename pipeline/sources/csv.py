@@ -23,8 +23,8 @@ A mapping is a TOML file (docs/cli.md, "CSV input")::
 
 >>> m = Mapping.parse(_EXAMPLE, "m.toml", ["time", "sensor", "value"])
 >>> [record] = read_csv(["2014-08-01T00:00:05,s1,25"], m, first_line=2)
->>> record.t, sorted(str(o) for _, _, o in record.facts)
-(1406851205, ['25', 'http://example.org/Reading', 'http://example.org/sensor/s1'])
+>>> record.t, [o for _, _, o in record.facts]
+(1406851205, ['<http://example.org/sensor/s1>', '25', '<http://example.org/Reading>'])
 """
 
 from __future__ import annotations
@@ -40,11 +40,13 @@ from decimal import Decimal, InvalidOperation
 from typing import Iterable, Iterator
 from urllib.parse import quote
 
-from rdflib import Literal, URIRef
+from rdflib import Literal
 from rdflib.namespace import RDF, XSD
 
-from dotr.ontology import turtle
+from dotr.ontology.turtle import TokenTriple
 from dotr.rules import DotrError, InputError
+from dotr.rules.engine.terms import format_term
+from dotr.rules.lang.queries.sparql import rdf_term
 
 from ..io import MAX_TIME, Record
 
@@ -64,7 +66,10 @@ predicates."ex:value" = { column = "value", datatype = "xsd:integer" }
 
 UNITS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000}
 _FIELD = re.compile(r"\{([^{}]*)\}")
-_NUMERIC = {str(XSD.integer): int, str(XSD.decimal): Decimal, str(XSD.double): float, str(XSD.float): float}
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMERIC = {str(XSD.decimal): Decimal, str(XSD.double): float, str(XSD.float): float}
+_TYPE = f"<{RDF.type}>"
+_XSD_INTEGER = str(XSD.integer)
 
 
 class MappingError(DotrError):
@@ -100,8 +105,8 @@ class _Object:
 @dataclass
 class _Subject:
     template: _Template
-    type: URIRef | None
-    predicates: list[tuple[URIRef, _Object]]
+    type: str | None  # (terms as the fast Turtle reader's tokens: "<iri>", an integer's digits, else a term)
+    predicates: list[tuple[str, _Object]]
 
 
 class Mapping:
@@ -195,8 +200,8 @@ class Mapping:
                     if datatype is not None and "lang" in obj:
                         fail(at, "a literal has a datatype or a language, not both")
                     target = _Object(column=column(obj["column"], at), datatype=datatype, lang=obj.get("lang"))
-                predicates.append((URIRef(iri(name, at)), target))
-            kind = URIRef(iri(spec["class"], f"{where}, class")) if "class" in spec else None
+                predicates.append((f"<{iri(name, at)}>", target))
+            kind = f"<{iri(spec['class'], f'{where}, class')}>" if "class" in spec else None
             subjects.append(_Subject(template(spec["template"], where), kind, predicates))
         unknown = set(data) - {"prefixes", "time", "subjects", "stream"}
         if unknown:
@@ -222,31 +227,41 @@ class Mapping:
             moment = moment.replace(tzinfo=timezone.utc)
         return int(moment.timestamp() * 1000) // self.unit
 
-    def triples(self, row: list[str]) -> list[tuple]:
-        triples = []
+    def triples(self, row: list[str]) -> list[TokenTriple]:
+        """A row's triples in the order a record's graph has (``ontology.turtle.in_order``)."""
+        triples = set()
         for subject in self.subjects:
             iri = subject.template.fill(row)
             if iri is None:
                 continue
-            node = URIRef(iri)
+            node = f"<{iri}>"
             if subject.type is not None:
-                triples.append((node, RDF.type, subject.type))
+                triples.add(TokenTriple((node, _TYPE, subject.type)))
             for predicate, obj in subject.predicates:
                 value = _object(obj, row, self.header)
                 if value is not None:
-                    triples.append((node, predicate, value))
-        return triples
+                    triples.add(TokenTriple((node, predicate, value)))
+        return sorted(triples, key=_printed)
+
+
+def _printed(triple: TokenTriple) -> tuple:
+    return tuple(term if type(term) is str else format_term(term) for term in triple)
 
 
 def _object(obj: _Object, row: list[str], header: list[str]):
+    """The object's token: ``<iri>``, an integer's digits, else the term rdflib's literal gives."""
     if obj.template is not None:
         iri = obj.template.fill(row)
-        return URIRef(iri) if iri is not None else None
+        return f"<{iri}>" if iri is not None else None
     value = row[obj.column].strip()
     if not value:
         return None
     if obj.datatype is None:
-        return Literal(value, lang=obj.lang)
+        return rdf_term(Literal(value, lang=obj.lang))
+    if obj.datatype == _XSD_INTEGER:
+        if not _INTEGER.fullmatch(value):
+            raise ValueError(f"column {header[obj.column]}: {value!r} is not an integer")
+        return str(int(value))
     check = _NUMERIC.get(obj.datatype)
     if check is not None:
         try:
@@ -254,7 +269,7 @@ def _object(obj: _Object, row: list[str], header: list[str]):
         except (ValueError, InvalidOperation):
             raise ValueError(f"column {header[obj.column]}: {value!r} is not an {obj.datatype.split('#')[-1]}") \
                 from None
-    return Literal(value, datatype=URIRef(obj.datatype))
+    return rdf_term(Literal(value, datatype=obj.datatype))
 
 
 def read_csv(lines: Iterable[str], mapping: Mapping, first_line: int = 1,
@@ -274,7 +289,7 @@ def read_csv(lines: Iterable[str], mapping: Mapping, first_line: int = 1,
             t = mapping.time(row[mapping.time_column])
             if not -MAX_TIME < t < MAX_TIME:
                 raise ValueError(f"the time {t} is beyond ±2^62")
-            facts = turtle.in_order(mapping.triples(row))
+            facts = mapping.triples(row)
         except (ValueError, csv.Error) as err:
             error = InputError(str(err), number)
             error.raw = raw.rstrip("\r\n")

@@ -105,12 +105,3 @@ class Collector:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
-
-
-@pytest.fixture
-def broker(tmp_path):
-    if MOSQUITTO is None:
-        pytest.skip("the mosquitto binary is not installed (Debian: apt-get install mosquitto)")
-    b = Broker(tmp_path)
-    yield b
-    b.stop()

@@ -8,7 +8,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ import pytest
 from dotr.pipeline import state_file
 from dotr.pipeline.mqtt import Address
 
-from .broker import broker, needs_mosquitto  # noqa: F401 (the fixture)
+from .broker import needs_mosquitto
 
 ROOT = Path(__file__).parents[2]
 COOLING = ROOT / "examples" / "cooling"
