@@ -634,7 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(p_serve)
     p_serve.add_argument("--http", default="127.0.0.1:8080", metavar="HOST:PORT",
                          help="where to listen (default 127.0.0.1:8080, the loopback only; port 0: any free port)")
-    p_serve.set_defaults(func=cmd_run, engine="embedded")
+    p_serve.set_defaults(func=cmd_run)
     p_explain = sub.add_parser("explain", help="why a fact holds, or a graph was built, at a time point")
     p_explain.add_argument("--rules", required=True)
     p_explain.add_argument("--ontology", action="append", default=[])
