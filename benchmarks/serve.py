@@ -64,7 +64,7 @@ def one(data: Path, rate: float | None) -> tuple[float, float, float, int]:
                              "--ontology", str(FIRE / "ontology.ttl"), "--input", str(data), "--output", "/dev/null",
                              "--http", "127.0.0.1:0"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
     first = proc.stderr.readline()
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), _thread_cpu(proc.pid)  # (start-up apart)
     url = first.split()[-1]
     done, answered = threading.Event(), [0]
 
@@ -83,7 +83,7 @@ def one(data: Path, rate: float | None) -> tuple[float, float, float, int]:
         threading.Thread(target=client, daemon=True).start()
     line = proc.stderr.readline()
     loop = time.perf_counter() - start
-    loop_cpu = _thread_cpu(proc.pid)
+    loop_cpu = _thread_cpu(proc.pid) - start_cpu
     done.set()
     assert "the input has ended" in line, line + proc.stderr.read()
     metrics = urllib.request.urlopen(url + "/metrics", timeout=60).read().decode()
