@@ -148,7 +148,8 @@ def _check_files(args: argparse.Namespace) -> str | None:
         if args.follow and is_mqtt(args.input):
             return "--follow reads a growing file; a topic (mqtt://) is read until the run is stopped anyway"
         if is_mqtt(args.input) and input_format(args) in ("trig", "csv"):
-            return f"--input-format {input_format(args)} reads a file; a topic's messages are JSON Lines or Laser++ lines"
+            return (f"--input-format {input_format(args)} reads a file; a topic's messages are JSON Lines or "
+                    "Laser++ lines")
     if (input_format(args) == "csv") != bool(args.mapping):
         return ("--mapping MAP.toml says how a CSV file's rows become records: give it with a CSV input"
                 if args.mapping is None else "--mapping maps a CSV file (--input FILE.csv, or --input-format csv)")
@@ -559,8 +560,8 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
                                                      "or mqtt://HOST:PORT/TOPIC (one message per time point)")
     parser.add_argument("--format", default="jsonl", choices=["jsonl", "trig", "nquads"], help="output format")
     parser.add_argument("--full-iris", action="store_true",
-                       help="JSON Lines in the canonical form for scripts: full IRIs, rdf:type triples, graphs as "
-                            "N-Triples strings (default: the rule file's prefixes, :C(:x), graphs as [s, p, o] lists)")
+                        help="JSON Lines in the canonical form for scripts: full IRIs, rdf:type triples, graphs as "
+                             "N-Triples strings (default: the rule file's prefixes, :C(:x), graphs as [s, p, o] lists)")
     parser.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp", "csv"],
                         help="input format (auto: by extension, .trig, .txt for Laser++, .csv, else JSON Lines)")
     parser.add_argument("--mapping", metavar="MAP.toml",
@@ -569,49 +570,50 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
                         help="with a CSV input: pace its rows by their times, SPEED times real time (1: as they "
                              "happened; default: as fast as they are read)")
     parser.add_argument("--on-error", default="stop", choices=["stop", "skip"],
-                       help="stop at a bad record (exit 3; the time points before it are written) or skip "
-                            "bad records into a rejects file")
+                        help="stop at a bad record (exit 3; the time points before it are written) or skip "
+                             "bad records into a rejects file")
     parser.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
     parser.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="BYTES",
-                       help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")
+                        help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")
     parser.add_argument("--reorder-within", type=int, default=0, metavar="N",
-                       help="sort records arriving up to N time units late (later ones are rejected)")
+                        help="sort records arriving up to N time units late (later ones are rejected)")
     parser.add_argument("--changes", action="store_true",
-                       help="print only the facts added (facts) and removed (removed) since the previous time point")
+                        help="print only the facts added (facts) and removed (removed) since the previous time point")
     parser.add_argument("--all-time-points", action="store_true", help="print time points with nothing derived too")
     parser.add_argument("--watch", action="store_true",
-                       help="a live view on the terminal (standard error): rates, conclusions per pattern, event, "
-                            "query and predicate, the latest conclusions")
+                        help="a live view on the terminal (standard error): rates, conclusions per pattern, event, "
+                             "query and predicate, the latest conclusions")
     parser.add_argument("--stats", metavar="FILE", help="write the run's summary (counts, throughput, slowest time "
                                                         "point) to FILE as JSON")
     parser.add_argument("--include-background", action="store_true",
-                       help="print conclusions that follow from the background alone too")
+                        help="print conclusions that follow from the background alone too")
     parser.add_argument("--snapshot", metavar="FILE", help="at the end, save the state to continue from")
     parser.add_argument("--resume", metavar="FILE", help="continue from a --snapshot (--ontology is not needed)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
     parser.add_argument("--engine", default="embedded", choices=["embedded", "spark"],
-                       help="the embedded pipeline (one process) or a Spark Structured Streaming job")
+                        help="the embedded pipeline (one process) or a Spark Structured Streaming job")
     parser.add_argument("--master", default="local[*]", help="Spark master URL (with --engine spark)")
     parser.add_argument("--conf", action="append", type=_conf, metavar="KEY=VALUE",
-                       help="a Spark setting (with --engine spark; repeatable), e.g. spark.ui.enabled=false")
+                        help="a Spark setting (with --engine spark; repeatable), e.g. spark.ui.enabled=false")
     parser.add_argument("--checkpoint", metavar="DIR",
-                       help="commit the output with the state here; the same command run again continues from the "
-                            "last commit (embedded and Spark)")
+                        help="commit the output with the state here; the same command run again continues from the "
+                             "last commit (embedded and Spark)")
     parser.add_argument("--commit-every", type=int, default=1000, metavar="N",
-                       help="with --checkpoint: commit at least every N time points (default 1000) ...")
+                        help="with --checkpoint: commit at least every N time points (default 1000) ...")
     parser.add_argument("--commit-seconds", type=float, default=10.0, metavar="S",
-                       help="... and every S seconds (default 10)")
+                        help="... and every S seconds (default 10)")
     parser.add_argument("--follow", action="store_true",
-                       help="keep reading --input as it grows (as tail -f), until interrupted")
+                        help="keep reading --input as it grows (as tail -f), until interrupted")
     parser.add_argument("--trigger", default="available-now", metavar="WHEN",
-                       help="Spark trigger: available-now (process the input, then stop) or an interval such as "
-                            "'5 seconds' (watch --input, a directory, until interrupted)")
+                        help="Spark trigger: available-now (process the input, then stop) or an interval such as "
+                             "'5 seconds' (watch --input, a directory, until interrupted)")
     mqtt = parser.add_argument_group("MQTT (--input or --output mqtt://HOST:PORT/TOPIC; docs/deployment.md)")
     mqtt.add_argument("--mqtt-username", metavar="NAME", help="log in as NAME (default: $DOTR_MQTT_USERNAME)")
     mqtt.add_argument("--mqtt-password-file", metavar="FILE",
                       help="the password, the first line of FILE (default: $DOTR_MQTT_PASSWORD)")
     mqtt.add_argument("--mqtt-tls", action="store_true", help="connect with TLS (as mqtts://, default port 8883)")
-    mqtt.add_argument("--mqtt-ca", metavar="FILE", help="with TLS: the CA certificates to trust (default: the system's)")
+    mqtt.add_argument("--mqtt-ca", metavar="FILE",
+                      help="with TLS: the CA certificates to trust (default: the system's)")
     mqtt.add_argument("--mqtt-cert", metavar="FILE", help="with TLS: a client certificate (PEM) ...")
     mqtt.add_argument("--mqtt-key", metavar="FILE", help="... and its private key")
 

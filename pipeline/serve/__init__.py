@@ -83,8 +83,8 @@ class Service:
 
     def health(self) -> dict:
         counts = self.run.state.counts
-        return {"status": "finished" if self.finished else "running", "last_t": self.run.reasoner.last_t, "time_points": counts["time points"],
-                "records": counts["records"]}
+        return {"status": "finished" if self.finished else "running", "last_t": self.run.reasoner.last_t,
+                "time_points": counts["time points"], "records": counts["records"]}
 
     def serve_on(self) -> int:
         """After the input's end: go on answering until SIGINT or SIGTERM; their exit code."""
