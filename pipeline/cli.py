@@ -224,7 +224,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                       checkpoint=args.checkpoint, commit_every=args.commit_every,
                       commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
-                      full_iris=args.full_iris, login=_login(args), replay=args.replay)
+                      full_iris=args.full_iris, replay=args.replay)
     reasoner_options = {"include_background": args.include_background}
     prefixes = checked.program.prefixes
 
@@ -245,6 +245,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     run = None
     try:
         checked.raise_for_errors()
+        options.login = _login(args)
         if options.input_format == "csv":
             from .sources.csv import Mapping
 

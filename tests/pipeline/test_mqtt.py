@@ -133,6 +133,14 @@ def test_a_broker_that_is_not_there_is_one_line(tmp_path):
     assert run.stderr == f"dotr: mqtt://127.0.0.1:{port}/in: cannot connect (connection refused)\n"  # (no password)
 
 
+def test_a_password_file_that_cannot_be_read_is_one_line(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "dotr", "run", "-q", "--rules", str(COOLING / "rules.dotr"),
+                          "--input", "mqtt://127.0.0.1:1/in", "--mqtt-password-file", str(tmp_path / "none")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stderr) == (2, f"dotr: --mqtt-password-file {tmp_path / 'none'}: cannot be read "
+                                               "(no such file or directory)\n")
+
+
 def test_addresses():
     a = Address.parse("mqtt://[::1]:1884/a%23b/#")
     assert (a.host, a.port, a.topic) == ("::1", 1884, "a#b/#")
