@@ -123,7 +123,11 @@ def connect(address: Address, login: Login, identifier: str, persistent: bool, m
     if username is not None:
         client.username_pw_set(username, password)
     if address.tls or login.tls:
-        client.tls_set(ca_certs=login.ca_file, certfile=login.cert_file, keyfile=login.key_file)
+        try:
+            client.tls_set(ca_certs=login.ca_file, certfile=login.cert_file, keyfile=login.key_file)
+        except (OSError, ValueError) as err:  # (ssl.SSLError is an OSError)
+            reason = (getattr(err, "strerror", None) or str(err)).lower()
+            raise FileProblem(f"{address}: the TLS files cannot be used ({reason})") from None
     client.reconnect_delay_set(1, 30)
     client.max_queued_messages_set(0)
     ready, outcome = threading.Event(), {}

@@ -141,6 +141,14 @@ def test_a_password_file_that_cannot_be_read_is_one_line(tmp_path):
                                                "(no such file or directory)\n")
 
 
+def test_tls_files_that_cannot_be_used_are_one_line(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "dotr", "run", "-q", "--rules", str(COOLING / "rules.dotr"),
+                          "--input", "mqtts://127.0.0.1:1/in", "--mqtt-ca", str(tmp_path / "none.pem")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stderr) == (2, "dotr: mqtts://127.0.0.1:1/in: the TLS files cannot be used "
+                                               "(no such file or directory)\n")
+
+
 def test_addresses():
     a = Address.parse("mqtt://[::1]:1884/a%23b/#")
     assert (a.host, a.port, a.topic) == ("::1", 1884, "a#b/#")
