@@ -30,7 +30,7 @@ class MqttSink:
         self._unacknowledged: set[int] = set()  # message ids published, not yet acknowledged
         self._early: set[int] = set()  # acknowledged before publish() returned
         self._acknowledged = threading.Condition()
-        self._client = connect(self.address, login, client_id(checkpoint, "out"), checkpoint is not None)
+        self._client = connect(self.address, login, client_id(checkpoint, "out"), persistent=False)
         self._client.on_publish = self._on_publish
 
     def _on_publish(self, _client, _userdata, mid, _reason, _properties) -> None:
