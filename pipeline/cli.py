@@ -103,6 +103,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     import time
 
     started = time.perf_counter()
+    if args.command == "serve" and args.engine == "spark":
+        print("dotr: dotr serve runs the embedded pipeline: leave out --engine spark", file=sys.stderr)
+        return 2
     if args.engine == "spark":
         from .extras import missing
 
@@ -145,15 +148,31 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _check_files(args: argparse.Namespace) -> str | None:
     """What is wrong with the files of ``dotr run``, before anything is loaded (None: nothing)."""
     from .files import describe
+    from .mqtt import is_mqtt
 
-    if args.input != "-":
+    if is_mqtt(args.input) or is_mqtt(args.output):
+        if args.engine == "spark":
+            return "a broker's topic (mqtt://) is read and written by the embedded run: leave out --engine spark"
+        if args.follow and is_mqtt(args.input):
+            return "--follow reads a growing file; a topic (mqtt://) is read until the run is stopped anyway"
+        if is_mqtt(args.input) and input_format(args) in ("trig", "csv"):
+            return (f"--input-format {input_format(args)} reads a file; a topic's messages are JSON Lines or "
+                    "Laser++ lines")
+    if (input_format(args) == "csv") != bool(args.mapping):
+        return ("--mapping MAP.toml says how a CSV file's rows become records: give it with a CSV input"
+                if args.mapping is None else "--mapping maps a CSV file (--input FILE.csv, or --input-format csv)")
+    if input_format(args) == "csv" and (args.input == "-" or args.engine == "spark"):
+        return "a CSV input is a file (its first line the header) read by the embedded run"
+    if args.replay and input_format(args) != "csv":
+        return "--replay paces a CSV file's rows (--input FILE.csv with --mapping)"
+    if args.input != "-" and not is_mqtt(args.input):
         if not os.path.exists(args.input):
             return f"--input {args.input}: no such file"
         if os.path.isdir(args.input) and args.engine != "spark":
             return f"--input {args.input}: a directory (the embedded run reads a file; --engine spark watches a directory)"
         if not os.access(args.input, os.R_OK):
             return f"--input {args.input}: cannot be read (permission denied)"
-    if args.input != "-" and args.output != "-" and os.path.exists(args.output):
+    if args.input != "-" and args.output != "-" and os.path.exists(args.output) and not is_mqtt(args.input):
         try:
             if os.path.samefile(args.input, args.output):
                 return f"--output {args.output} is the input: writing it would empty it before it is read"
@@ -162,8 +181,8 @@ def _check_files(args: argparse.Namespace) -> str | None:
     from .output import rejects_path
 
     rejects = rejects_path(args.rejects, args.output) if args.on_error == "skip" else None
-    for flag, path in (("--output", args.output), ("--stats", args.stats), ("--rejects", rejects),
-                       ("--snapshot", args.snapshot)):
+    for flag, path in (("--output", None if is_mqtt(args.output) else args.output), ("--stats", args.stats),
+                       ("--rejects", rejects), ("--snapshot", args.snapshot)):
         if path and path != "-":
             folder = os.path.dirname(os.path.abspath(path))
             if os.path.islink(path):
@@ -197,15 +216,15 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     from .printing import Readable
     from dotr.rules.engine.guard import GUARD, BudgetExceeded
 
-    from .process import EXIT_BAD_RECORD, EXIT_BUDGET, EXIT_IO, EXIT_SIGINT, EXIT_SIGTERM
+    from .process import EXIT_BAD_RECORD, EXIT_BUDGET, EXIT_IO, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM
     from .reasoner import Reasoner
     from .runner import EmbeddedRun, Options
 
     if args.checkpoint and (args.input == "-" or args.output == "-" or args.reorder_within or args.resume
                             or args.snapshot):
         print("dotr: --checkpoint reads --input FILE again and cuts --output FILE back to its last commit when it "
-              "continues, and keeps its own state: it needs both files, and cannot be used with --reorder-within, "
-              "--resume or --snapshot", file=sys.stderr)
+              "continues, and keeps its own state: it needs both files (or broker topics), and cannot be used with "
+              "--reorder-within, --resume or --snapshot", file=sys.stderr)
         return 2
     if args.follow and args.input == "-":
         print("dotr: --follow reads a growing file: give it with --input", file=sys.stderr)
@@ -215,7 +234,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                       checkpoint=args.checkpoint, commit_every=args.commit_every,
                       commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
-                      full_iris=args.full_iris)
+                      full_iris=args.full_iris, replay=args.replay)
     reasoner_options = {"include_background": args.include_background}
     prefixes = checked.program.prefixes
     GUARD.limit = args.max_derived
@@ -237,6 +256,11 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     run = None
     try:
         checked.raise_for_errors()
+        options.login = _login(args)
+        if options.input_format == "csv":
+            from .sources.csv import Mapping
+
+            options.mapping = Mapping.load(args.mapping, args.input)
         program = fingerprint(checked, args.ontology, {**options.fingerprinted(), **reasoner_options,
                                                        "follow_imports": args.follow_imports})
         rules_print = program["rules"]
@@ -246,6 +270,11 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         run.stats.counting = _counted(args)
         progress = _progress(args, run.stats, run.state.counts, prefixes)
         run.on_time_point = progress.update if progress is not None else None
+        service = None
+        if args.command == "serve":
+            from .serve import Service, parse_address
+
+            service = Service(run, parse_address(args.http))
         try:
             if not run.start():
                 run.close()
@@ -254,11 +283,22 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                 return 0
             if progress is not None:
                 progress.counts = run.state.counts  # (restored from the checkpoint)
+            from .mqtt import is_mqtt
+
+            if is_mqtt(args.input):  # (a producer may start now: what it publishes reaches the run)
+                print(f"dotr: subscribed to {run.source_name}", file=sys.stderr, flush=True)
+            if service is not None:
+                print(f"dotr: serving {service.start()}", file=sys.stderr, flush=True)
             run.stats.start(started)  # (the figures count from here; start-up apart)
             code = run.run()
+            if service is not None and code == EXIT_OK:
+                run.stats.stop()  # (the figures are the stream's, not the serving after it)
+                code = service.serve_on()
         finally:
             run.close()
             run.stats.stop()
+            if service is not None:
+                service.close()
             if progress is not None:
                 progress.close()
         if code in (EXIT_SIGINT, EXIT_SIGTERM):
@@ -436,10 +476,24 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
     return code
 
 
+def _login(args: argparse.Namespace):
+    """How to log in to an MQTT broker (the options, else the environment)."""
+    from .mqtt import Login
+
+    return Login.from_environment(args.mqtt_username, args.mqtt_password_file, tls=args.mqtt_tls,
+                                  ca_file=args.mqtt_ca, cert_file=args.mqtt_cert, key_file=args.mqtt_key)
+
+
 def input_format(args: argparse.Namespace) -> str:
-    """``--input-format``, with ``auto`` decided by the input's extension."""
+    """``--input-format``, with ``auto`` decided by the input's extension (JSON Lines for a topic)."""
+    from .mqtt import is_mqtt
+
     if args.input_format != "auto":
         return args.input_format
+    if is_mqtt(args.input):
+        return "jsonl"
+    if args.input.endswith(".csv"):
+        return "csv"
     return "trig" if args.input.endswith(".trig") else "laserpp" if args.input.endswith(".txt") else "jsonl"
 
 
@@ -522,6 +576,78 @@ def _conf(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``dotr run`` (``dotr serve`` takes them too)."""
+    parser.add_argument("--rules", required=True, help="the rule file (.dotr)")
+    parser.add_argument("--ontology", action="append", default=[], help="a background file (repeatable)")
+    _follow_imports(parser)
+    parser.add_argument("--input", default="-", help="JSON Lines stream: a file, - for standard input (the default), "
+                                                    "or mqtt://HOST:PORT/TOPIC (one record per message)")
+    parser.add_argument("--output", default="-", help="where to write: a file, - for standard output (the default), "
+                                                     "or mqtt://HOST:PORT/TOPIC (one message per time point)")
+    parser.add_argument("--format", default="jsonl", choices=["jsonl", "trig", "nquads"], help="output format")
+    parser.add_argument("--full-iris", action="store_true",
+                        help="JSON Lines in the canonical form for scripts: full IRIs, rdf:type triples, graphs as "
+                             "N-Triples strings (default: the rule file's prefixes, :C(:x), graphs as [s, p, o] lists)")
+    parser.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp", "csv"],
+                        help="input format (auto: by extension, .trig, .txt for Laser++, .csv, else JSON Lines)")
+    parser.add_argument("--mapping", metavar="MAP.toml",
+                        help="with a CSV input: how its rows become records (time column, subjects, predicates)")
+    parser.add_argument("--replay", type=float, default=0.0, metavar="SPEED",
+                        help="with a CSV input: pace its rows by their times, SPEED times real time (1: as they "
+                             "happened; default: as fast as they are read)")
+    parser.add_argument("--on-error", default="stop", choices=["stop", "skip"],
+                        help="stop at a bad record (exit 3; the time points before it are written) or skip "
+                             "bad records into a rejects file")
+    parser.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
+    parser.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="BYTES",
+                        help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")
+    parser.add_argument("--max-derived", type=_count, default=DEFAULT_MAX_DERIVED, metavar="N",
+                        help="the facts and answers one time point may make (default %(default)s; 0: no bound): "
+                             "a time point that makes more stops the run (exit 4)")
+    parser.add_argument("--reorder-within", type=int, default=0, metavar="N",
+                        help="sort records arriving up to N time units late (later ones are rejected)")
+    parser.add_argument("--changes", action="store_true",
+                        help="print only the facts added (facts) and removed (removed) since the previous time point")
+    parser.add_argument("--all-time-points", action="store_true", help="print time points with nothing derived too")
+    parser.add_argument("--watch", action="store_true",
+                        help="a live view on the terminal (standard error): rates, conclusions per pattern, event, "
+                             "query and predicate, the latest conclusions")
+    parser.add_argument("--stats", metavar="FILE", help="write the run's summary (counts, throughput, slowest time "
+                                                        "point) to FILE as JSON")
+    parser.add_argument("--include-background", action="store_true",
+                        help="print conclusions that follow from the background alone too")
+    parser.add_argument("--snapshot", metavar="FILE", help="at the end, save the state to continue from")
+    parser.add_argument("--resume", metavar="FILE", help="continue from a --snapshot (--ontology is not needed)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
+    parser.add_argument("--engine", default="embedded", choices=["embedded", "spark"],
+                        help="the embedded pipeline (one process) or a Spark Structured Streaming job")
+    parser.add_argument("--master", default="local[*]", help="Spark master URL (with --engine spark)")
+    parser.add_argument("--conf", action="append", type=_conf, metavar="KEY=VALUE",
+                        help="a Spark setting (with --engine spark; repeatable), e.g. spark.ui.enabled=false")
+    parser.add_argument("--checkpoint", metavar="DIR",
+                        help="commit the output with the state here; the same command run again continues from the "
+                             "last commit (embedded and Spark)")
+    parser.add_argument("--commit-every", type=int, default=1000, metavar="N",
+                        help="with --checkpoint: commit at least every N time points (default 1000) ...")
+    parser.add_argument("--commit-seconds", type=float, default=10.0, metavar="S",
+                        help="... and every S seconds (default 10)")
+    parser.add_argument("--follow", action="store_true",
+                        help="keep reading --input as it grows (as tail -f), until interrupted")
+    parser.add_argument("--trigger", default="available-now", metavar="WHEN",
+                        help="Spark trigger: available-now (process the input, then stop) or an interval such as "
+                             "'5 seconds' (watch --input, a directory, until interrupted)")
+    mqtt = parser.add_argument_group("MQTT (--input or --output mqtt://HOST:PORT/TOPIC; docs/deployment.md)")
+    mqtt.add_argument("--mqtt-username", metavar="NAME", help="log in as NAME (default: $DOTR_MQTT_USERNAME)")
+    mqtt.add_argument("--mqtt-password-file", metavar="FILE",
+                      help="the password, the first line of FILE (default: $DOTR_MQTT_PASSWORD)")
+    mqtt.add_argument("--mqtt-tls", action="store_true", help="connect with TLS (as mqtts://, default port 8883)")
+    mqtt.add_argument("--mqtt-ca", metavar="FILE",
+                      help="with TLS: the CA certificates to trust (default: the system's)")
+    mqtt.add_argument("--mqtt-cert", metavar="FILE", help="with TLS: a client certificate (PEM) ...")
+    mqtt.add_argument("--mqtt-key", metavar="FILE", help="... and its private key")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dotr", description="dotr: a stream reasoner (docs/cli.md).")
     parser.add_argument("--version", action="version", version=f"dotr {__version__}")
@@ -533,59 +659,14 @@ def build_parser() -> argparse.ArgumentParser:
                          help="write the predicate dependency graph in Graphviz's DOT language")
     p_check.set_defaults(func=cmd_check)
     p_run = sub.add_parser("run", help="evaluate a stream with the rules; print what is derived at each time point")
-    p_run.add_argument("--rules", required=True, help="the rule file (.dotr)")
-    p_run.add_argument("--ontology", action="append", default=[], help="a background file (repeatable)")
-    _follow_imports(p_run)
-    p_run.add_argument("--input", default="-", help="JSON Lines stream (default: standard input)")
-    p_run.add_argument("--output", default="-", help="where to write (default: standard output)")
-    p_run.add_argument("--format", default="jsonl", choices=["jsonl", "trig", "nquads"], help="output format")
-    p_run.add_argument("--full-iris", action="store_true",
-                       help="JSON Lines in the canonical form for scripts: full IRIs, rdf:type triples, graphs as "
-                            "N-Triples strings (default: the rule file's prefixes, :C(:x), graphs as [s, p, o] lists)")
-    p_run.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp"],
-                       help="input format (auto: by extension, .trig, .txt for Laser++, else JSON Lines)")
-    p_run.add_argument("--on-error", default="stop", choices=["stop", "skip"],
-                       help="stop at a bad record (exit 3; the time points before it are written) or skip "
-                            "bad records into a rejects file")
-    p_run.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
-    p_run.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="BYTES",
-                       help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")
-    p_run.add_argument("--max-derived", type=_count, default=DEFAULT_MAX_DERIVED, metavar="N",
-                       help="the facts and answers one time point may make (default %(default)s; 0: no bound): "
-                            "a time point that makes more stops the run (exit 4)")
-    p_run.add_argument("--reorder-within", type=int, default=0, metavar="N",
-                       help="sort records arriving up to N time units late (later ones are rejected)")
-    p_run.add_argument("--changes", action="store_true",
-                       help="print only the facts added (facts) and removed (removed) since the previous time point")
-    p_run.add_argument("--all-time-points", action="store_true", help="print time points with nothing derived too")
-    p_run.add_argument("--watch", action="store_true",
-                       help="a live view on the terminal (standard error): rates, conclusions per pattern, event, "
-                            "query and predicate, the latest conclusions")
-    p_run.add_argument("--stats", metavar="FILE", help="write the run's summary (counts, throughput, slowest time "
-                                                        "point) to FILE as JSON")
-    p_run.add_argument("--include-background", action="store_true",
-                       help="print conclusions that follow from the background alone too")
-    p_run.add_argument("--snapshot", metavar="FILE", help="at the end, save the state to continue from")
-    p_run.add_argument("--resume", metavar="FILE", help="continue from a --snapshot (--ontology is not needed)")
-    p_run.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
-    p_run.add_argument("--engine", default="embedded", choices=["embedded", "spark"],
-                       help="the embedded pipeline (one process) or a Spark Structured Streaming job")
-    p_run.add_argument("--master", default="local[*]", help="Spark master URL (with --engine spark)")
-    p_run.add_argument("--conf", action="append", type=_conf, metavar="KEY=VALUE",
-                       help="a Spark setting (with --engine spark; repeatable), e.g. spark.ui.enabled=false")
-    p_run.add_argument("--checkpoint", metavar="DIR",
-                       help="commit the output with the state here; the same command run again continues from the "
-                            "last commit (embedded and Spark)")
-    p_run.add_argument("--commit-every", type=int, default=1000, metavar="N",
-                       help="with --checkpoint: commit at least every N time points (default 1000) ...")
-    p_run.add_argument("--commit-seconds", type=float, default=10.0, metavar="S",
-                       help="... and every S seconds (default 10)")
-    p_run.add_argument("--follow", action="store_true",
-                       help="keep reading --input as it grows (as tail -f), until interrupted")
-    p_run.add_argument("--trigger", default="available-now", metavar="WHEN",
-                       help="Spark trigger: available-now (process the input, then stop) or an interval such as "
-                            "'5 seconds' (watch --input, a directory, until interrupted)")
+    _run_options(p_run)
     p_run.set_defaults(func=cmd_run)
+    p_serve = sub.add_parser("serve", help="dotr run, and an HTTP service beside it: SPARQL over what holds at the "
+                                           "last time point, each time point as an event, metrics, health")
+    _run_options(p_serve)
+    p_serve.add_argument("--http", default="127.0.0.1:8080", metavar="HOST:PORT",
+                         help="where to listen (default 127.0.0.1:8080, the loopback only; port 0: any free port)")
+    p_serve.set_defaults(func=cmd_run)
     p_explain = sub.add_parser("explain", help="why a fact holds, or a graph was built, at a time point")
     p_explain.add_argument("--rules", required=True)
     p_explain.add_argument("--ontology", action="append", default=[])

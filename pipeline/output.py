@@ -96,5 +96,5 @@ class Output:
 
 def rejects_path(rejects: str | None, output: str) -> str:
     """The rejects file: ``--rejects``, else ``OUTPUT.rejects.jsonl`` (``dotr.rejects.jsonl`` for
-    standard output)."""
-    return rejects or ((output if output != "-" else "dotr") + ".rejects.jsonl")
+    standard output or a broker's topic)."""
+    return rejects or ((output if output != "-" and "://" not in output else "dotr") + ".rejects.jsonl")

@@ -406,6 +406,17 @@ class Reasoner:
         if self.csparql is not None:
             self.csparql.change_background([f[:2] for f in add], removed)
 
+    def holding(self) -> tuple[set, set]:
+        """What holds at the last time point evaluated, as ``(relation, int tuple)`` items: those
+        that hold for ever (the background and its consequences), and the rest (the stream's facts
+        still live, what the rules derived from them, the facts printed at that time point)."""
+        lasting, now = set(), set()
+        t = self._last_t
+        for rel, fact, expiry in self.ontology.live_facts(t):
+            (lasting if expiry >= INF else now).add((rel, fact))
+        now.update(item for item in self._texts if item not in lasting)
+        return lasting, now
+
     @property
     def changed_background(self) -> bool:
         """Whether :meth:`change_background` changed this reasoner's background."""

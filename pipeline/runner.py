@@ -17,6 +17,7 @@ run again. SIGINT and SIGTERM commit and exit (130, 143) between two time points
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from dataclasses import dataclass, field
@@ -27,12 +28,16 @@ from dotr.rules.engine.guard import GUARD
 
 from . import state_file
 from .checkpoint import Checkpoint
-from .files import MAX_RECORD_SIZE, InputLines, OutputFile, StandardOutput
+from .files import MAX_RECORD_SIZE, OutputFile
 from .io import BackgroundChange, Record, in_order, read_jsonl, read_laserpp, read_trig
 from .output import Output, OutputOptions, rejects_path
 from .process import EXIT_OK, Interrupted, signal_code
+from .mqtt import Login, is_mqtt
 from .reasoner import Reasoner
 from .records import Result
+from .sinks import Tee, open_sink
+from .sources import open_source
+from .sources.csv import read_csv
 from .summary import RunStats
 
 #: seconds a time point under way when a signal comes may take to finish before it is abandoned
@@ -58,12 +63,16 @@ class Options:
     commit_seconds: float = 10.0
     max_record_size: int = MAX_RECORD_SIZE  # bytes per line (0: unbounded)
     full_iris: bool = False  # the canonical JSON Lines form (full IRIs, rdf:type triples, N-Triples graphs)
+    login: Login | None = None  # an MQTT broker's (--input or --output mqtt://...)
+    mapping: Any = None  # a CSV input's (pipeline/sources/csv.py)
+    replay: float = 0.0  # a CSV input's pace (0: as fast as it is read)
 
     def fingerprinted(self) -> dict[str, Any]:
         """The options that change what a run writes (a checkpoint continues only with the same)."""
         return {"format": self.format, "full_iris": self.full_iris, "changes": self.changes,
                 "all_time_points": self.all_time_points, "input_format": self.input_format,
-                "max_record_size": self.max_record_size}
+                "max_record_size": self.max_record_size,
+                **({"mapping": self.mapping.digest} if self.mapping is not None else {})}
 
 
 @dataclass
@@ -124,8 +133,10 @@ class EmbeddedRun:
         self.reasoner: Reasoner | None = None
         self.output: Output | None = None
         self.on_time_point: Callable[[int], None] | None = None  # called with each time point evaluated
+        self.on_output: Callable[[str], None] | None = None  # given what is written of each time point
+        self.lock: contextlib.AbstractContextManager = contextlib.nullcontext()  # held through each time point
         self._checkpoint = Checkpoint(options.checkpoint) if options.checkpoint else None
-        self._input: InputLines | None = None
+        self._input = None  # the source (pipeline/sources)
         self._files: list[Any] = []  # the output and the rejects file, once opened
         self._busy = False  # in a time point or a commit: a signal waits for its end
         self._stop: int | None = None  # an exit code, when a signal asked to stop
@@ -153,9 +164,11 @@ class EmbeddedRun:
                     return False
         o, state = self.o, self.state
         skip = (state.lines, state.input_sha256) if self._checkpoint is not None else None
-        self._input = InputLines(o.input, o.max_record_size, o.follow, skip, digest=self._checkpoint is not None)
-        sink = OutputFile(o.output, state.output if self._checkpoint is not None else None) if o.output != "-" \
-            else StandardOutput()
+        self._input = open_source(o.input, o.max_record_size, o.follow, skip, self._checkpoint is not None,
+                                  o.checkpoint, o.login)
+        sink = open_sink(o.output, state.output if self._checkpoint is not None else None, o.checkpoint, o.login)
+        if self.on_output is not None:
+            sink = Tee(sink, self.on_output)
         self._files.append(sink)
         rejects = rejects_path(o.rejects, o.output)
 
@@ -182,12 +195,17 @@ class EmbeddedRun:
         self.reasoner.on_notice = self._notice
         return True
 
+    @property
+    def source_name(self) -> str:
+        """The input as messages name it (a broker's address without credentials)."""
+        return getattr(self._input, "path", self.o.input)
+
     def _check_finished(self) -> None:
         """A finished run's output and rejects file are still what it committed (else a re-run
         would say its output stands when it does not)."""
         state, o = self.state, self.o
         for path, committed in ((o.output, state.output), (rejects_path(o.rejects, o.output), state.rejects)):
-            if committed[0]:
+            if committed[0] and not is_mqtt(path):  # (a broker's messages cannot be read back)
                 OutputFile(path, committed, check_only=True).close()
 
     # ------------------------------------------------------------------------ commits
@@ -208,6 +226,8 @@ class EmbeddedRun:
         state.stats = self.stats.saved() if self.stats.counting else None
         self._checkpoint.commit({"run": state.to_data(), "reasoner": self.reasoner.temporal_snapshot()},
                                 self._program)
+        if hasattr(self._input, "after_commit"):  # (a broker's messages are acknowledged now)
+            self._input.after_commit()
         self._last_commit = (state.counts["time points"], time.monotonic())
 
     def _commit_due(self) -> bool:
@@ -299,16 +319,17 @@ class EmbeddedRun:
         self._busy = True
         GUARD.cancel(None)
         try:
-            clock = time.perf_counter
-            start = clock()
-            for result in self._results(t, facts, change):
-                now = clock()
-                matches = self.reasoner.last_matches if result.graphs else None
-                self.output.result(result, now - start,
-                                   [m if isinstance(m, str) else m.pattern for m in matches] if matches else None)
+            with self.lock:
+                clock = time.perf_counter
                 start = clock()
-            self.state.counts["records"] += records
-            self.output.flush()
+                for result in self._results(t, facts, change):
+                    now = clock()
+                    matches = self.reasoner.last_matches if result.graphs else None
+                    self.output.result(result, now - start,
+                                       [m if isinstance(m, str) else m.pattern for m in matches] if matches else None)
+                    start = clock()
+                self.state.counts["records"] += records
+                self.output.flush()
         finally:
             self._busy = False
             GUARD.cancel(None)  # (a signal that came after the engines' last check: _stop has it)
@@ -338,6 +359,8 @@ class EmbeddedRun:
         def records(lines):
             if o.input_format == "trig":
                 items = read_trig("".join(lines))
+            elif o.input_format == "csv":
+                items = read_csv(lines, o.mapping, first_line=first, replay=o.replay)
             elif o.input_format == "laserpp":
                 items = read_laserpp(lines, first_line=first, prefixes=prefixes)
             else:

@@ -1,4 +1,5 @@
-"""One Spark session for every Spark test of the run (starting one costs seconds)."""
+"""One Spark session for every Spark test of the run (starting one costs seconds); a mosquitto
+broker of a test's own (tests/pipeline/broker.py)."""
 
 import pytest
 
@@ -10,3 +11,14 @@ def spark():
     session = spark_session("local[2]", app="dotr-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def broker(tmp_path):
+    from .broker import MOSQUITTO, Broker
+
+    if MOSQUITTO is None:
+        pytest.skip("the mosquitto binary is not installed (Debian: apt-get install mosquitto)")
+    b = Broker(tmp_path)
+    yield b
+    b.stop()

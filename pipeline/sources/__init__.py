@@ -1,0 +1,27 @@
+"""Where a run's records come from, chosen in one place (:func:`open_source`) from the
+``--input`` location: ``mqtt://`` and ``mqtts://`` a broker's topic (:mod:`.mqtt`), anything else
+a file or standard input (:class:`~dotr.pipeline.files.InputLines`).
+
+A source is an iterable of lines (one record each) with what a checkpoint needs:
+``consumed(n)`` (the first ``n`` lines are evaluated), ``digest``, ``lines_read``, ``close()``,
+and optionally ``after_commit()`` (called once a commit naming the consumed lines is on disk).
+"""
+
+from __future__ import annotations
+
+from ..files import InputLines
+from ..mqtt import Login, is_mqtt
+
+
+def open_source(location: str, limit: int, follow: bool = False, skip: tuple[int, str] | None = None,
+                digest: bool = False, checkpoint: str | None = None, login: Login | None = None):
+    """The source named by ``location`` (``skip``: a checkpoint's ``(lines, SHA-256)`` to continue
+    after; ``checkpoint``: its directory, for a broker's persistent session)."""
+    if is_mqtt(location):
+        from .mqtt import MqttSource
+
+        return MqttSource(location, limit, skip, checkpoint, login or Login.from_environment())
+    return InputLines(location, limit, follow, skip, digest=digest)
+
+
+__all__ = ["open_source"]
