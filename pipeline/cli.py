@@ -193,7 +193,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                       checkpoint=args.checkpoint, commit_every=args.commit_every,
                       commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
-                      full_iris=args.full_iris)
+                      max_gap=args.max_gap, full_iris=args.full_iris)
     reasoner_options = {"include_background": args.include_background}
     prefixes = checked.program.prefixes
 
@@ -477,6 +477,17 @@ def _follow_imports(parser: argparse.ArgumentParser) -> None:
                              "HTTP(S) too (without it, an import is named on standard error and not read)")
 
 
+def _count(text: str) -> int:
+    """A whole number, 0 or more (an option's bound)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more, not {text!r}")
+    return value
+
+
 def _conf(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
@@ -510,6 +521,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
     p_run.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="BYTES",
                        help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")
+    p_run.add_argument("--max-gap", type=_count, default=None, metavar="N",
+                       help="a record whose time is more than N after the previous record's is a bad record "
+                            "(default 1000000 ticks, or 1000000000 ms with @timeunit ms; 0: no bound)")
     p_run.add_argument("--reorder-within", type=int, default=0, metavar="N",
                        help="sort records arriving up to N time units late (later ones are rejected)")
     p_run.add_argument("--changes", action="store_true",

@@ -277,6 +277,30 @@ BACKGROUND_GRAPH = "urn:dotr:background:"
 STREAM = rdflib.URIRef("http://dotr.invalid/stream")
 
 
+#: the default of ``dotr run --max-gap`` per time unit (``@timeunit``): how far a record's time may
+#: jump after the previous record's (a tick-mode program may evaluate every tick of a gap)
+MAX_GAP = {"ticks": 10**6, "ms": 10**9}
+
+
+def bounded_gaps(items: Iterable[Record | InputError], max_gap: int,
+                 previous: int | None = None) -> Iterator[Record | InputError]:
+    """``items`` with each record whose time is more than ``max_gap`` after the latest time passed
+    on before it (``previous`` to begin with) turned into an :class:`InputError` (0: no bound).
+
+    >>> [getattr(r, "t", str(r)) for r in bounded_gaps([Record(1, 5, [], ""), Record(2, 99, [], ""),
+    ...                                                   Record(3, 8, [], "")], 10)]
+    [5, 'line 2: time 99 is 94 after the previous record's 5 (more than --max-gap 10)', 8]
+    """
+    for item in items:
+        if isinstance(item, Record) and max_gap:
+            if previous is not None and item.t - previous > max_gap:
+                yield _with_raw(InputError(f"time {item.t} is {item.t - previous:,} after the previous record's "
+                                           f"{previous} (more than --max-gap {max_gap:,})", item.line), item.raw)
+                continue
+            previous = item.t if previous is None else max(previous, item.t)
+        yield item
+
+
 def in_order(records: Iterable[Record], reorder_within: int = 0,
              rejected=None) -> Iterator[Record]:
     """Records in time order. A record earlier than one already passed on is an error, or, given
