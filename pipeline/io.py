@@ -289,7 +289,7 @@ def bounded_gaps(items: Iterable[Record | InputError], max_gap: int,
 
     >>> [getattr(r, "t", str(r)) for r in bounded_gaps([Record(1, 5, [], ""), Record(2, 99, [], ""),
     ...                                                   Record(3, 8, [], "")], 10)]
-    [5, 'line 2: time 99 is 94 after the previous record's 5 (more than --max-gap 10)', 8]
+    [5, "line 2: time 99 is 94 after the previous record's 5 (more than --max-gap 10)", 8]
     """
     for item in items:
         if isinstance(item, Record) and max_gap:
