@@ -154,7 +154,8 @@ class EmbeddedRun:
                     return False
         o, state = self.o, self.state
         skip = (state.lines, state.input_sha256) if self._checkpoint is not None else None
-        self._input = InputLines(o.input, o.max_record_size, o.follow, skip, digest=self._checkpoint is not None)
+        self._input = InputLines(o.input, o.max_record_size, o.follow, skip, digest=self._checkpoint is not None,
+                                 notice=self._notice)
         sink = OutputFile(o.output, state.output if self._checkpoint is not None else None) if o.output != "-" \
             else StandardOutput()
         self._files.append(sink)

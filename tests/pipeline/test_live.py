@@ -265,3 +265,39 @@ def test_a_run_stopped_inside_a_gap_continues_from_a_commit_made_in_it(tmp_path)
     assert again.returncode == 0, again.stderr
     assert out.read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
     assert (tmp_path / "rejects").read_bytes() == (tmp_path / "whole.rejects").read_bytes()
+
+
+def _reading(t: int) -> str:
+    return json.dumps({"t": t, "facts": ["temp(160)"]}) + "\n"
+
+
+@pytest.mark.parametrize("how", ["truncated", "rotated"])
+def test_follow_reads_a_truncated_or_rotated_file_from_its_start(tmp_path, how):
+    stream, out = tmp_path / "s.jsonl", tmp_path / "o.jsonl"
+    stream.write_text("".join(_reading(t) for t in range(10)))
+    proc = subprocess.Popen([*DOTR, "--rules", str(COOLING / "rules.dotr"), "--input", str(stream), "--follow",
+                             "--output", str(out)], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+
+    def times(n: int) -> list[int]:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(out.read_text().splitlines() if out.exists() else []) < n:
+            time.sleep(0.05)
+        return [json.loads(line)["t"] for line in out.read_text().splitlines()]
+
+    try:
+        assert times(9) == list(range(9))  # (9 waits for a later record)
+        if how == "rotated":
+            stream.rename(tmp_path / "s.jsonl.1")
+        time.sleep(0.5)  # (the follower sees the end of the old content)
+        stream.write_text("".join(_reading(t) for t in (10, 11, 12)))  # shorter than what was read
+        assert times(12) == list(range(12))
+        with open(stream, "a") as f:
+            f.write(_reading(13))
+        assert times(13) == list(range(13))
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 143
+        err = proc.stderr.read()
+        assert err.count(f"was {'cut' if how == 'truncated' else 'replaced'}") == 1 and "Traceback" not in err, err
+    finally:
+        proc.kill()
+        proc.wait()
