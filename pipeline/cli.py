@@ -523,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")
     p_run.add_argument("--max-gap", type=_count, default=None, metavar="N",
                        help="a record whose time is more than N after the previous record's is a bad record "
-                            "(default 1000000 ticks, or 1000000000 ms with @timeunit ms; 0: no bound)")
+                            "(default 1000000 ticks, or 10000000000 ms with @timeunit ms; 0: no bound)")
     p_run.add_argument("--reorder-within", type=int, default=0, metavar="N",
                        help="sort records arriving up to N time units late (later ones are rejected)")
     p_run.add_argument("--changes", action="store_true",

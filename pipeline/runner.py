@@ -27,7 +27,7 @@ from dotr.rules import InputError
 from . import state_file
 from .checkpoint import Checkpoint
 from .files import MAX_RECORD_SIZE, InputLines, OutputFile, StandardOutput
-from .io import MAX_GAP, BackgroundChange, Record, bounded_gaps, in_order, read_jsonl, read_laserpp, read_trig
+from .io import MAX_GAP, BackgroundChange, Record, read_jsonl, read_laserpp, read_trig, taken
 from .output import Output, OutputOptions, rejects_path
 from .process import EXIT_OK, Interrupted, signal_code
 from .reasoner import Reasoner
@@ -342,26 +342,20 @@ class EmbeddedRun:
         last_t, prefixes = self.reasoner.last_t, self.reasoner.program.prefixes
         max_gap = o.max_gap if o.max_gap is not None else MAX_GAP[self.reasoner.program.timeunit]
 
-        def reject(line, reason: str, raw) -> None:
-            self.output.reject({"line": line, "reason": reason, "record": raw})
+        def reject(err: InputError) -> None:
+            if o.on_error == "stop":
+                raise err
+            self.output.reject({"line": err.line, "reason": str(err).split(": ", 1)[-1],
+                                "record": getattr(err, "raw", None)})
 
-        def records(lines):
-            if o.input_format == "trig":
-                items = read_trig("".join(lines))
-            elif o.input_format == "laserpp":
-                items = read_laserpp(lines, first_line=first, prefixes=prefixes)
-            else:
-                items = read_jsonl(lines, first_line=first, prefixes=prefixes)
-            for item in bounded_gaps(items, max_gap, last_t):
-                if isinstance(item, InputError):
-                    if o.on_error == "stop":
-                        raise item
-                    reject(item.line, str(item).split(": ", 1)[-1], getattr(item, "raw", None))
-                elif last_t is None or item.t > last_t:
-                    yield item
-
-        yield from in_order(records(self._input), o.reorder_within,
-                            (lambda r, reason: reject(r.line, reason, r.raw)) if o.on_error == "skip" else None)
+        lines = self._input
+        if o.input_format == "trig":
+            items = read_trig("".join(lines))
+        elif o.input_format == "laserpp":
+            items = read_laserpp(lines, first_line=first, prefixes=prefixes)
+        else:
+            items = read_jsonl(lines, first_line=first, prefixes=prefixes)
+        return taken(items, reject, max_gap, last_t, o.reorder_within)
 
 
 __all__ = ["EmbeddedRun", "Options", "RunState"]

@@ -129,7 +129,7 @@ def test_a_gap_of_a_billion_ticks_costs_what_a_gap_of_one_does(tmp_path):
         stream.write_text("".join(json.dumps({"t": t, "facts": ["temp(160)"]}) + "\n" for t in (0, 1, 2, 2 + gap)))
         started = time.perf_counter()
         done = subprocess.run([*DOTR, "--rules", str(rules), "--ontology", str(COOLING / "ontology.ttl"), "--input",
-                               str(stream), "--output", str(tmp_path / "o.jsonl")], cwd=ROOT, capture_output=True,
+                               str(stream), "--output", str(tmp_path / "o.jsonl"), "--max-gap", "0"], cwd=ROOT, capture_output=True,
                               text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         return time.perf_counter() - started, (tmp_path / "o.jsonl").read_text()
@@ -201,17 +201,17 @@ def test_a_far_future_record_is_a_bad_record(tmp_path):
     assert _run("--input", str(stream), "--max-gap", "-1").returncode == 2
 
 
-def test_the_bound_on_a_gap_in_milliseconds_is_a_thousand_times_longer(tmp_path):
+def test_the_bound_on_a_gap_in_milliseconds_is_ten_thousand_times_longer(tmp_path):
     (tmp_path / "r.dotr").write_text("@timeunit ms .\nhot :- [1 s] <> temp(V), V > 100 .\n")
     stream = tmp_path / "s.jsonl"
-    stream.write_text("".join(json.dumps({"t": t, "facts": ["temp(160)"]}) + "\n" for t in (0, 10**8, 2 * 10**9)))
+    stream.write_text("".join(json.dumps({"t": t, "facts": ["temp(160)"]}) + "\n" for t in (0, 10**9, 2 * 10**10)))
     done = subprocess.run([*DOTR, "--rules", str(tmp_path / "r.dotr"), "--input", str(stream), "--on-error", "skip",
                            "--output", str(tmp_path / "o.jsonl")], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
     times = [json.loads(line)["t"] for line in (tmp_path / "o.jsonl").read_text().splitlines()]
-    assert 10**8 in times and max(times) < 2 * 10**9
-    assert "--max-gap 1,000,000,000" in (tmp_path / "o.jsonl.rejects.jsonl").read_text()
+    assert 10**9 in times and max(times) < 2 * 10**10
+    assert "--max-gap 10,000,000,000" in (tmp_path / "o.jsonl.rejects.jsonl").read_text()
 
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
