@@ -326,7 +326,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
     options = Options(input=args.input, output=args.output, format=args.format, input_format=args.input_format,
                       on_error=args.on_error, rejects=args.rejects, changes=args.changes,
                       all_time_points=args.all_time_points, checkpoint=args.checkpoint,
-                      max_record_size=args.max_record_size, full_iris=args.full_iris)
+                      max_record_size=args.max_record_size, max_gap=args.max_gap, full_iris=args.full_iris)
     spark_options = SparkOptions(args.rules, args.ontology, args.include_background, args.master,
                                  dict(args.conf or {}), args.trigger, args.quiet, args.follow_imports)
     stats, readable = RunStats(), Readable(checked.program.prefixes)
@@ -358,7 +358,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
         for record in records:
             if record.pop("kind") == "reject":
                 if args.on_error == "stop":
-                    raise InputError(record["reason"], record["line"], record["source"] or None)
+                    raise InputError(record["reason"], record["line"], record.get("source") or None)
                 output.reject(record)
                 continue
             result = result_of(record)  # (the records do not say which pattern or query built each graph)

@@ -626,3 +626,40 @@ def test_dotr_run_on_spark_moves_sensors_as_the_embedded_run_does(spark, tmp_pat
     checkpointed = args + ["--checkpoint", str(tmp_path / "ck")]
     assert main(checkpointed) == 0 and out.read_text() == golden
     assert main(checkpointed) == 0 and out.read_text() == golden  # finished: derived from what Spark committed
+
+
+def test_spark_rejects_what_the_embedded_run_rejects_and_prints_what_it_prints(spark, tmp_path, capsys):
+    """Every kind of bad record, through ``dotr run`` embedded and on Spark: the same output, the
+    same rejects file (naming the user's input, not Spark's copy of it), the same first error."""
+    rules, ontologies = files("cooling")
+    (tmp_path / "r.dotr").write_text(Path(rules).read_text() + "\nsaid(X) :- p(X) .\n")
+    reading = lambda t, v: json.dumps({"t": t, "facts": [f"temp({v})"]}).encode()  # noqa: E731
+    lines = [reading(1, 160),
+             b'{"t": 2, "facts": ["temp(1\xff)"]}',  # not UTF-8
+             reading(3, 50),
+             reading(2, 120),  # earlier than the record before it
+             json.dumps({"t": 4, "facts": ["temp(1)"] * 1000}).encode(),  # longer than --max-record-size
+             json.dumps({"t": 4, "facts": [f"p({', '.join(map(str, range(17)))})"]}).encode(),  # 17 arguments
+             json.dumps({"t": 4, "facts": [f"temp({'9' * 4301})"]}).encode(),  # a huge integer
+             json.dumps({"t": 4, "facts": [], "x": 1}).encode(),  # an unknown key
+             json.dumps({"t": 4, "facts": ['p("a\\nb>")']}).encode(),  # a newline and '>' in a literal: printed
+             b"not json",
+             reading(10**15, 160),  # beyond --max-gap
+             reading(5, 1), reading(6, 160)]
+    stream = tmp_path / "s.jsonl"
+    stream.write_bytes(b"\n".join(lines) + b"\n")
+    args = ["run", "-q", "--rules", str(tmp_path / "r.dotr"), "--ontology", ontologies[0], "--input", str(stream),
+            "--max-record-size", "5000"]
+    for engine in ("embedded", "spark"):
+        assert main([*args, "--engine", engine, "--output", str(tmp_path / f"{engine}.jsonl"), "--on-error", "skip",
+                     "--rejects", str(tmp_path / f"{engine}.rejects")]) == 0
+    output = (tmp_path / "embedded.jsonl").read_text()
+    assert (tmp_path / "spark.jsonl").read_text() == output
+    assert '"said(\\"a\\\\nb>\\")"' in output  # (the newline escaped in the fact, the fact in JSON)
+    rejects = (tmp_path / "embedded.rejects").read_text()
+    assert (tmp_path / "spark.rejects").read_text() == rejects
+    assert [json.loads(line)["line"] for line in rejects.splitlines()] == [2, 4, 5, 6, 7, 8, 10, 11]
+    capsys.readouterr()
+    for engine in ("embedded", "spark"):  # --on-error stop: the first bad record, named alike
+        assert main([*args, "--engine", engine, "--output", str(tmp_path / "stop.jsonl")]) == 3
+        assert capsys.readouterr().err.splitlines()[0] == f"{stream}:line 2: the line is not valid UTF-8"
