@@ -247,11 +247,13 @@ def _lines(data, limit: int, spans: dict[int, tuple[int, int]]) -> Iterator[str]
 
 
 def _rejected(source: str, bad: list[InputError], spans: dict | None = None) -> Iterator[tuple]:
-    """The ``ELEMENTS`` rows of the records rejected so far (``bad``, emptied)."""
+    """The ``ELEMENTS`` rows of the records rejected so far (``bad``, emptied), each at its time
+    when it gives one (its micro-batch's rejects are those of its time points)."""
     for err in bad:
         if spans is not None:
             spans.pop(err.line, None)
-        yield source, err.line, None, "error", _reject(source, err.line, err, getattr(err, "raw", None))
+        raw = getattr(err, "raw", None)
+        yield source, err.line, _time_of(raw) if raw else None, "error", _reject(source, err.line, err, raw)
     bad.clear()
 
 

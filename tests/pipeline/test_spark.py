@@ -174,7 +174,7 @@ def test_a_restored_state_continues_exactly(example, tmp_path):
     groups = [0] if keys is None else [7, 3]  # the fire example runs split in two key groups
     bundle = pickle.dumps((checked, stage.snapshot(), {}, {"keep_empty": True, "keys": keys, "groups": groups}))
     lines = stream(example)
-    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))
+    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode(), prefixes=checked.program.prefixes))
     times = sorted({row[2] for row in elements})
     batches = [[row for row in elements if row[2] in times[i:i + 3]] for i in range(0, len(times), 3)]
     live, outputs = _Worker(bundle), []
@@ -209,7 +209,7 @@ def test_carried_key_groups_restored_each_micro_batch_continue_exactly():
     lines = [json.dumps({"t": t, "facts": [rnd.choice([f"temp({s},{rnd.randrange(60)})", f"smoke({s})", f"ok({s})"])
                                            for s in rnd.sample(["s1", "s2", "s3", "s5"], 2 * (i % 2 == 0))]})
              for i, t in enumerate(sorted(rnd.sample(range(150), 30)))]
-    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))
+    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode(), prefixes=checked.program.prefixes))
     times = sorted({row[2] for row in elements})
     outputs, states = [], [None, None]
     for i in range(0, len(times), 2):
@@ -350,7 +350,7 @@ def test_a_micro_batch_run_again_after_failing_half_way_continues_exactly():
     lines = stream("cooling")
     worker = _Worker(bundle)
     rows = [(t, kind, payload) for t, _, kind, payload in
-            enrich_rows(worker, split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))]
+            enrich_rows(worker, split_file("s.jsonl", "jsonl", "\n".join(lines).encode(), prefixes=checked.program.prefixes))]
     first, second = rows[:3], rows[3:]
     expected, _ = conclude_rows(_Worker(bundle), rows, None)
     out, state = conclude_rows(worker, first, None)
