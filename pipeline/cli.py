@@ -234,7 +234,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                       changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                       checkpoint=args.checkpoint, commit_every=args.commit_every,
                       commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
-                      full_iris=args.full_iris, replay=args.replay)
+                      max_gap=args.max_gap, full_iris=args.full_iris, replay=args.replay)
     reasoner_options = {"include_background": args.include_background}
     prefixes = checked.program.prefixes
     GUARD.limit = args.max_derived
@@ -393,7 +393,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
     options = Options(input=args.input, output=args.output, format=args.format, input_format=args.input_format,
                       on_error=args.on_error, rejects=args.rejects, changes=args.changes,
                       all_time_points=args.all_time_points, checkpoint=args.checkpoint,
-                      max_record_size=args.max_record_size, full_iris=args.full_iris)
+                      max_record_size=args.max_record_size, max_gap=args.max_gap, full_iris=args.full_iris)
     spark_options = SparkOptions(args.rules, args.ontology, args.include_background, args.master,
                                  dict(args.conf or {}), args.trigger, args.quiet, args.follow_imports)
     stats, readable = RunStats(), Readable(checked.program.prefixes)
@@ -425,7 +425,7 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
         for record in records:
             if record.pop("kind") == "reject":
                 if args.on_error == "stop":
-                    raise InputError(record["reason"], record["line"], record["source"] or None)
+                    raise InputError(record["reason"], record["line"], record.get("source") or None)
                 output.reject(record)
                 continue
             result = result_of(record)  # (the records do not say which pattern or query built each graph)
@@ -602,6 +602,9 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
     parser.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="BYTES",
                         help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")
+    parser.add_argument("--max-gap", type=_count, default=None, metavar="N",
+                        help="a record whose time is more than N after the previous record's is a bad record "
+                             "(default 1000000 ticks, or 10000000000 ms with @timeunit ms; 0: no bound)")
     parser.add_argument("--max-derived", type=_count, default=DEFAULT_MAX_DERIVED, metavar="N",
                         help="the facts and answers one time point may make (default %(default)s; 0: no bound): "
                              "a time point that makes more stops the run (exit 4)")
@@ -633,7 +636,8 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--commit-seconds", type=float, default=10.0, metavar="S",
                         help="... and every S seconds (default 10)")
     parser.add_argument("--follow", action="store_true",
-                        help="keep reading --input as it grows (as tail -f), until interrupted")
+                        help="keep reading --input as it grows (as tail -F: a truncated or rotated file is read "
+                             "from its start), until interrupted")
     parser.add_argument("--trigger", default="available-now", metavar="WHEN",
                         help="Spark trigger: available-now (process the input, then stop) or an interval such as "
                              "'5 seconds' (watch --input, a directory, until interrupted)")

@@ -21,7 +21,7 @@ import os
 import sys
 import time
 from collections import deque
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from dotr.rules import DotrError
 
@@ -184,16 +184,20 @@ class InputLines:
     """The lines of the input (a file, or standard input for ``-``), numbered from 1, as text
     (UTF-8; a byte that is not UTF-8 kept as a lone surrogate for the reader to reject). A line
     longer than ``limit`` bytes (0: no bound) comes as a :class:`TooLong` with its first
-    characters, the rest read past without being held. ``follow``: at the end, wait for more (as
-    ``tail -f``).
+    characters, the rest read past without being held. ``follow``: at the end, wait for more, as
+    ``tail -F`` does: a file cut shorter than what was read, or replaced by a new file at its path
+    (rotated: ``mv f f.1``, then a new ``f``), is read again from its start, and ``notice`` (by
+    default standard error) is told.
 
     With ``digest`` (or ``skip``), ``consumed(n)`` says that the first ``n`` lines are evaluated:
     ``digest`` is then the SHA-256 of exactly those lines' bytes. Given ``skip`` (a checkpoint's
     ``(lines, SHA-256)``), the first lines are read, checked against it and not yielded."""
 
     def __init__(self, path: str, limit: int = MAX_RECORD_SIZE, follow: bool = False,
-                 skip: tuple[int, str] | None = None, digest: bool = False):
+                 skip: tuple[int, str] | None = None, digest: bool = False,
+                 notice: Callable[[str], None] | None = None):
         self.path, self.limit, self.follow = path, limit, follow
+        self._notice = notice or (lambda text: print(f"dotr: {text}", file=sys.stderr, flush=True))
         self._digest = digest or skip is not None  # (only a checkpoint needs it: else lines are not kept)
         try:
             self._file: BinaryIO = open(path, "rb") if path != "-" else open(sys.stdin.fileno(), "rb", closefd=False)
@@ -263,7 +267,37 @@ class InputLines:
             if not raw:  # the end of the input, for now
                 if not wait:
                     return (partial, None) if partial else None
+                if self._started_over():
+                    f = self._file
+                    if partial:  # (the old content's last line, never ended: it stands alone)
+                        return partial, None
+                    continue
                 time.sleep(0.1)
+
+    def _started_over(self) -> bool:
+        """At the end of a followed file: whether it was cut shorter than what was read, or
+        another file took its path; then the file at the path is read from its start."""
+        try:
+            now = os.stat(self.path)
+            mine = os.fstat(self._file.fileno())
+        except OSError:  # (renamed away, no new file yet: wait on the old one)
+            return False
+        if (now.st_ino, now.st_dev) != (mine.st_ino, mine.st_dev):
+            try:
+                file = open(self.path, "rb")
+            except OSError:
+                return False
+            self._file.close()
+            self._file = file
+            self._notice(f"{self.path} was replaced by a new file (rotated): reading the new file from its start "
+                         f"(after line {self._number:,})")
+            return True
+        if mine.st_size < self._file.tell():
+            self._file.seek(0)
+            self._notice(f"{self.path} was cut to {mine.st_size:,} bytes (truncated): reading it again from its "
+                         f"start (after line {self._number:,})")
+            return True
+        return False
 
     def _skip_committed(self, lines: int, digest: str) -> None:
         """Read the first ``lines`` lines, which a checkpoint evaluated, checking they are the

@@ -11,7 +11,7 @@ import heapq
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, TextIO
+from typing import Callable, Iterable, Iterator, TextIO
 
 import rdflib
 from rdflib.plugins.serializers.nt import _quoteLiteral
@@ -276,6 +276,58 @@ TIME = rdflib.URIRef("http://dotr.invalid/time")
 #: the names of TriG graphs that change the background (``...add:t:T``, ``...remove:t:T``)
 BACKGROUND_GRAPH = "urn:dotr:background:"
 STREAM = rdflib.URIRef("http://dotr.invalid/stream")
+
+
+#: the default of ``dotr run --max-gap`` per time unit (``@timeunit``): how far a record's time may
+#: jump after the previous record's (a tick-mode program may evaluate every tick of a gap; in
+#: milliseconds, about 116 days: a month of daily records passes)
+MAX_GAP = {"ticks": 10**6, "ms": 10**10}
+
+
+def bounded_gaps(items: Iterable[Record | InputError], max_gap: int,
+                 previous: int | None = None) -> Iterator[Record | InputError]:
+    """``items`` with each record whose time is more than ``max_gap`` after the latest time passed
+    on before it (``previous`` to begin with) turned into an :class:`InputError` (0: no bound).
+
+    >>> [getattr(r, "t", str(r)) for r in bounded_gaps([Record(1, 5, [], ""), Record(2, 99, [], ""),
+    ...                                                   Record(3, 8, [], "")], 10)]
+    [5, "line 2: time 99 is 94 after the previous record's 5 (more than --max-gap 10)", 8]
+    """
+    for item in items:
+        if isinstance(item, Record) and max_gap:
+            if previous is not None and item.t - previous > max_gap:
+                yield _with_raw(InputError(f"time {item.t} is {item.t - previous:,} after the previous record's "
+                                           f"{previous} (more than --max-gap {max_gap:,})", item.line), item.raw)
+                continue
+            previous = item.t if previous is None else max(previous, item.t)
+        yield item
+
+
+def taken(items: Iterable[Record | InputError], reject: Callable[[InputError], None], max_gap: int = 0,
+          after: int | None = None, reorder_within: int = 0) -> Iterator[Record]:
+    """The records a run takes of a reader's items (:func:`read_jsonl`, :func:`read_laserpp`,
+    ...) in time order, the same on every engine: each bad record, each more than ``max_gap``
+    after the previous (:func:`bounded_gaps`) and each earlier than a record passed on
+    (:func:`in_order`) goes to ``reject`` as an :class:`InputError` naming its line (``raw``: the
+    record's text); records at or before ``after`` (a checkpoint's last time point) are passed
+    over.
+
+    >>> bad = []
+    >>> lines = ['{"t": 1, "facts": []}', '{"t": 3, "facts": []}', '{"t": 2, "facts": []}', '{"t": 4, "facts": 1}']
+    >>> [r.t for r in taken(read_jsonl(lines), bad.append)], [str(e) for e in bad]
+    ([1, 3], ['line 3: time 2 is before 3, already evaluated', 'line 4: "facts" is a list of facts, not 1'])
+    """
+    def good() -> Iterator[Record]:
+        for item in bounded_gaps(items, max_gap, after):
+            if isinstance(item, InputError):
+                reject(item)
+            elif after is None or item.t > after:
+                yield item
+
+    def late(record: Record, reason: str) -> None:
+        reject(_with_raw(InputError(reason, record.line), record.raw))
+
+    return in_order(good(), reorder_within, late)
 
 
 def in_order(records: Iterable[Record], reorder_within: int = 0,

@@ -29,7 +29,7 @@ from dotr.rules.engine.guard import GUARD
 from . import state_file
 from .checkpoint import Checkpoint
 from .files import MAX_RECORD_SIZE, OutputFile
-from .io import BackgroundChange, Record, in_order, read_jsonl, read_laserpp, read_trig
+from .io import MAX_GAP, BackgroundChange, Record, read_jsonl, read_laserpp, read_trig, taken
 from .output import Output, OutputOptions, rejects_path
 from .process import EXIT_OK, Interrupted, signal_code
 from .mqtt import Login, is_mqtt
@@ -62,6 +62,7 @@ class Options:
     commit_every: int = 1000  # time points
     commit_seconds: float = 10.0
     max_record_size: int = MAX_RECORD_SIZE  # bytes per line (0: unbounded)
+    max_gap: int | None = None  # time units a record may jump after the previous (None: the unit's default; 0: no bound)
     full_iris: bool = False  # the canonical JSON Lines form (full IRIs, rdf:type triples, N-Triples graphs)
     login: Login | None = None  # an MQTT broker's (--input or --output mqtt://...)
     mapping: Any = None  # a CSV input's (pipeline/sources/csv.py)
@@ -71,7 +72,7 @@ class Options:
         """The options that change what a run writes (a checkpoint continues only with the same)."""
         return {"format": self.format, "full_iris": self.full_iris, "changes": self.changes,
                 "all_time_points": self.all_time_points, "input_format": self.input_format,
-                "max_record_size": self.max_record_size,
+                "max_record_size": self.max_record_size, "max_gap": self.max_gap,
                 **({"mapping": self.mapping.digest} if self.mapping is not None else {})}
 
 
@@ -141,6 +142,11 @@ class EmbeddedRun:
         self._busy = False  # in a time point or a commit: a signal waits for its end
         self._stop: int | None = None  # an exit code, when a signal asked to stop
         self._last_commit = (0, time.monotonic())  # (time points, clock) at the last commit
+        # in the gap before a time point (its records read, not evaluated: the input position
+        # stays before them, so a restart reads them again and goes on from the reasoner's last
+        # time point), with the rejects before its first record
+        self._in_gap = False
+        self._rejects_mark: tuple[int, tuple[int, str]] = (0, (0, ""))
 
     # ------------------------------------------------------------------------ start
     def start(self) -> bool:
@@ -165,7 +171,7 @@ class EmbeddedRun:
         o, state = self.o, self.state
         skip = (state.lines, state.input_sha256) if self._checkpoint is not None else None
         self._input = open_source(o.input, o.max_record_size, o.follow, skip, self._checkpoint is not None,
-                                  o.checkpoint, o.login)
+                                  o.checkpoint, o.login, notice=self._notice)
         sink = open_sink(o.output, state.output if self._checkpoint is not None else None, o.checkpoint, o.login)
         if self.on_output is not None:
             sink = Tee(sink, self.on_output)
@@ -210,7 +216,9 @@ class EmbeddedRun:
 
     # ------------------------------------------------------------------------ commits
     def commit(self, finished: bool = False) -> None:
-        """Files, then state: the state never names output that is not on disk."""
+        """Files, then state: the state never names output that is not on disk. Inside a time
+        point's gap the rejects file is committed as it was before the time point's first record
+        (what was rejected after it is read again by a restart)."""
         if self._checkpoint is None:
             return
         state, output = self.state, self.output
@@ -218,8 +226,9 @@ class EmbeddedRun:
         state.output = output.sink.committed
         if output.rejects is not None:
             output.rejects.sync()
-            state.rejects = output.rejects.committed
-        state.rejected, state.previous = output.rejected, sorted(output.previous)
+        state.rejected, state.rejects = self._rejects_mark if self._in_gap else (
+            output.rejected, output.rejects.committed if output.rejects is not None else state.rejects)
+        state.previous = sorted(output.previous)
         self._input.consumed(state.lines)
         state.input_sha256 = self._input.digest
         state.finished = finished
@@ -305,6 +314,9 @@ class EmbeddedRun:
                     self._busy = False
                     if self._stop is not None:
                         raise Interrupted(self._stop)
+            if record.t != pending_t:  # (what a commit inside this time point's gap keeps of the rejects file)
+                self._rejects_mark = (self.output.rejected, self.output.rejects.committed
+                                      if self.output.rejects is not None else self.state.rejects)
             pending_t = record.t
             pending.setdefault(record.stream, []).extend(record.facts)
             if record.background:
@@ -335,7 +347,15 @@ class EmbeddedRun:
             GUARD.cancel(None)  # (a signal that came after the engines' last check: _stop has it)
 
     def _results(self, t: int, facts: dict, change: BackgroundChange | None) -> Iterator[Result]:
-        yield from self.reasoner.between(t)
+        self._in_gap = True
+        for result in self.reasoner.between(t):  # (a gap can be long: stop and commit inside it too)
+            yield result
+            if self._stop is not None:
+                raise Interrupted(self._stop)  # (run commits)
+            if self._commit_due():
+                self.output.flush()
+                self.commit()
+        self._in_gap = False
         if change:
             try:
                 self.reasoner.change_background(change.add, change.remove)
@@ -352,29 +372,24 @@ class EmbeddedRun:
         o = self.o
         first = self.state.lines + 1
         last_t, prefixes = self.reasoner.last_t, self.reasoner.program.prefixes
+        max_gap = o.max_gap if o.max_gap is not None else MAX_GAP[self.reasoner.program.timeunit]
 
-        def reject(line, reason: str, raw) -> None:
-            self.output.reject({"line": line, "reason": reason, "record": raw})
+        def reject(err: InputError) -> None:
+            if o.on_error == "stop":
+                raise err
+            self.output.reject({"line": err.line, "reason": str(err).split(": ", 1)[-1],
+                                "record": getattr(err, "raw", None)})
 
-        def records(lines):
-            if o.input_format == "trig":
-                items = read_trig("".join(lines))
-            elif o.input_format == "csv":
-                items = read_csv(lines, o.mapping, first_line=first, replay=o.replay)
-            elif o.input_format == "laserpp":
-                items = read_laserpp(lines, first_line=first, prefixes=prefixes)
-            else:
-                items = read_jsonl(lines, first_line=first, prefixes=prefixes)
-            for item in items:
-                if isinstance(item, InputError):
-                    if o.on_error == "stop":
-                        raise item
-                    reject(item.line, str(item).split(": ", 1)[-1], getattr(item, "raw", None))
-                elif last_t is None or item.t > last_t:
-                    yield item
-
-        yield from in_order(records(self._input), o.reorder_within,
-                            (lambda r, reason: reject(r.line, reason, r.raw)) if o.on_error == "skip" else None)
+        lines = self._input
+        if o.input_format == "trig":
+            items = read_trig("".join(lines))
+        elif o.input_format == "csv":
+            items = read_csv(lines, o.mapping, first_line=first, replay=o.replay)
+        elif o.input_format == "laserpp":
+            items = read_laserpp(lines, first_line=first, prefixes=prefixes)
+        else:
+            items = read_jsonl(lines, first_line=first, prefixes=prefixes)
+        return taken(items, reject, max_gap, last_t, o.reorder_within)
 
 
 __all__ = ["EmbeddedRun", "Options", "RunState"]

@@ -9,19 +9,23 @@ and optionally ``after_commit()`` (called once a commit naming the consumed line
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ..files import InputLines
 from ..mqtt import Login, is_mqtt
 
 
 def open_source(location: str, limit: int, follow: bool = False, skip: tuple[int, str] | None = None,
-                digest: bool = False, checkpoint: str | None = None, login: Login | None = None):
+                digest: bool = False, checkpoint: str | None = None, login: Login | None = None,
+                notice: Callable[[str], None] | None = None):
     """The source named by ``location`` (``skip``: a checkpoint's ``(lines, SHA-256)`` to continue
-    after; ``checkpoint``: its directory, for a broker's persistent session)."""
+    after; ``checkpoint``: its directory, for a broker's persistent session; ``notice``: told what
+    a followed file's reader has to say, a truncation or a rotation)."""
     if is_mqtt(location):
         from .mqtt import MqttSource
 
         return MqttSource(location, limit, skip, checkpoint, login or Login.from_environment())
-    return InputLines(location, limit, follow, skip, digest=digest)
+    return InputLines(location, limit, follow, skip, digest=digest, notice=notice)
 
 
 __all__ = ["open_source"]

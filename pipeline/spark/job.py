@@ -60,7 +60,8 @@ from ..reasoner import Reasoner
 from ..records import Result, carry_facts, merge_records
 from ..keys import carried, make_partition, split_keys, split_point
 from ..input_facts import intern_all
-from ..io import BackgroundChange, Record, read_jsonl, read_laserpp, read_trig
+from ..files import MAX_RECORD_SIZE, TooLong
+from ..io import MAX_GAP, BackgroundChange, Record, read_jsonl, read_laserpp, read_trig, taken
 from .. import state_file
 from ..wire import decode_point, encode_point
 from .changes import ChangeLog, RecordId, local_path
@@ -176,12 +177,16 @@ def _worker(job: str, bundle) -> _Worker:
 
 
 # ------------------------------------------------------------------------- the steps
-def split_file(source: str, fmt: str, content: bytes | None = None) -> Iterator[tuple]:
+def split_file(source: str, fmt: str, content: bytes | None = None, limit: int = MAX_RECORD_SIZE,
+               max_gap: int = 0, prefixes: dict[str, str] | None = None) -> Iterator[tuple]:
     """The records of one input file as ``ELEMENTS`` rows. ``content`` is the file as Spark read
     it, or None for a local file (``file:`` path), read here: its JSON Lines records then travel as
     *spans* (``format`` ``span``, ``payload`` the record's offset and length in the file, read by
     the enrich step), so that their text crosses neither into the JVM nor through the shuffle. A
-    local file is mapped, not read: only its line ends and the records' openings are looked at."""
+    local file is mapped, not read whole. The file's records are taken as the embedded run takes
+    its input's (:func:`~pipeline.io.taken`): a record longer than ``limit`` bytes, not UTF-8,
+    malformed, more than ``max_gap`` after the previous, or earlier than a record before it is
+    rejected with the same message, so that both reject the same records."""
     fmt = _format_of(source, fmt)
     try:
         if content is not None:
@@ -192,39 +197,64 @@ def split_file(source: str, fmt: str, content: bytes | None = None) -> Iterator[
     except OSError as err:
         yield source, 0, None, "error", _reject(source, None, f"cannot read the file: {err}", None)
         return
+    bad: list[InputError] = []
     try:
-        if fmt != "jsonl":
-            yield from _parse_text(bytes(data).decode("utf-8", errors="replace"), source, fmt)
-            return
-        start, number, size = 0, 1, len(data)
-        while start < size:
-            end = data.find(b"\n", start)
-            end = size if end < 0 else end
-            opening = _T.match(data, start, end)
-            t = int(opening.group(1)) if opening is not None else _time_of(data[start:end])
-            if opening is not None or data[start:end].strip():
-                if data.find(b'"background"', start, end) >= 0:
-                    yield _change_or(source, number, t, bytes(data[start:end]))
-                elif content is None:
-                    yield source, number, t, "span", _SPAN.pack(start, end - start)
+        if fmt != "jsonl":  # (parsed here)
+            text = bytes(data).decode("utf-8", errors="replace")
+            items = read_laserpp(text.splitlines(), prefixes=prefixes) if fmt == "laserpp" else read_trig(text)
+            for number, item in enumerate(taken(items, bad.append, max_gap)):
+                yield from _rejected(source, bad)
+                if item.background:
+                    yield source, item.line, item.t, "change", pickle.dumps((item.stream, item.facts, item.background,
+                                                                              number))
                 else:
-                    yield source, number, t, "jsonl", data[start:end]
-            start, number = end + 1, number + 1
+                    yield source, item.line, item.t, "pickle", pickle.dumps((item.stream, item.facts))
+            yield from _rejected(source, bad)
+            return
+        spans: dict[int, tuple[int, int]] = {}  # line -> (start, end), of the lines read and not yet taken
+        for record in taken(read_jsonl(_lines(data, limit, spans), prefixes=prefixes), bad.append, max_gap):
+            yield from _rejected(source, bad, spans)
+            start, end = spans.pop(record.line)
+            if record.background:
+                yield _change_or(source, record.line, record.t, bytes(data[start:end]))
+            elif content is None:
+                yield source, record.line, record.t, "span", _SPAN.pack(start, end - start)
+            else:
+                yield source, record.line, record.t, "jsonl", bytes(data[start:end])
+        yield from _rejected(source, bad, spans)
     finally:
         if isinstance(data, mmap.mmap):
             data.close()
 
 
-def _parse_text(text: str, source: str, fmt: str) -> Iterator[tuple]:
-    """The elements of a TriG or Laser++ file as ``ELEMENTS`` rows (parsed, pickled)."""
-    reader = read_laserpp(text.splitlines()) if fmt == "laserpp" else read_trig(text)
-    for number, item in enumerate(reader):
-        if isinstance(item, InputError):
-            yield source, item.line or 0, None, "error", _reject(source, item.line, item, None)
-        elif item.background:
-            yield source, item.line, item.t, "change", pickle.dumps((item.stream, item.facts, item.background, number))
+def _lines(data, limit: int, spans: dict[int, tuple[int, int]]) -> Iterator[str]:
+    """The lines of a JSON Lines file as :class:`~pipeline.files.InputLines` gives them (UTF-8,
+    a byte that is not kept as a lone surrogate; a line longer than ``limit`` bytes as a
+    :class:`~pipeline.files.TooLong`), each one's span put in ``spans``."""
+    start, number, size = 0, 1, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        if 0 < limit < end - start:
+            line = TooLong(bytes(data[start:start + 200]).decode("utf-8", "replace"))
+            line.limit = limit
         else:
-            yield source, item.line, item.t, "pickle", pickle.dumps((item.stream, item.facts))
+            line = bytes(data[start:end]).decode("utf-8", "surrogateescape")
+        if line.strip():
+            spans[number] = (start, end)
+        yield line
+        start, number = end + 1, number + 1
+
+
+def _rejected(source: str, bad: list[InputError], spans: dict | None = None) -> Iterator[tuple]:
+    """The ``ELEMENTS`` rows of the records rejected so far (``bad``, emptied), each at its time
+    when it gives one (its micro-batch's rejects are those of its time points)."""
+    for err in bad:
+        if spans is not None:
+            spans.pop(err.line, None)
+        raw = getattr(err, "raw", None)
+        yield source, err.line, _time_of(raw) if raw else None, "error", _reject(source, err.line, err, raw)
+    bad.clear()
 
 
 def _change_or(source: str, line: int, t: int | None, raw: bytes) -> tuple:
@@ -473,9 +503,13 @@ class SparkPipeline:
     def __init__(self, spark, rules: str | Path | CheckResult, ontologies: Iterable[str | Path] = (), *,
                  include_background: bool = False, keep_empty: bool = False, input_format: str = "auto",
                  split_by_key: bool = True, warm_up: bool = True, follow_imports: str | None = None,
-                 notice: Callable[[str], None] | None = None):
+                 notice: Callable[[str], None] | None = None, max_record_size: int = MAX_RECORD_SIZE,
+                 max_gap: int | None = None):
         checked = rules if isinstance(rules, CheckResult) else check(rules)
         checked.raise_for_errors()
+        #: what the split step checks a file's records against (``split_file``: as the embedded run)
+        self.checks = {"limit": max_record_size, "prefixes": checked.program.prefixes,
+                       "max_gap": MAX_GAP[checked.program.timeunit] if max_gap is None else max_gap}
         background = load_background(ontologies, follow_imports=follow_imports, notice=notice)
         stage = OntologicalStage(checked, background)
         self.keys = split_keys(checked) if split_by_key else None
@@ -550,12 +584,12 @@ class SparkPipeline:
         local = _is_local(path)
         files = reader.load(str(path)).select(  # without the content column Spark does not read the files
             "path", F.lit(None).cast("binary").alias("content") if local else F.col("content"))
-        fmt = self.input_format
+        fmt, checks = self.input_format, self.checks
 
         def dotr_split(frames):
             for frame in frames:
                 rows = [row for source, content in zip(frame["path"], frame["content"])
-                        for row in split_file(source, fmt, content)]
+                        for row in split_file(source, fmt, content, **checks)]
                 yield pd.DataFrame(rows, columns=["source", "line", "t", "format", "payload"]).astype({"t": "Int64"})
 
         return files.mapInPandas(dotr_split, ELEMENTS)

@@ -16,6 +16,7 @@ output (the JVM's and its Python workers') goes to a log file, not the terminal.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import queue
@@ -150,13 +151,17 @@ def spark_results(options, spark_options: SparkOptions, counts: dict, on_start: 
                       + f"Spark's log in {log}")
         job = SparkPipeline(spark, s.rules, s.ontologies, include_background=s.include_background,
                             keep_empty=o.changes or o.all_time_points, input_format=o.input_format,
-                            follow_imports=s.follow_imports, notice=on_notice)
+                            follow_imports=s.follow_imports, notice=on_notice, max_record_size=o.max_record_size,
+                            max_gap=o.max_gap)
         watched, spool = _watched(o, s, home)
+        # the one input file (or standard input) is read from a copy the user never sees: its
+        # rejects name no file, as the embedded run's (a watched directory's name theirs)
+        named = watched == Path(o.input)
         batches = BatchFiles(home / "results")
         done: set[int] = set()
         for batch, records in batches.committed():  # (committed before: the output starts with them)
             done.add(batch)
-            yield from records
+            yield from _as_given(records, named)
         arrived: queue.Queue = queue.Queue()
 
         def on_batch(batch: int, records: list[dict]) -> None:
@@ -181,7 +186,7 @@ def spark_results(options, spark_options: SparkOptions, counts: dict, on_start: 
                         continue
                     if batch not in done:  # (a micro-batch run again writes what was yielded already)
                         done.add(batch)
-                        yield from records
+                        yield from _as_given(records, named)
                 if query.exception() is not None:
                     raise SparkFailed(f"the Spark query failed ({_first_line(query.exception())}); Spark's log is "
                                       f"in {log}")
@@ -194,6 +199,15 @@ def spark_results(options, spark_options: SparkOptions, counts: dict, on_start: 
         shutil.rmtree(scratch, ignore_errors=True)
         if clean and not o.checkpoint:
             log.unlink(missing_ok=True)
+
+
+def _as_given(records: list[dict], named: bool) -> list[dict]:
+    """A micro-batch's records; unless ``named``, the rejects without their ``source``."""
+    if not named:
+        for record in records:
+            if record["kind"] == "reject":
+                record.pop("source", None)
+    return records
 
 
 class SparkFailed(RuntimeError):
@@ -212,15 +226,17 @@ def _watched(o, s: SparkOptions, home: Path) -> tuple[Path, "Spool | None"]:
         return source, None
     watched = home / "input"
     if source is None and s.trigger != "available-now":  # a live pipe: spooled into files as it comes
-        return watched, Spool(sys.stdin, watched)
+        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")  # (bytes kept as they came)
+        return watched, Spool(stdin, watched)
     # one input file: Spark's file source watches a directory; with a checkpoint, the copy of the
     # file lives next to it (a restarted query must find the file it was reading at the same path)
     name = source.name if source is not None else "stdin.jsonl"
     if not (watched / name).exists():
         watched.mkdir(parents=True, exist_ok=True)
         part = watched.parent / (name + ".part")  # (in place at once: Spark may be listing it)
-        with open(part, "w", encoding="utf-8") as f:
-            shutil.copyfileobj(open(source, encoding="utf-8") if source else sys.stdin, f)
+        with open(part, "wb") as f, (open(source, "rb") if source else open(sys.stdin.fileno(), "rb", closefd=False)) \
+                as given:  # (as bytes: a line that is not UTF-8 is the split step's to reject)
+            shutil.copyfileobj(given, f)
         part.replace(watched / name)
     return watched, None
 
@@ -288,7 +304,7 @@ class Spool(threading.Thread):
         self.files += 1
         name = f"{self.files:09d}.jsonl"
         part = self.folder.parent / f".{name}.part"
-        part.write_text("".join(lines), encoding="utf-8")
+        part.write_text("".join(lines), encoding="utf-8", errors="surrogateescape")
         self._mtime += 1
         os.utime(part, (self._mtime, self._mtime))
         os.replace(part, self.folder / name)

@@ -174,7 +174,7 @@ def test_a_restored_state_continues_exactly(example, tmp_path):
     groups = [0] if keys is None else [7, 3]  # the fire example runs split in two key groups
     bundle = pickle.dumps((checked, stage.snapshot(), {}, {"keep_empty": True, "keys": keys, "groups": groups}))
     lines = stream(example)
-    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))
+    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode(), prefixes=checked.program.prefixes))
     times = sorted({row[2] for row in elements})
     batches = [[row for row in elements if row[2] in times[i:i + 3]] for i in range(0, len(times), 3)]
     live, outputs = _Worker(bundle), []
@@ -209,7 +209,7 @@ def test_carried_key_groups_restored_each_micro_batch_continue_exactly():
     lines = [json.dumps({"t": t, "facts": [rnd.choice([f"temp({s},{rnd.randrange(60)})", f"smoke({s})", f"ok({s})"])
                                            for s in rnd.sample(["s1", "s2", "s3", "s5"], 2 * (i % 2 == 0))]})
              for i, t in enumerate(sorted(rnd.sample(range(150), 30)))]
-    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))
+    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode(), prefixes=checked.program.prefixes))
     times = sorted({row[2] for row in elements})
     outputs, states = [], [None, None]
     for i in range(0, len(times), 2):
@@ -350,7 +350,7 @@ def test_a_micro_batch_run_again_after_failing_half_way_continues_exactly():
     lines = stream("cooling")
     worker = _Worker(bundle)
     rows = [(t, kind, payload) for t, _, kind, payload in
-            enrich_rows(worker, split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))]
+            enrich_rows(worker, split_file("s.jsonl", "jsonl", "\n".join(lines).encode(), prefixes=checked.program.prefixes))]
     first, second = rows[:3], rows[3:]
     expected, _ = conclude_rows(_Worker(bundle), rows, None)
     out, state = conclude_rows(worker, first, None)
@@ -626,3 +626,40 @@ def test_dotr_run_on_spark_moves_sensors_as_the_embedded_run_does(spark, tmp_pat
     checkpointed = args + ["--checkpoint", str(tmp_path / "ck")]
     assert main(checkpointed) == 0 and out.read_text() == golden
     assert main(checkpointed) == 0 and out.read_text() == golden  # finished: derived from what Spark committed
+
+
+def test_spark_rejects_what_the_embedded_run_rejects_and_prints_what_it_prints(spark, tmp_path, capsys):
+    """Every kind of bad record, through ``dotr run`` embedded and on Spark: the same output, the
+    same rejects file (naming the user's input, not Spark's copy of it), the same first error."""
+    rules, ontologies = files("cooling")
+    (tmp_path / "r.dotr").write_text(Path(rules).read_text() + "\nsaid(X) :- p(X) .\n")
+    reading = lambda t, v: json.dumps({"t": t, "facts": [f"temp({v})"]}).encode()  # noqa: E731
+    lines = [reading(1, 160),
+             b'{"t": 2, "facts": ["temp(1\xff)"]}',  # not UTF-8
+             reading(3, 50),
+             reading(2, 120),  # earlier than the record before it
+             json.dumps({"t": 4, "facts": ["temp(1)"] * 1000}).encode(),  # longer than --max-record-size
+             json.dumps({"t": 4, "facts": [f"p({', '.join(map(str, range(17)))})"]}).encode(),  # 17 arguments
+             json.dumps({"t": 4, "facts": [f"temp({'9' * 4301})"]}).encode(),  # a huge integer
+             json.dumps({"t": 4, "facts": [], "x": 1}).encode(),  # an unknown key
+             json.dumps({"t": 4, "facts": ['p("a\\nb>")']}).encode(),  # a newline and '>' in a literal: printed
+             b"not json",
+             reading(10**15, 160),  # beyond --max-gap
+             reading(5, 1), reading(6, 160)]
+    stream = tmp_path / "s.jsonl"
+    stream.write_bytes(b"\n".join(lines) + b"\n")
+    args = ["run", "-q", "--rules", str(tmp_path / "r.dotr"), "--ontology", ontologies[0], "--input", str(stream),
+            "--max-record-size", "5000"]
+    for engine in ("embedded", "spark"):
+        assert main([*args, "--engine", engine, "--output", str(tmp_path / f"{engine}.jsonl"), "--on-error", "skip",
+                     "--rejects", str(tmp_path / f"{engine}.rejects")]) == 0
+    output = (tmp_path / "embedded.jsonl").read_text()
+    assert (tmp_path / "spark.jsonl").read_text() == output
+    assert '"said(\\"a\\\\nb>\\")"' in output  # (the newline escaped in the fact, the fact in JSON)
+    rejects = (tmp_path / "embedded.rejects").read_text()
+    assert (tmp_path / "spark.rejects").read_text() == rejects
+    assert [json.loads(line)["line"] for line in rejects.splitlines()] == [2, 4, 5, 6, 7, 8, 10, 11]
+    capsys.readouterr()
+    for engine in ("embedded", "spark"):  # --on-error stop: the first bad record, named alike
+        assert main([*args, "--engine", engine, "--output", str(tmp_path / "stop.jsonl")]) == 3
+        assert capsys.readouterr().err.splitlines()[0] == f"{stream}:line 2: the line is not valid UTF-8"

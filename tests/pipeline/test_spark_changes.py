@@ -105,7 +105,7 @@ def test_changes_spread_over_tasks_and_micro_batches_agree_with_the_embedded_rea
         lines = lines_of(records)
         options = {"include_background": include_background}
         expected, rejected = embedded(checked, background, lines, **options)
-        elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))
+        elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode(), prefixes=checked.program.prefixes))
         times = sorted({e[2] for e in elements})
         cuts = sorted(data.draw(st.sets(st.sampled_from(times), max_size=3)) | {times[0]})
         job = Job(checked, background, Path(tmp) / "log", **options)
@@ -126,7 +126,8 @@ def moves_job(tmp: Path) -> tuple[Job, list[tuple]]:
 
     checked = check(MOVES / "rules.dotr")
     job = Job(checked, load_triples(MOVES / "ontology.ttl"), tmp / "log")
-    return job, list(split_file("s.jsonl", "jsonl", (MOVES / "stream.jsonl").read_bytes()))
+    return job, list(split_file("s.jsonl", "jsonl", (MOVES / "stream.jsonl").read_bytes(),
+                                prefixes=checked.program.prefixes))
 
 
 def results(rows: list[tuple]) -> list[str]:
@@ -151,7 +152,8 @@ def test_a_micro_batch_with_a_change_run_again_after_failing_gives_the_output_of
 def test_late_and_bad_changes_are_rejected_once_and_not_made(tmp_path):
     job, elements = moves_job(tmp_path)
     late = split_file("late.jsonl", "jsonl", b'{"t": 15, "background": {"remove": [":is_at_location(:s2, :locC)"]}}\n'
-                                             b'{"t": 33, "background": {"add": ["not a fact(("]}}\n')
+                                             b'{"t": 33, "background": {"add": ["not a fact(("]}}\n',
+                      prefixes=check(MOVES / "rules.dotr").program.prefixes)
     out = job.batch([e for e in elements if e[2] < 30], [False, False])
     out += job.batch([e for e in elements if e[2] >= 30] + list(late), [True, False])
     rejects = [json.loads(j) for _, kind, j in out if kind == "reject"]

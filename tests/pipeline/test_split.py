@@ -10,15 +10,17 @@ from dotr.pipeline.spark.job import _read_spans, _time_of, split_file
 
 
 def test_spans_read_back_give_the_records_and_their_lines(tmp_path):
-    lines = ['{"t": 1, "facts": ["p(a)"]}', "", '  {"facts": ["q(é)"], "t": 2}', "not json", '{"t": 3, "facts": []}']
+    lines = ['{"t": 1, "facts": ["p(a)"]}', "", '  {"facts": ["q(\\"é\\")"], "t": 2}', "not json", '{"t": 3, "facts": []}']
     path = tmp_path / "a b%20.jsonl"
     path.write_bytes("\r\n".join(lines).encode())
     source = f"file:{path}"
     spans = list(split_file(source, "auto"))
-    assert [(line, t, fmt) for _, line, t, fmt, _ in spans] == [(1, 1, "span"), (3, 2, "span"), (4, None, "span"),
+    assert [(line, t, fmt) for _, line, t, fmt, _ in spans] == [(1, 1, "span"), (3, 2, "span"), (4, None, "error"),
                                                                (5, 3, "span")]
     read = list(_read_spans(spans))
-    assert [payload.decode().strip() for *_, payload in read] == [lines[0], lines[2].strip(), lines[3], lines[4]]
+    assert [payload.decode().strip() for *_, fmt, payload in read if fmt == "jsonl"] == [lines[0], lines[2].strip(),
+                                                                                         lines[4]]
+    assert json.loads(read[2][4])["record"] == "not json"
     given_content = list(split_file(source, "auto", path.read_bytes()))  # the file as Spark read it
     assert [row[:3] for row in given_content] == [row[:3] for row in read]
     assert [row[4].strip() for row in given_content] == [row[4].strip() for row in read]
@@ -76,5 +78,6 @@ def test_a_record_giving_its_time_twice_is_rejected(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text('{"t": 1, "facts": ["temp(20)"]}\n{"t": 2, "t": 5, "facts": ["temp(30)"]}\n')
     rows = enrich_rows(_Worker(bundle), split_file(f"file:{path}", "jsonl"))
-    assert [(t, kind) for t, _, kind, _ in rows] == [(1, "point"), (2, "reject")]
-    assert json.loads(rows[1][3])["reason"] == 'a record has one "t"' and json.loads(rows[1][3])["line"] == 2
+    assert sorted((kind, t) for t, _, kind, _ in rows) == [("point", 1), ("reject", 2)]
+    reject, = (json.loads(payload) for _, _, kind, payload in rows if kind == "reject")
+    assert reject["reason"] == 'a record has one "t"' and reject["line"] == 2
