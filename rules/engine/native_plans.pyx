@@ -82,10 +82,11 @@ cdef class Out:
     """The derivations of a round: records ``table, expiry, term ids...``."""
 
     cdef int64_t *data
-    cdef int64_t n, cap
+    cdef int64_t n, cap, pushes
 
     def __cinit__(self):
         self.cap = 1024
+        self.pushes = 0
         self.data = <int64_t *>malloc(self.cap * sizeof(int64_t))
         if self.data == NULL:
             raise MemoryError()
@@ -112,6 +113,9 @@ cdef class Out:
                 raise MemoryError()
             self.data, self.cap = grown, 2 * (self.cap + arity)
             GUARD.check(self.n // (2 + arity))  # (a round that grows without bound stops here)
+        self.pushes += 1
+        if not (self.pushes & 0x3FFFF):  # (and every 2^18 rows: a signal acts within milliseconds)
+            GUARD.check(self.n // (2 + arity))
         cdef int64_t *d = self.data + self.n
         cdef int j
         d[0], d[1] = tid, expiry
