@@ -46,6 +46,7 @@ from dotr.rules.lang.errors import RuleError
 from dotr.rules.lang.queries.sparql import certain_variables, parse_select, rdf_term
 from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
+from dotr.rules.engine.sparql.solutions import compatible
 from dotr.rules.engine.terms import TermDictionary, format_term
 from dotr.temporal.keys import QueryKeys, consistent
 
@@ -73,16 +74,6 @@ class EpSparqlOutput:
 
 def _key(sol: Sol) -> tuple:
     return tuple(sorted(sol[0].items())), sol[1], sol[2]
-
-
-def _compatible(a: Mapping, b: Mapping) -> bool:
-    if len(a) > len(b):
-        a, b = b, a
-    for k, v in a.items():
-        w = b.get(k)
-        if w is not None and w != v:
-            return False
-    return True
 
 
 def _merge(x: Sol, y: Sol) -> Sol:
@@ -196,7 +187,7 @@ class _Binary(_Node):
     def _ok(self, x: Sol, y: Sol, t: int, ctx: _Ctx) -> Sol | None:
         """The combination of compatible ``x`` and ``y`` if it is in the horizon and meets the
         condition, else None."""
-        if not _compatible(x[0], y[0]):
+        if not compatible(x[0], y[0]):
             return None
         merged = _merge(x, y)
         if t - merged[1] > self.horizon:
