@@ -14,11 +14,14 @@ rdflib is itself wrong on some shapes, which the generator avoids:
   OPTIONAL does not extend are lost (VALUES come last, in the query's group, here);
 - VALUES with a row twice gives it once (a bag has it twice): rows are distinct here;
 - GROUP BY over no solutions gives one solution binding nothing (none is right);
-- SUM over a string raises and AVG gives 0 (the aggregate should be unbound): not generated.
+- SUM over a string raises and AVG gives 0 (the aggregate should be unbound): not generated;
+- a string ordered against a number (``FILTER("x" > 0)``, a type error: the filter fails) is true
+  for ``>`` and ``>=``: no ordering comparison is generated over data with strings.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -204,7 +207,7 @@ def _actual(query: str, data, kind) -> Counter:
 
 
 def _compare(query: str, data) -> None:
-    if "SUM(" in query or "AVG(" in query:
+    if "SUM(" in query or "AVG(" in query or re.search(r" [<>]=? ", query):
         assume(not any(isinstance(o, Literal) and isinstance(o.value, str) for _, _, o in data))
     expected = _expected(query, data)
     for kind in (DictStore, NativeStore):
