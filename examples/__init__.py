@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 from pathlib import Path
+from dotr.rules.lang.errors import UsageError
 
 _HERE = Path(__file__).resolve().parent
 
@@ -26,5 +27,5 @@ def names() -> list[str]:
 def path(name: str) -> Path:
     """The folder of example ``name`` (``fire``, ``trex``, ...), where the package is installed."""
     if name not in names():
-        raise ValueError(f"no example {name!r}: the examples are {', '.join(names())}")
+        raise UsageError(f"no example {name!r}: the examples are {', '.join(names())}")
     return _HERE / name

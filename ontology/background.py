@@ -31,6 +31,7 @@ import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from dotr.rules.lang.errors import UsageError
 from .rdf_files import MEDIA_TYPES, BackgroundError, TripleBatch, format_of, read_document, read_file
 
 __all__ = ["load_background", "load_triples", "BackgroundError", "BackgroundNotice", "TripleBatch", "FOLLOW"]
@@ -64,7 +65,7 @@ def load_background(paths: Iterable[str | Path], classify: bool = False, follow_
     when ``follow_imports`` is ``"local"`` or ``"remote"`` (module docstring); each document
     once. ``notice`` hears of each import not followed, once."""
     if follow_imports not in FOLLOW:
-        raise ValueError(f"follow_imports: one of {FOLLOW}, not {follow_imports!r}")
+        raise UsageError(f"follow_imports: one of {FOLLOW}, not {follow_imports!r}")
     tell = notice if notice is not None else (lambda text: warnings.warn(text, BackgroundNotice, stacklevel=3))
     told: set[str] = set()
     seen: set[str] = set()
