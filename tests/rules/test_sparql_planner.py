@@ -10,6 +10,10 @@ rdflib is itself wrong on some shapes, which the generator avoids:
   group (rdflib evaluates a join's right side under the left side's bindings): generated filters
   read only variables their own group binds;
 - MINUS and OPTIONAL whose right side is a group with variables bound outside it only, the same;
+- an OPTIONAL in a nested group that shares a variable with the patterns outside the group but not
+  with those before it in its group (a pattern that is not "well designed": ``?a :q ?a {
+  OPTIONAL { ?a :p ?b } }`` keeps ``?a`` unextended, where the group's own solutions do not join):
+  below the query's group, an OPTIONAL's variables not bound before it are renamed apart;
 - VALUES on the left of an OPTIONAL (first in its group, or in a group before it): the rows the
   OPTIONAL does not extend are lost (VALUES come last, in the query's group, here);
 - VALUES with a row twice gives it once (a bag has it twice): rows are distinct here;
@@ -96,6 +100,16 @@ class _Query:
             return f"{self.pick(values)} < {self.pick(values)}"
         return "true"
 
+    def _private(self, inner: str, new: list[str], bound: list[str]) -> tuple[str, list[str]]:
+        """``inner`` with its variables outside ``bound`` renamed apart, and those it may bind."""
+        self.fresh += 1
+
+        def rename(match: re.Match) -> str:
+            name = match.group(0)
+            return name if name in bound else f"{name}_{self.fresh}"
+
+        return re.sub(r"\?\w+", rename, inner), [n for n in new if n in bound]
+
     def group(self, depth: int, entities: list[str]) -> tuple[str, list[str]]:
         """A group graph pattern's inside, and the variables it may bind."""
         parts, names, values = [], [], []
@@ -114,6 +128,8 @@ class _Query:
                 add("{ " + inner + " }", new)
             elif kind == 4:
                 inner, new = self.group(depth + 1, entities)
+                if depth > 0:  # (well designed: see the module's docstring)
+                    inner, new = self._private(inner, new, names)
                 add("OPTIONAL { " + inner + " }", new)
             elif kind == 5:
                 left, new1 = self.group(depth + 1, entities)
