@@ -91,10 +91,13 @@ class Explainer:
         if (rel, fact) in seen or depth > MAX_DEPTH:
             return [f"{pad}{text}: (see above)"]
         seen.add((rel, fact))
-        for store, rules in ((self.r.ontology.store, self.r.ontology.rules),
-                             (self.r.lars.store if self.r.lars else None, self.r.lars.rewritten if self.r.lars else [])):
-            if store is None or store.expiry(rel, fact) is None:
+        held = False
+        ontology, lars = self.r.ontology, self.r.lars
+        for store, rules, holds in ((ontology.store, ontology.rules, ontology.store.expiry(rel, fact) is not None),
+                                    (lars and lars.store, lars.rewritten if lars else [], lars and lars.holds(rel, fact))):
+            if not holds:
                 continue
+            held = True
             for rule, body in rules:
                 for solution in _groundings(rule.head, tuple(body), store, self.d, rel, fact)[:1]:
                     lines = [f"{pad}{text}: by {format_rule(rule, self.prefixes)}"]
@@ -109,7 +112,7 @@ class Explainer:
                             else:
                                 lines += self.fact(t, inputs, prel, pfact, depth + 1, seen)
                     return lines
-        return [f"{pad}{text}: no derivation found at {t}"]
+        return [f"{pad}{text}: {'no derivation found' if held else 'does not hold'} at {t}"]
 
     def _window_text(self, window, fact: tuple) -> str:
         """The window atom ``[size] op base(args)`` as the rule file writes it (``window``: what
@@ -176,6 +179,6 @@ def explain(reasoner: Reasoner, target: str, elements: Iterable[tuple] | None = 
         atom = ir.Atom(ir.Iri(ir.RDF_TYPE), (atom.args[0], atom.pred))
     rel, fact = reasoner.ontology.intern(atom)
     lines = Explainer(reasoner).fact(t, inputs, rel, fact)
-    if len(lines) == 1 and lines[0].endswith(f": no derivation found at {t}"):
+    if len(lines) == 1 and lines[0].endswith((f": no derivation found at {t}", f": does not hold at {t}")):
         raise NothingToExplain(lines[0])
     return lines

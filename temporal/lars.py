@@ -584,6 +584,12 @@ class LarsEngine(BackgroundChanges):
         :class:`Output` lists; the engine's own set: do not change it)."""
         return self._out
 
+    def holds(self, rel: RelKey, fact: tuple) -> bool:
+        """Whether ``rel(fact)`` holds at the last time point stepped: in the store, or the head
+        of a view that keeps its heads itself."""
+        r = self.store.relations.get(rel)
+        return r is not None and fact in r.facts or any(fact in v.heads for v in self._sinks.get(rel, ()))
+
     def _changes(self) -> tuple[list, list]:
         """The derived atoms that came and went since the last output (:attr:`_out`, updated)."""
         out, dirty = self._out, self._dirty
@@ -603,13 +609,10 @@ class LarsEngine(BackgroundChanges):
         if not dirty:
             return [], []
         self._dirty = set()
-        relations, sinks, inputs = self.store.relations, self._sinks, set(self._inputs)
+        holds, inputs = self.holds, set(self._inputs)
         held, added, removed = [], [], []
         for item in dirty:
-            rel, fact = item
-            r = relations.get(rel)
-            if (r is not None and fact in r.facts or rel in sinks and any(fact in v.heads for v in sinks[rel])) \
-                    and item not in inputs:
+            if holds(*item) and item not in inputs:
                 if item not in out:
                     held.append(item)
             elif item in out:

@@ -32,3 +32,16 @@ def test_a_live_reasoner_explains_its_last_time_point_as_a_rerun_does():
 def test_nothing_evaluated_yet_is_nothing_to_explain():
     with pytest.raises(dotr.NothingToExplain):
         dotr.explain(dotr.Reasoner(dotr.check_text("p(X) :- q(X) .")), "p(a)")
+
+
+def test_heads_of_rules_with_not_and_of_tuple_windows_are_explained():
+    """A rule with ``not`` or a tuple window is kept by a view, whose heads no rule reads are held
+    by the view, not the store: explain found no derivation for them."""
+    r = dotr.Reasoner(dotr.check_text("a(X) :- [3] <> p(X), not [3] <> q(X) .\nc(X) :- [2 #] <> p(X) ."))
+    r.step(1, ["p(1)", "q(2)", "p(2)"])
+    r.step(2, ["p(3)"])
+    assert dotr.explain(r, "a(1)") == ["a(1): by a(X) :- [3] <> p(X), not [3] <> q(X) .",
+                                       "  [3] <> p(1): held in the window"]
+    assert dotr.explain(r, "c(3)") == ["c(3): by c(X) :- [2 #] <> p(X) .", "  [2 #] <> p(3): held in the window"]
+    with pytest.raises(dotr.NothingToExplain, match="a.2.: does not hold at 2"):
+        dotr.explain(r, "a(2)")
