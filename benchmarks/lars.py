@@ -16,8 +16,8 @@ rounds, median and range.
 
 ``--growth [WINDOW ...]`` runs only the cost per time point as the window grows, through the
 engine's API on interned atoms and, beside it, through ``dotr run`` (JSON Lines in, output file
-written; the CPU time of a run over the first n + 10 time points taken from one over n + 210, so
-that start-up and filling the window cancel out).
+written; the CPU time of a run over the first n + 10 time points taken from one over n + 1010, so
+that start-up and filling the window cancel out; the median of ``--pairs`` such pairs).
 """
 
 from __future__ import annotations
@@ -159,6 +159,11 @@ def run_growth(program: str, data, timed: int) -> float:
     return (time.process_time() - start) / timed
 
 
+#: ``--growth``: the time points timed through ``dotr run`` (a difference of two whole runs: at 200,
+#: one run's noise moved a cell by about 0.5 ms)
+TIMED = 1000
+
+
 def run_growth_cli(program: str, data, timed: int, pairs: int = 3) -> float:
     """The same as :func:`run_growth` through ``dotr run``: CPU seconds per time point, the median
     over ``pairs`` pairs of a run over ``data`` and one without its last ``timed`` time points."""
@@ -240,7 +245,7 @@ def main(argv=None):
     ap.add_argument("--constants", type=int, nargs="*", metavar="WINDOW",
                     help="only the many-constants program through dotr run (default windows 10 300; "
                          "100 atoms per time point over 20,000 constants)")
-    ap.add_argument("--pairs", type=int, default=5, help="--constants: runs of each window, in turn")
+    ap.add_argument("--pairs", type=int, default=5, help="--constants: runs of each window, in turn; --growth: pairs of runs per cell")
     ap.add_argument("--json", default="benchmarks/results/lars.json")
     args = ap.parse_args(argv)
     rows = []
@@ -261,7 +266,7 @@ def main(argv=None):
             for n in windows:
                 program, data = template.format(n=n, m=n * 100), stream(kind, 100, n + 60)
                 ms = run_growth(program, data, 50) * 1e3
-                cli.append(run_growth_cli(program, stream(kind, 100, n + 210), 200) * 1e3)
+                cli.append(run_growth_cli(program, stream(kind, 100, n + TIMED + 10), TIMED, args.pairs) * 1e3)
                 rows.append({"workload": f"growth {name}", "window": n, "rate": 100, "ms_per_point": ms,
                              "dotr_run_ms_per_point": cli[-1]})
                 cells.append(ms)

@@ -58,6 +58,8 @@ class Moment:
 class Step(Protocol):
     """One stage's part of concluding a time point."""
 
+    name: str  # (what ``Reasoner.on_stage`` is told)
+
     def conclude(self, now: Moment) -> None: ...
 
 
@@ -66,6 +68,8 @@ OntologyAt = Callable[[int, "Enriched"], OntologicalStage]  # the stage holding 
 
 class Patterns:
     """The pattern engine, its graphs fed back through the ontological stage."""
+
+    name = "patterns"
 
     def __init__(self, engine: PatternEngine, ontology_at: OntologyAt, max_rounds: int,
                  intern_graphs: bool, feedback: bool):
@@ -111,6 +115,8 @@ class EpSparql:
     """The EP-SPARQL queries; their CONSTRUCT triples re-enter the ontological stage, round after
     round (at most ``max_rounds``), and join the graphs' facts."""
 
+    name = "epsparql"
+
     def __init__(self, engine: EpSparqlEngine, groups: list, ontology_at: OntologyAt, max_rounds: int):
         self.engine, self.groups, self.ontology_at = engine, groups, ontology_at
         self.max_rounds = max_rounds
@@ -137,6 +143,8 @@ class EpSparql:
 class CSparql:
     """The C-SPARQL queries over their windows of the named streams."""
 
+    name = "csparql"
+
     def __init__(self, engine: CSparqlEngine):
         self.engine = engine
 
@@ -149,6 +157,8 @@ class CSparql:
 class Ontology:
     """What the ontological stage concluded at t, and when its conclusions change next
     (``expiries``, read by the reasoner's ``next_change``)."""
+
+    name = "ontology"
 
     def __init__(self, stage: OntologicalStage):
         self.stage = stage
@@ -170,6 +180,8 @@ class Lars:
     head places at another time are reported in ``at`` (once: not again when T comes).
     ``held`` is what the engine derived that holds at t, less what the background alone entails,
     kept from the engine's changes (``anew``: taken whole at the next time point)."""
+
+    name = "lars"
 
     def __init__(self, engine: LarsEngine, printed: Callable[[tuple, tuple], bool]):
         self.engine, self.printed = engine, printed

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import json
+import time
 from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -114,6 +115,9 @@ class Reasoner:
         self.last_matches: list = []
         self.last_inputs: list = []  # the stream facts of the last time point, interned
         self.on_notice: Callable[[str], None] | None = None  # told once when a long gap is evaluated tick by tick
+        #: told the seconds each stage of a time point took (``"enrich"``, then each step of
+        #: :meth:`conclude` by its name: ``"patterns"``, ``"queries"``, ``"lars"``, ...)
+        self.on_stage: Callable[[str, float], None] | None = None
         self._noticed = False
         self._stream_rels: set[tuple] = set()  # the stream relations seen (for the arity notice)
         self._arities: dict[int, set[int]] | None = None  # plain predicate id -> the arities the program uses
@@ -441,6 +445,14 @@ class Reasoner:
     def enrich(self, t: int, facts: Iterable | dict) -> Enriched:
         """The ontological stage at ``t``: everything the temporal stage needs (the first half of
         :meth:`step`; on Spark it runs on the executors, :meth:`conclude` in the stateful stage)."""
+        if self.on_stage is not None:
+            start = time.perf_counter()
+            point = self._enrich(t, facts)
+            self.on_stage("enrich", time.perf_counter() - start)
+            return point
+        return self._enrich(t, facts)
+
+    def _enrich(self, t: int, facts: Iterable | dict) -> Enriched:
         t = check_time(t)
         ontology = self.ontology
         by_stream = facts if isinstance(facts, dict) else {None: facts}
@@ -498,8 +510,14 @@ class Reasoner:
             partition, group = self._group
             point = split_point(point, partition)[group]
         now = conclude.Moment(point, Result(t))
-        for step in self._steps:
-            step.conclude(now)
+        if self.on_stage is None:
+            for step in self._steps:
+                step.conclude(now)
+        else:
+            for step in self._steps:
+                start = time.perf_counter()
+                step.conclude(now)
+                self.on_stage(step.name, time.perf_counter() - start)
         result = now.result
         result.facts = self._print(now, set(point.stream))
         result.changes = self._texts.changes

@@ -66,7 +66,7 @@ class Service:
         from .http import Server
 
         run = self.run
-        self.stages.wrap(run.reasoner)
+        run.reasoner.on_stage = self.stages.add
         self.dataset = Dataset(run.reasoner, run.lock)
         self._registry = registry(run, self.stages)
         try:

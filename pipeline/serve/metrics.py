@@ -20,29 +20,16 @@ from ..runner import EmbeddedRun
 
 class StageTimes:
     """Seconds spent per stage of the time points (``enrich``: the ontological stage; then each
-    step of ``conclude``, by its class's name), and when the last time point ended."""
+    step of ``conclude``, by its name), and when the last time point ended."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self.last_end: float | None = None  # (time.time())
 
-    def wrap(self, reasoner) -> None:
-        """Clock ``reasoner``'s enrich and each of its conclude steps (on the instances)."""
-        reasoner.enrich = self._timed("enrich", reasoner.enrich)
-        for step in reasoner._steps:
-            step.conclude = self._timed(type(step).__name__.lstrip("_").lower(), step.conclude)
-
-    def _timed(self, name: str, function):
-        seconds, clock = self.seconds, time.perf_counter
-        seconds.setdefault(name, 0.0)
-
-        def timed(*args, **kwargs):
-            start = clock()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                seconds[name] += clock() - start
-        return timed
+    def add(self, stage: str, seconds: float) -> None:
+        """Count ``seconds`` spent in ``stage`` (a :attr:`Reasoner.on_stage
+        <dotr.pipeline.reasoner.Reasoner.on_stage>` hook)."""
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
 
 
 class _RunCollector:
