@@ -20,6 +20,7 @@ from dotr.rules.engine.guard import DEFAULT_MAX_DERIVED
 from dotr.rules.lang.loader import CheckResult
 
 from .files import MAX_RECORD_SIZE
+from .sources.formats import FORMATS
 
 
 def _summary(path: str, result: CheckResult) -> str:
@@ -488,30 +489,36 @@ def input_format(args: argparse.Namespace) -> str:
     """``--input-format``, with ``auto`` decided by the input's extension (JSON Lines for a topic)."""
     from .mqtt import is_mqtt
 
-    if args.input_format != "auto":
-        return args.input_format
-    if is_mqtt(args.input):
-        return "jsonl"
-    if args.input.endswith(".csv"):
-        return "csv"
-    return "trig" if args.input.endswith(".trig") else "laserpp" if args.input.endswith(".txt") else "jsonl"
+    from .sources.formats import format_of
+
+    return format_of("-" if is_mqtt(args.input) else args.input, args.input_format).name
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """``dotr explain``: why a fact holds, or why a graph was built, at a time point."""
     from dotr.rules import DotrError
 
-    from dotr.rules import InputError
+    from dotr.rules import InputError, UsageError
     from .reasoner import Reasoner
     from .explain import NothingToExplain, explain
-    from .io import read_jsonl
+    from .sources.formats import Reading, format_of
 
     try:
+        fmt = format_of(args.input, args.input_format)
+        mapping = None
+        if fmt.name == "csv" or args.mapping:
+            from .sources.csv import Mapping
+
+            if fmt.name != "csv":
+                raise UsageError("--mapping maps a CSV file (--input FILE.csv, or --input-format csv)")
+            if args.mapping is None or args.input == "-":
+                raise UsageError("a CSV input is a file read with its --mapping MAP.toml")
+            mapping = Mapping.load(args.mapping, args.input)
         reasoner = Reasoner.from_files(args.rules, args.ontology, follow_imports=args.follow_imports, notice=_notice)
         source = open(args.input, encoding="utf-8") if args.input != "-" else sys.stdin
         with source:
             elements = []
-            for item in read_jsonl(source, prefixes=reasoner.program.prefixes):
+            for item in fmt.read(source, Reading(reasoner.program.prefixes, mapping=mapping)):
                 if isinstance(item, InputError):
                     raise item
                 elements.append((item.t, item.facts))
@@ -589,7 +596,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--full-iris", action="store_true",
                         help="JSON Lines in the canonical form for scripts: full IRIs, rdf:type triples, graphs as "
                              "N-Triples strings (default: the rule file's prefixes, :C(:x), graphs as [s, p, o] lists)")
-    parser.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp", "csv"],
+    parser.add_argument("--input-format", default="auto", choices=["auto", *FORMATS],
                         help="input format (auto: by extension, .trig, .txt for Laser++, .csv, else JSON Lines)")
     parser.add_argument("--mapping", metavar="MAP.toml",
                         help="with a CSV input: how its rows become records (time column, subjects, predicates)")
@@ -675,7 +682,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_explain.add_argument("--rules", required=True)
     p_explain.add_argument("--ontology", action="append", default=[])
     _follow_imports(p_explain)
-    p_explain.add_argument("--input", default="-", help="the JSON Lines stream")
+    p_explain.add_argument("--input", default="-", help="the stream (a file, or - for standard input)")
+    p_explain.add_argument("--input-format", default="auto", choices=["auto", *FORMATS],
+                           help="as dotr run's (auto: by extension, else JSON Lines)")
+    p_explain.add_argument("--mapping", help="a CSV input's mapping (as dotr run's)")
     p_explain.add_argument("--at", type=int, required=True, help="the time point")
     p_explain.add_argument("what", help="a fact as printed (such as 'steam(120)'), or a graph's index at that time")
     p_explain.set_defaults(func=cmd_explain)

@@ -29,7 +29,7 @@ from dotr.rules.engine.guard import GUARD
 from . import state_file
 from .checkpoint import Checkpoint
 from .files import MAX_RECORD_SIZE, OutputFile
-from .io import MAX_GAP, BackgroundChange, Record, read_jsonl, read_laserpp, read_trig, taken
+from .io import MAX_GAP, BackgroundChange, Record, taken
 from .output import Output, OutputOptions, rejects_path
 from .process import EXIT_OK, Interrupted, signal_code
 from .mqtt import Login, is_mqtt
@@ -37,7 +37,7 @@ from .reasoner import Reasoner
 from .records import Result
 from .sinks import Tee, open_sink
 from .sources import open_source
-from .sources.csv import read_csv
+from .sources.formats import FORMATS, Reading
 from .summary import RunStats
 
 #: seconds a time point under way when a signal comes may take to finish before it is abandoned
@@ -380,15 +380,7 @@ class EmbeddedRun:
             self.output.reject({"line": err.line, "reason": str(err).split(": ", 1)[-1],
                                 "record": getattr(err, "raw", None)})
 
-        lines = self._input
-        if o.input_format == "trig":
-            items = read_trig("".join(lines))
-        elif o.input_format == "csv":
-            items = read_csv(lines, o.mapping, first_line=first, replay=o.replay)
-        elif o.input_format == "laserpp":
-            items = read_laserpp(lines, first_line=first, prefixes=prefixes)
-        else:
-            items = read_jsonl(lines, first_line=first, prefixes=prefixes)
+        items = FORMATS[o.input_format].read(self._input, Reading(prefixes, first, o.mapping, o.replay))
         return taken(items, reject, max_gap, last_t, o.reorder_within)
 
 

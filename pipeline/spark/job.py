@@ -61,7 +61,8 @@ from ..records import Result, carry_facts, merge_records
 from ..keys import carried, make_partition, split_keys, split_point
 from ..input_facts import intern_all
 from ..files import MAX_RECORD_SIZE, TooLong
-from ..io import MAX_GAP, BackgroundChange, Record, read_jsonl, read_laserpp, read_trig, taken
+from ..io import MAX_GAP, BackgroundChange, Record, read_jsonl, taken
+from ..sources.formats import FORMATS, Reading, format_of
 from .. import state_file
 from ..wire import decode_point, encode_point
 from .changes import ChangeLog, RecordId, local_path
@@ -201,7 +202,7 @@ def split_file(source: str, fmt: str, content: bytes | None = None, limit: int =
     try:
         if fmt != "jsonl":  # (parsed here)
             text = bytes(data).decode("utf-8", errors="replace")
-            items = read_laserpp(text.splitlines(), prefixes=prefixes) if fmt == "laserpp" else read_trig(text)
+            items = FORMATS[fmt].read(text.splitlines(keepends=True), Reading(prefixes))
             for number, item in enumerate(taken(items, bad.append, max_gap)):
                 yield from _rejected(source, bad)
                 if item.background:
@@ -269,9 +270,7 @@ def _change_or(source: str, line: int, t: int | None, raw: bytes) -> tuple:
 
 
 def _format_of(source: str, fmt: str) -> str:
-    if fmt != "auto":
-        return fmt
-    return "trig" if source.endswith(".trig") else "laserpp" if source.endswith(".txt") else "jsonl"
+    return format_of(source, fmt).name
 
 
 def _is_local(path: str | Path) -> bool:
@@ -785,7 +784,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rules", required=True)
     parser.add_argument("--ontology", action="append", default=[])
     parser.add_argument("--input", required=True, help="the directory to watch")
-    parser.add_argument("--input-format", default="auto", choices=["auto", "jsonl", "trig", "laserpp"])
+    parser.add_argument("--input-format", default="auto", choices=["auto", *(f.name for f in FORMATS.values() if f.spark)])
     parser.add_argument("--sink", required=True, help="the output directory")
     parser.add_argument("--sink-format", default="jsonl", choices=["jsonl", "parquet"])
     parser.add_argument("--checkpoint", required=True)

@@ -151,3 +151,18 @@ def test_replay_paces_the_rows_by_their_times():
     start = time.monotonic()
     list(read_csv(rows, mapping))
     assert time.monotonic() - start < 0.3
+
+
+def test_explain_reads_a_csv_file_through_its_mapping_as_run_does(tmp_path):
+    """``dotr explain`` reads its input through the same formats as ``dotr run`` (it read JSON Lines
+    only): the CSV file with its mapping and the same rows as JSON Lines explain alike."""
+    def explain(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dotr", "explain", "--rules", str(PARKING / "rules.dotr"),
+                               *args, "--at", "29540660", ":signpostFull(:south)"], cwd=ROOT, capture_output=True,
+                              text=True)
+    mapped = explain("--input", str(PARKING / "readings.csv"), "--mapping", str(PARKING / "mapping.toml"))
+    by_hand = explain("--input", str(_parking_by_hand(tmp_path / "readings.jsonl")))
+    assert mapped.returncode == by_hand.returncode == 0, mapped.stderr + by_hand.stderr
+    assert mapped.stdout.startswith(":signpostFull(:south): by ") and mapped.stdout == by_hand.stdout
+    unmapped = explain("--input", str(PARKING / "readings.csv"))
+    assert unmapped.returncode == 2 and "--mapping MAP.toml" in unmapped.stderr
