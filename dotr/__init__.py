@@ -28,7 +28,7 @@ _EXPORTS = {
     "explain": "dotr.pipeline.explain", "NothingToExplain": "dotr.pipeline.explain",
     "frame": "dotr.pipeline.objects", "examples": "dotr.examples",
     "TimeError": "dotr.rules", "FactError": "dotr.rules", "EventError": "dotr.rules", "FrameError": "dotr.rules",
-    "UsageError": "dotr.rules", "MissingDependency": "dotr.rules",
+    "UsageError": "dotr.rules", "MissingDependency": "dotr.rules", "BackgroundError": "dotr.rules",
     "OntologicalStage": "dotr.ontology", "CSparqlEngine": "dotr.ontology.csparql",
     "LarsEngine": "dotr.temporal.lars", "PatternEngine": "dotr.temporal.patterns",
     "EpSparqlEngine": "dotr.temporal.epsparql",
@@ -44,9 +44,9 @@ if TYPE_CHECKING:  # (for type checkers and editors: the same names, imported ea
     from dotr import examples
     from dotr.pipeline.explain import NothingToExplain, explain
     from dotr.pipeline.objects import frame
-    from dotr.rules import (CheckResult, DotrError, EventError, FactError, FrameError, InputError, MissingDependency,
-                            RuleError, RuleSyntaxError, TermDictionary, TimeError, TimeOrderError, UsageError, check,
-                            check_text, ir, load, parse)
+    from dotr.rules import (BackgroundError, CheckResult, DotrError, EventError, FactError, FrameError, InputError,
+                            MissingDependency, RuleError, RuleSyntaxError, TermDictionary, TimeError, TimeOrderError,
+                            UsageError, check, check_text, ir, load, parse)
     from dotr.temporal.epsparql import EpSparqlEngine
     from dotr.temporal.lars import LarsEngine
     from dotr.temporal.patterns import PatternEngine

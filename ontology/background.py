@@ -31,8 +31,9 @@ import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from dotr.rules.lang.errors import UsageError
-from .rdf_files import MEDIA_TYPES, BackgroundError, TripleBatch, format_of, read_document, read_file
+from dotr.rules.lang.errors import BackgroundError, UsageError
+
+from .rdf_files import MEDIA_TYPES, TripleBatch, format_of, read_document, read_file
 
 __all__ = ["load_background", "load_triples", "BackgroundError", "BackgroundNotice", "TripleBatch", "FOLLOW"]
 

@@ -62,7 +62,7 @@ from dotr.ontology.background import load_triples
 from dotr.ontology.convert import from_rdflib
 from dotr.ontology.turtle import TokenTriple, intern_tokens
 from dotr.rules.engine.frames import facts_of, is_frame
-from dotr.rules.engine.inputs import FactReader, check_time
+from dotr.rules.engine.inputs import FactReader
 from dotr.rules.engine.sparql import answer_order
 from dotr.rules.engine.sparql.algebra import Dataset, compile_pattern
 from dotr.ontology.materialise import Materialiser
@@ -72,6 +72,7 @@ from dotr.rules.lang.queries.csparql import CSparqlQuery, StreamWindow, is_cspar
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.engine.store import INF, DictStore, Store
 from dotr.rules.engine.terms import TermDictionary, format_term
+from dotr.rules.engine.times import check_time
 
 #: the expiry of a triple in a count window: it holds until it is retracted (DRed)
 HELD = INF - 1

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from dotr.rules.engine.nt_scan import scan
-from dotr.rules.lang.errors import DotrError
+from dotr.rules.lang.errors import BackgroundError
 from dotr.rules.lang.ir import XSD, Const, Iri, Literal, Num, canonical
 from dotr.rules.lang.queries.sparql import BNODE_PREFIX, rdf_term
 
@@ -60,10 +60,6 @@ _STRING = XSD + "string"
 _NUMERIC = frozenset(XSD + t for t in (
     "integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger", "negativeInteger",
     "nonPositiveInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte", "decimal"))
-
-
-class BackgroundError(DotrError):
-    """A background file could not be read."""
 
 
 class TripleBatch:

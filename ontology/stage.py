@@ -32,7 +32,7 @@ from typing import Callable, Iterable, Iterator
 from dotr.rules import TimeOrderError, check, ir
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.engine.frames import facts_of
-from dotr.rules.engine.inputs import FactReader, check_time, check_until
+from dotr.rules.engine.inputs import FactReader
 from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 
 from .background import load_background
@@ -41,6 +41,7 @@ from dotr.rules.engine.sparql.algebra import CompiledEvent, compile_event
 from .materialise import Materialiser
 from .turtle import TokenTriple, intern_tokens
 from dotr.rules.engine.store import INF
+from dotr.rules.engine.times import check_time, check_until
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 

@@ -13,13 +13,15 @@ file or reach the network); the body is not read.
 >>> check_xml(f'<!DOCTYPE r [{lol}]><r>&h;</r>'.encode(), "lol.rdf")
 Traceback (most recent call last):
 ...
-dotr.ontology.rdf_files.BackgroundError: lol.rdf: the entity f expands to more than 1000000 characters (an XML entity bomb): refused
+dotr.rules.lang.errors.BackgroundError: lol.rdf: the entity f expands to more than 1000000 characters (an XML entity bomb): refused
 """
 
 from __future__ import annotations
 
 import re
 from xml.parsers import expat
+
+from dotr.rules.lang.errors import BackgroundError
 
 #: the most characters an entity may expand to
 MAX_EXPANSION = 1_000_000
@@ -32,11 +34,9 @@ class _Stop(Exception):
 
 
 def check_xml(data: bytes, source: str) -> None:
-    """Raise :class:`~ontology.rdf_files.BackgroundError` (naming ``source``) when the XML
+    """Raise :class:`~dotr.rules.lang.errors.BackgroundError` (naming ``source``) when the XML
     document ``data`` declares an external entity or one that expands to more than
     ``MAX_EXPANSION`` characters."""
-    from .rdf_files import BackgroundError
-
     sizes: dict[str, int] = {}
 
     def declared(name, is_parameter, value, base, system_id, public_id, notation):

@@ -18,7 +18,7 @@ Atom(pred=Name(value='hot'), args=(Name(value='s1'), Num(value=52)))
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import rdflib
 
@@ -28,7 +28,8 @@ from dotr.rules.engine.inputs import parse_fact
 from dotr.rules.engine.terms import format_term
 
 from .extras import missing
-from .records import Result  # (it calls atoms and graph as methods)
+if TYPE_CHECKING:  # (Result calls atoms and graph as its methods)
+    from .records import Result
 
 
 def atoms(result: Result) -> list[ir.Atom]:

@@ -29,11 +29,11 @@ from dotr.ontology.background import load_background
 from dotr.ontology.csparql import CSparqlEngine
 from dotr.rules import InputError, TimeOrderError, UsageError, check, ir
 from dotr.rules.engine.frames import facts_of, is_frame, stream_of
-from dotr.rules.engine.inputs import check_time
 from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import format_fact
+from dotr.rules.engine.times import check_time
 from dotr.rules.lang.analysis import body_atoms
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.lang.queries.csparql import is_csparql

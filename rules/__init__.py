@@ -10,8 +10,8 @@ builtins, the dict and native fact stores, join plans, columnar closure, SPARQL 
 """
 
 from .lang.analysis import Analysis, analyse
-from .lang.errors import (CODES, Diagnostic, DotrError, EventError, FactError, FrameError, InputError,
-                          MissingDependency, RuleError, RuleSyntaxError, TimeError, TimeOrderError, UsageError,
+from .lang.errors import (CODES, BackgroundError, Diagnostic, DotrError, EventError, FactError, FrameError,
+                          InputError, MissingDependency, RuleError, RuleSyntaxError, TimeError, TimeOrderError, UsageError,
                           format_diagnostic)
 from .lang.loader import CheckResult, check, check_text, load
 from .lang.parser import parse, parse_with_diagnostics
@@ -23,6 +23,6 @@ from .lang.validate import validate
 __all__ = [
     "Analysis", "analyse", "CODES", "Diagnostic", "DotrError", "InputError", "RuleError", "RuleSyntaxError",
     "TimeOrderError", "TimeError", "FactError", "EventError", "FrameError", "UsageError", "MissingDependency",
-    "format_diagnostic", "CheckResult", "check", "check_text", "load", "parse",
+    "BackgroundError", "format_diagnostic", "CheckResult", "check", "check_text", "load", "parse",
     "parse_with_diagnostics", "format_program", "format_rule", "TermDictionary", "validate", "ir",
 ]

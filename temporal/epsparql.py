@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 from rdflib import BNode, Variable
 
 from dotr.rules import TimeOrderError, UsageError, ir
-from dotr.rules.engine.inputs import FactReader, check_time
+from dotr.rules.engine.inputs import FactReader
 from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.rules.engine.store import DictStore
 from dotr.rules.lang.queries import ParsedQueries
@@ -48,6 +48,7 @@ from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.sparql.expr import IriValue, Undefined, compile_expr, holds
 from dotr.rules.engine.sparql.solutions import compatible
 from dotr.rules.engine.terms import TermDictionary, format_term
+from dotr.rules.engine.times import check_time
 from dotr.temporal.keys import QueryKeys, consistent
 
 Mapping = dict  # variable name -> term id

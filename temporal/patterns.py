@@ -40,7 +40,7 @@ from rdflib import BNode, Variable as RdfVariable
 
 from dotr.rules import EventError, FactError, TimeOrderError, ir
 from dotr.rules.engine.frames import is_frame
-from dotr.rules.engine.inputs import check_time, term_of
+from dotr.rules.engine.inputs import term_of
 from dotr.rules.engine.builtins import arith, compare
 from dotr.rules.lang.digraph import CycleError, DiGraph, topological_sort
 from dotr.rules.lang.ir import UNIT_MS
@@ -49,6 +49,7 @@ from dotr.rules.lang.queries.sparql import parse_template, rdf_term
 from dotr.rules.engine.ntriples import IdTexts, term_text
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import TermDictionary, format_term
+from dotr.rules.engine.times import check_time
 
 _NO_EVENTS: tuple = ((), ())
 Bindings = dict  # label -> Event

@@ -52,3 +52,46 @@ def test_imports_follow_the_layers(path):
             bad = sorted(name for name in _imports(path)
                          if any(name == f or name.startswith(f + ".") for f in forbidden))
             assert not bad, f"{module} imports {bad}"
+
+
+def _runtime_imports(path: Path, modules: set[str]) -> set[str]:
+    """The project's modules ``path`` imports, at run time (not under ``if TYPE_CHECKING``),
+    lazily or not: ``from . import x`` counts as importing the module ``x``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(n) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+                   for n in ast.walk(node)}
+    package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
+            target = ".".join([*base, node.module] if node.module else base)
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+    return (found & modules) - {_module(path)}
+
+
+def test_no_import_circle():
+    """No module imports one that imports it back, however far round and however lazily (a lazy
+    import is how a circle hides): each concept has a room the others look into one way."""
+    paths = [p for folder in ("rules", "ontology", "temporal", "pipeline") for p in sorted((ROOT / folder).rglob("*.py"))]
+    modules = {_module(p) for p in paths}
+    graph = {_module(p): _runtime_imports(p, modules) for p in paths}
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            raise AssertionError("an import circle: " + " -> ".join(path[path.index(module):] + [module]))
+        if module in done:
+            return
+        for other in sorted(graph[module]):
+            visit(other, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])

@@ -34,40 +34,36 @@ import bisect
 import hashlib
 import itertools
 import json
-import mmap
 import os
 import pickle
-import re
 import secrets
-import struct
 import tempfile
 import warnings
-
-import pandas as pd
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 from urllib.parse import urlparse
+
+import pandas as pd
 
 from dotr.ontology import OntologicalStage
 from dotr.ontology.background import load_background
-from dotr.rules import DotrError, check
+from dotr.rules import DotrError, InputError, check
 from dotr.rules.lang.loader import CheckResult
 from dotr.temporal.keys import JointPartition
 
-from dotr.rules import InputError
+from .. import state_file
+from ..files import MAX_RECORD_SIZE
+from ..input_facts import intern_all
+from ..io import MAX_GAP, BackgroundChange, read_jsonl
+from ..keys import carried, make_partition, split_keys, split_point
 from ..reasoner import Reasoner
 from ..records import Result, carry_facts, merge_records
-from ..keys import carried, make_partition, split_keys, split_point
-from ..input_facts import intern_all
-from ..files import MAX_RECORD_SIZE, TooLong
-from ..io import MAX_GAP, BackgroundChange, Record, read_jsonl, taken
-from ..sources.formats import FORMATS, Reading, format_of
-from .. import state_file
+from ..sources.formats import FORMATS
 from ..wire import decode_point, encode_point
-from .changes import ChangeLog, RecordId, local_path
+from .changes import ChangeLog, RecordId
+from .elements import ELEMENTS, read_spans, reject_row, split_file
 
-ELEMENTS = "source string, line long, t long, format string, payload binary"
 POINTS = "t long, grp long, kind string, payload binary"
 RESULTS = "t long, kind string, json string"
 GROUP_RESULTS = "t long, kind string, json string, graphs array<string>"  # a key group's, before the merge
@@ -178,149 +174,9 @@ def _worker(job: str, bundle) -> _Worker:
 
 
 # ------------------------------------------------------------------------- the steps
-def split_file(source: str, fmt: str, content: bytes | None = None, limit: int = MAX_RECORD_SIZE,
-               max_gap: int = 0, prefixes: dict[str, str] | None = None) -> Iterator[tuple]:
-    """The records of one input file as ``ELEMENTS`` rows. ``content`` is the file as Spark read
-    it, or None for a local file (``file:`` path), read here: its JSON Lines records then travel as
-    *spans* (``format`` ``span``, ``payload`` the record's offset and length in the file, read by
-    the enrich step), so that their text crosses neither into the JVM nor through the shuffle. A
-    local file is mapped, not read whole. The file's records are taken as the embedded run takes
-    its input's (:func:`~pipeline.io.taken`): a record longer than ``limit`` bytes, not UTF-8,
-    malformed, more than ``max_gap`` after the previous, or earlier than a record before it is
-    rejected with the same message, so that both reject the same records."""
-    fmt = _format_of(source, fmt)
-    try:
-        if content is not None:
-            data = content
-        else:
-            with open(local_path(source), "rb") as f:
-                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else b""
-    except OSError as err:
-        yield source, 0, None, "error", _reject(source, None, f"cannot read the file: {err}", None)
-        return
-    bad: list[InputError] = []
-    try:
-        if fmt != "jsonl":  # (parsed here)
-            text = bytes(data).decode("utf-8", errors="replace")
-            items = FORMATS[fmt].read(text.splitlines(keepends=True), Reading(prefixes))
-            for number, item in enumerate(taken(items, bad.append, max_gap)):
-                yield from _rejected(source, bad)
-                if item.background:
-                    yield source, item.line, item.t, "change", pickle.dumps((item.stream, item.facts, item.background,
-                                                                              number))
-                else:
-                    yield source, item.line, item.t, "pickle", pickle.dumps((item.stream, item.facts))
-            yield from _rejected(source, bad)
-            return
-        spans: dict[int, tuple[int, int]] = {}  # line -> (start, end), of the lines read and not yet taken
-        for record in taken(read_jsonl(_lines(data, limit, spans), prefixes=prefixes), bad.append, max_gap):
-            yield from _rejected(source, bad, spans)
-            start, end = spans.pop(record.line)
-            if record.background:
-                yield _change_or(source, record.line, record.t, bytes(data[start:end]))
-            elif content is None:
-                yield source, record.line, record.t, "span", _SPAN.pack(start, end - start)
-            else:
-                yield source, record.line, record.t, "jsonl", bytes(data[start:end])
-        yield from _rejected(source, bad, spans)
-    finally:
-        if isinstance(data, mmap.mmap):
-            data.close()
-
-
-def _lines(data, limit: int, spans: dict[int, tuple[int, int]]) -> Iterator[str]:
-    """The lines of a JSON Lines file as :class:`~pipeline.files.InputLines` gives them (UTF-8,
-    a byte that is not kept as a lone surrogate; a line longer than ``limit`` bytes as a
-    :class:`~pipeline.files.TooLong`), each one's span put in ``spans``."""
-    start, number, size = 0, 1, len(data)
-    while start < size:
-        end = data.find(b"\n", start)
-        end = size if end < 0 else end
-        if 0 < limit < end - start:
-            line = TooLong(bytes(data[start:start + 200]).decode("utf-8", "replace"))
-            line.limit = limit
-        else:
-            line = bytes(data[start:end]).decode("utf-8", "surrogateescape")
-        if line.strip():
-            spans[number] = (start, end)
-        yield line
-        start, number = end + 1, number + 1
-
-
-def _rejected(source: str, bad: list[InputError], spans: dict | None = None) -> Iterator[tuple]:
-    """The ``ELEMENTS`` rows of the records rejected so far (``bad``, emptied), each at its time
-    when it gives one (its micro-batch's rejects are those of its time points)."""
-    for err in bad:
-        if spans is not None:
-            spans.pop(err.line, None)
-        raw = getattr(err, "raw", None)
-        yield source, err.line, _time_of(raw) if raw else None, "error", _reject(source, err.line, err, raw)
-    bad.clear()
-
-
-def _change_or(source: str, line: int, t: int | None, raw: bytes) -> tuple:
-    """The ``ELEMENTS`` row of a JSON Lines record that may change the background: if it does, it
-    is parsed here (format ``change``, the record pickled: every enrich task gets a copy). A
-    change's payload is ``(stream, facts, change, n)``, n telling apart the changes a TriG file
-    gives without a line."""
-    record = next(read_jsonl([raw.decode("utf-8", errors="replace")], line, parse=False), None)
-    if isinstance(record, Record) and record.background:
-        return source, line, record.t, "change", pickle.dumps((record.stream, record.facts, record.background, 0))
-    return source, line, t, "jsonl", raw
-
-
-def _format_of(source: str, fmt: str) -> str:
-    return format_of(source, fmt).name
-
-
 def _is_local(path: str | Path) -> bool:
     """Whether a watched directory is on the local file system (the split step reads its files)."""
     return urlparse(str(path)).scheme in ("", "file")
-
-
-_SPAN = struct.Struct("<qq")  # a record's (offset, length) in its file
-_T = re.compile(rb'\s*\{\s*"t"\s*:\s*(-?[0-9]{1,18})\s*[,}]')  # a record opening with its time
-
-
-def _time_of(raw: bytes | str) -> int | None:
-    """The time of a JSON Lines record (None if it has no integer ``"t"``): read from its opening
-    when ``"t"`` comes first (the enrich step checks it against the parsed record)."""
-    if isinstance(raw, str):
-        raw = raw.encode()
-    opening = _T.match(raw)
-    if opening is not None:
-        return int(opening.group(1))
-    try:
-        t = json.loads(raw).get("t")
-    except (ValueError, AttributeError):
-        return None
-    return t if type(t) is int and -2 ** 63 <= t < 2 ** 63 else None
-
-
-def _read_spans(rows: Iterable[tuple]) -> Iterator[tuple]:
-    """``rows`` with every span replaced by its record, read from its file (one open per file)."""
-    files: dict[str, object] = {}
-    try:
-        for row in rows:
-            source, line, t, fmt, payload = row[:5]
-            if fmt == "span":
-                try:
-                    f = files.get(source) or files.setdefault(source, open(local_path(source), "rb"))
-                    start, size = _SPAN.unpack(payload)
-                    f.seek(start)
-                    row = (source, line, t, "jsonl", f.read(size), *row[5:])
-                except OSError as err:
-                    row = (source, line, t, "error", _reject(source, line, f"cannot read the file: {err}", None),
-                           *row[5:])
-            yield row
-    finally:
-        for f in files.values():
-            f.close()
-
-
-def _reject(source: str, line: int | None, reason, record: str | None) -> bytes:
-    reason = str(reason).split(": ", 1)[-1] if str(reason).startswith("line ") else str(reason)
-    return json.dumps({"source": source, "line": line, "reason": reason, "record": record}).encode()
 
 
 def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = None) -> list[tuple]:
@@ -333,7 +189,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
     by_t: dict[int, list] = defaultdict(list)
     seen: dict[RecordId, tuple[int, BackgroundChange]] = {}  # the change records (copies too)
     first = worker.labels[0]
-    for row in _read_spans(rows):
+    for row in read_spans(rows):
         source, line, t, fmt, payload = row[:5]
         if fmt == "change" and log is not None:
             *_, change, n = pickle.loads(payload)
@@ -345,7 +201,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
         elif t is None:  # not a record: let the reader say why
             text = payload.decode("utf-8", errors="replace")
             error = next(read_jsonl([text], line))
-            out.append((None, first, "reject", _reject(source, line, error, text)))
+            out.append((None, first, "reject", reject_row(source, line, error, text)))
         else:
             by_t[t].append(row[:5])
     made, here = _changes(seen, log)
@@ -359,7 +215,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
             if fmt in ("pickle", "change"):
                 stream, items = pickle.loads(payload)[:2]
                 if fmt == "change" and log is None:
-                    out.append((t, first, "reject", _reject(source, line, NO_CHANGES, None)))
+                    out.append((t, first, "reject", reject_row(source, line, NO_CHANGES, None)))
                     continue
                 facts.setdefault(stream, []).extend(items)
                 good += 1
@@ -376,7 +232,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
                 facts.setdefault(record.stream, []).extend(intern_all(stage, record.facts))
                 good += 1
             except InputError as err:
-                out.append((t, first, "reject", _reject(source, line, err, text)))
+                out.append((t, first, "reject", reject_row(source, line, err, text)))
         if t in here:
             change = pickle.dumps(here[t][1:], protocol=pickle.HIGHEST_PROTOCOL)
             out.extend((t, label, "change", change) for label in worker.labels)
@@ -385,7 +241,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
         try:
             point = reasoner.enrich(t, facts)
         except DotrError as err:
-            out.append((t, first, "reject", _reject("", None, f"time point {t}: {err}", None)))
+            out.append((t, first, "reject", reject_row("", None, f"time point {t}: {err}", None)))
             continue
         finally:  # back to the background alone: the next time point may be an earlier one
             stage.materialiser.advance(t + 1, report=False)
@@ -467,7 +323,7 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
         if engine.last_t is not None and t <= engine.last_t:
             if group == 0:
                 reason = f"time point {t} arrived after time point {engine.last_t} was evaluated"
-                out.append((t, "reject", _reject("", None, reason, None).decode(), None))
+                out.append((t, "reject", reject_row("", None, reason, None).decode(), None))
             continue
         for result in engine.between(t):
             emit(result)
@@ -478,7 +334,7 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
                 made.append((t, add, remove, ids))
             except InputError as err:  # (not made: the reasoner rolled it back)
                 if group == 0:
-                    out.append((t, "reject", _reject(*ids[0][:2], err, None).decode(), None))
+                    out.append((t, "reject", reject_row(*ids[0][:2], err, None).decode(), None))
         if t in points:
             emit(engine.conclude(decode_point(points[t], engine.dictionary)))
     if group == 0 and log is not None:

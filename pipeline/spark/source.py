@@ -49,13 +49,13 @@ class FeedReader(DataSourceStreamReader):
         return [_Range(i, min(b, i + step)) for i in range(a, b, step)]
 
     def read(self, partition: _Range):
-        from .job import _change_or, _time_of
+        from .elements import change_or, time_of
 
         make = _generator(self.generator)
         for i in range(partition.start, partition.end):
             raw = make(i)
-            yield _change_or("feed", i + 1, _time_of(raw), raw.encode()) if '"background"' in raw else \
-                ("feed", i + 1, _time_of(raw), "jsonl", raw.encode())
+            yield change_or("feed", i + 1, time_of(raw), raw.encode()) if '"background"' in raw else \
+                ("feed", i + 1, time_of(raw), "jsonl", raw.encode())
 
 
 class FeedSource(DataSource):
@@ -64,7 +64,7 @@ class FeedSource(DataSource):
         return "dotr-feed"
 
     def schema(self) -> str:
-        from .job import ELEMENTS
+        from .elements import ELEMENTS
 
         return ELEMENTS
 

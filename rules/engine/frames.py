@@ -34,7 +34,7 @@ from typing import Any, Iterable
 
 from dotr.rules.lang.errors import FrameError
 
-from .inputs import check_time
+from .times import check_time
 
 _ARG = re.compile(r"arg([1-9][0-9]*)")
 

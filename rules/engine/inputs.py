@@ -1,8 +1,8 @@
 """What a program gives the engines, checked where it enters: time points, terms and facts in the
 forms a Python program has them, turned into the int tuples the engines run on. Every public
 entry of every stage reads its input through here, so that each takes the same forms and
-refuses the same mistakes with the same errors (``FactError``, ``TimeError``, ...); the engines'
-inner loops then trust what they are given.
+refuses the same mistakes with the same errors (``FactError``, ``TimeError``, ...; time points are
+checked by ``rules.engine.times``); the engines' inner loops then trust what they are given.
 
 A *fact* is any of:
 
@@ -27,10 +27,6 @@ True
 Traceback (most recent call last):
   ...
 dotr.rules.lang.errors.FactError: temp(X): a fact has no variables (X)
->>> check_time(2.5)
-Traceback (most recent call last):
-  ...
-dotr.rules.lang.errors.TimeError: time point 2.5: not an integer
 """
 
 from __future__ import annotations
@@ -42,11 +38,12 @@ from typing import Any, Callable, Iterable
 from rdflib.term import Node, Variable
 
 from dotr.rules.lang import ir
-from dotr.rules.lang.errors import MAX_DIGITS, DotrError, FactError, TimeError
+from dotr.rules.lang.errors import MAX_DIGITS, DotrError, FactError
 from dotr.rules.lang.parser import KEYWORDS, parse
 from dotr.rules.lang.printer import Printer
 from dotr.rules.lang.queries.sparql import rdf_term
 
+from .frames import facts_of
 from .terms import FIRST_INT_ID, INT_OFFSET, TermDictionary
 
 Fact = Any  # one of the forms of the module docstring
@@ -119,26 +116,6 @@ def parse_fact_with_grammar(text: str, prefixes: dict[str, str] | None = None) -
     if isinstance(atom.pred, ir.Var):
         atom = ir.Atom(ir.Name(atom.pred.name), atom.args)
     return ir.Atom(atom.pred, tuple(ir.Name(a.name) if isinstance(a, ir.Var) else a for a in atom.args))
-
-
-def check_time(t: object, what: str = "time point") -> int:
-    """``t`` as an int: an integer (Python's or numpy's; not a bool, not a float), else
-    :class:`TimeError` naming ``what``."""
-    if type(t) is int:
-        return t
-    if isinstance(t, numbers.Integral) and not isinstance(t, bool):
-        return int(t)
-    raise TimeError(f"{what} {t!r}: not an integer")
-
-
-def check_until(t: int, until: object) -> int:
-    """The time until which facts given at ``t`` hold (``until``, default ``t``), checked."""
-    if until is None:
-        return t
-    until = check_time(until, "until")
-    if until < t:
-        raise TimeError(f"until {until} is before the time point {t}: the facts given at {t} would never hold")
-    return until
 
 
 def term_of(value: object, prefixes: dict[str, str] | None = None) -> ir.Const:
@@ -239,8 +216,6 @@ class FactReader:
 
     def all(self, facts: Iterable[Fact]) -> list[tuple[RelKey, tuple[int, ...]]]:
         """:meth:`__call__` of each fact (a DataFrame: its rows, ``rules.engine.frames``)."""
-        from .frames import facts_of
-
         return [self(f) for f in facts_of(facts)]
 
     def atom(self, fact: Fact) -> ir.Atom:

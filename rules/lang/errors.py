@@ -103,6 +103,11 @@ class FrameError(InputError, ValueError):
     and out")."""
 
 
+class BackgroundError(DotrError):
+    """A background file could not be read (or refers to what dotr does not read: an external
+    XML entity, an import it was not allowed to follow)."""
+
+
 class UsageError(DotrError, ValueError):
     """An API called in a way it cannot be (the message says what to do instead)."""
 

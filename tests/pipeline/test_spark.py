@@ -19,7 +19,8 @@ from dotr.pipeline.reasoner import Reasoner
 from dotr.pipeline.keys import carried, split_keys
 from dotr.pipeline.io import read_jsonl
 from dotr.pipeline.spark.changes import ChangeLog
-from dotr.pipeline.spark.job import SparkPipeline, _Worker, conclude_rows, dotr_merge, enrich_rows, result_of, split_file
+from dotr.pipeline.spark.job import SparkPipeline, _Worker, conclude_rows, dotr_merge, enrich_rows, result_of
+from dotr.pipeline.spark.elements import split_file
 from dotr.rules import check, check_text
 from tests.pipeline.test_spark_changes import embedded as embedded_records
 

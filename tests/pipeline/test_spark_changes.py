@@ -23,7 +23,8 @@ from dotr.pipeline.reasoner import Reasoner
 from dotr.pipeline.keys import split_keys
 from dotr.pipeline.io import BackgroundChange, read_jsonl
 from dotr.pipeline.spark.changes import ChangeLog
-from dotr.pipeline.spark.job import _Worker, conclude_rows, dotr_merge, enrich_rows, split_file
+from dotr.pipeline.spark.job import _Worker, conclude_rows, dotr_merge, enrich_rows
+from dotr.pipeline.spark.elements import split_file
 from dotr.rules import check
 from tests.pipeline.test_composition import programs, streams_with_changes
 

@@ -6,7 +6,7 @@ import pickle
 
 from hypothesis import given, settings, strategies as st
 
-from dotr.pipeline.spark.job import _read_spans, _time_of, split_file
+from dotr.pipeline.spark.elements import read_spans, split_file, time_of
 
 
 def test_spans_read_back_give_the_records_and_their_lines(tmp_path):
@@ -17,7 +17,7 @@ def test_spans_read_back_give_the_records_and_their_lines(tmp_path):
     spans = list(split_file(source, "auto"))
     assert [(line, t, fmt) for _, line, t, fmt, _ in spans] == [(1, 1, "span"), (3, 2, "span"), (4, None, "error"),
                                                                (5, 3, "span")]
-    read = list(_read_spans(spans))
+    read = list(read_spans(spans))
     assert [payload.decode().strip() for *_, fmt, payload in read if fmt == "jsonl"] == [lines[0], lines[2].strip(),
                                                                                          lines[4]]
     assert json.loads(read[2][4])["record"] == "not json"
@@ -38,7 +38,7 @@ def test_a_file_gone_before_the_enrich_step_rejects_its_records(tmp_path):
     path.write_text('{"t": 1, "facts": []}\n')
     spans = list(split_file(f"file:{path}", "jsonl"))
     path.unlink()
-    (source, line, t, fmt, payload), = _read_spans(spans)
+    (source, line, t, fmt, payload), = read_spans(spans)
     assert (line, t, fmt) == (1, 1, "error") and "cannot read the file" in json.loads(payload)["reason"]
     assert [row[3] for row in split_file(f"file:{path}", "jsonl")] == ["error"]
 
@@ -64,7 +64,7 @@ def test_time_of_a_record_is_what_json_reads(record, space, compact):
     text = space + json.dumps(record, separators=(",", ":") if compact else None)
     t = record.get("t")
     expected = t if type(t) is int and -2 ** 63 <= t < 2 ** 63 else None
-    assert _time_of(text) == _time_of(text.encode()) == expected
+    assert time_of(text) == time_of(text.encode()) == expected
 
 
 def test_a_record_giving_its_time_twice_is_rejected(tmp_path):
