@@ -5,8 +5,8 @@ the text of a record it carries as a span, a reject's text).
 >>> rows = list(split_file("s.jsonl", "auto", b'{"t": 1, "facts": ["p(a)"]}\\n{"t": 0}\\n'))
 >>> [(line, t, kind) for _, line, t, kind, _ in rows]
 [(1, 1, 'jsonl'), (2, 0, 'error')]
->>> time_of(b'{"t": 12, "facts": []}'), time_of('{"facts": [], "t": 3}'), time_of("nonsense")
-(12, 3, None)
+>>> time_of(b'{"t": 12, "facts": []}'), time_of('{"facts": [], "t": 3}'), time_of("4 : p(a)"), time_of("nonsense")
+(12, 3, 4, None)
 """
 
 from __future__ import annotations
@@ -123,16 +123,21 @@ def change_or(source: str, line: int, t: int | None, raw: bytes) -> tuple:
 
 _SPAN = struct.Struct("<qq")  # a record's (offset, length) in its file
 _T = re.compile(rb'\s*\{\s*"t"\s*:\s*(-?[0-9]{1,18})\s*[,}]')  # a record opening with its time
+_LASERPP_T = re.compile(rb"\s*(-?[0-9]{1,18})\s*:")  # a Laser++ element's time
 
 
 def time_of(raw: bytes | str) -> int | None:
-    """The time of a JSON Lines record (None if it has no integer ``"t"``): read from its opening
-    when ``"t"`` comes first (the enrich step checks it against the parsed record)."""
+    """The time of a JSON Lines record, or of a Laser++ line ``t : ...`` (None if it has no
+    integer time): read from its opening when ``"t"`` comes first (the enrich step checks it
+    against the parsed record)."""
     if isinstance(raw, str):
-        raw = raw.encode()
+        raw = raw.encode("utf-8", "surrogateescape")
     opening = _T.match(raw)
     if opening is not None:
         return int(opening.group(1))
+    if not raw.lstrip().startswith(b"{"):
+        element = _LASERPP_T.match(raw)
+        return int(element.group(1)) if element is not None else None
     try:
         t = json.loads(raw).get("t")
     except (ValueError, AttributeError):

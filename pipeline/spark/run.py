@@ -33,6 +33,7 @@ from typing import Callable, Iterator
 
 from ..process import Interrupted, signal_code
 from ..state_file import sync_directory
+from .elements import time_of
 
 
 def _trigger(text: str) -> dict:
@@ -285,7 +286,7 @@ class Spool(threading.Thread):
                 self._write(done + current)
                 break
             if line:
-                t = _time_of(line)
+                t = time_of(line)
                 if t is not None and current_t is not None and t != current_t:
                     done += current
                     current = []
@@ -308,16 +309,3 @@ class Spool(threading.Thread):
         self._mtime += 1
         os.utime(part, (self._mtime, self._mtime))
         os.replace(part, self.folder / name)
-
-
-def _time_of(line: str) -> int | None:
-    """The ``t`` of a JSON Lines record (or of a Laser++ line ``t : ...``), or None."""
-    text = line.strip()
-    if text.startswith("{"):
-        try:
-            t = json.loads(text).get("t")
-        except (ValueError, AttributeError):
-            return None
-        return t if isinstance(t, int) else None
-    match = re.match(r"(-?\d+)\s*:", text)
-    return int(match.group(1)) if match else None
