@@ -219,7 +219,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
 
     from .process import EXIT_BAD_RECORD, EXIT_BUDGET, EXIT_IO, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM
     from .reasoner import Reasoner
-    from .runner import EmbeddedRun, Options
+    from .runner import EmbeddedRun
 
     if args.checkpoint and (args.input == "-" or args.output == "-" or args.reorder_within or args.resume
                             or args.snapshot):
@@ -230,12 +230,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     if args.follow and args.input == "-":
         print("dotr: --follow reads a growing file: give it with --input", file=sys.stderr)
         return 2
-    options = Options(input=args.input, output=args.output, format=args.format, input_format=input_format(args),
-                      on_error=args.on_error, rejects=args.rejects, reorder_within=args.reorder_within,
-                      changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
-                      checkpoint=args.checkpoint, commit_every=args.commit_every,
-                      commit_seconds=args.commit_seconds, max_record_size=args.max_record_size,
-                      max_gap=args.max_gap, full_iris=args.full_iris, replay=args.replay)
+    options = _options(args, input_format(args))
     reasoner_options = {"include_background": args.include_background}
     prefixes = checked.program.prefixes
     GUARD.limit = args.max_derived
@@ -377,6 +372,19 @@ def _report(args: argparse.Namespace, stats, counts: dict, rejects: int, readabl
             json.dump(stats.to_json(*figures, readable=readable), f, indent=1)
 
 
+def _options(args: argparse.Namespace, fmt: str):
+    """The run's :class:`~dotr.pipeline.runner.Options` from the command line (``fmt``: the input
+    format, ``auto`` left to the Spark job)."""
+    from .runner import Options
+
+    return Options(input=args.input, output=args.output, format=args.format, input_format=fmt,
+                   on_error=args.on_error, rejects=args.rejects, reorder_within=args.reorder_within,
+                   changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
+                   checkpoint=args.checkpoint, commit_every=args.commit_every, commit_seconds=args.commit_seconds,
+                   max_record_size=args.max_record_size, max_gap=args.max_gap, full_iris=args.full_iris,
+                   replay=args.replay)
+
+
 def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
     """``dotr run --engine spark``: the Spark job's records, written here as the embedded run
     writes its results (pipeline/spark/run.py)."""
@@ -386,15 +394,11 @@ def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -
     from .output import Output, OutputOptions, rejects_path
     from .printing import Readable
     from .process import Interrupted
-    from .runner import Options
     from .spark.job import result_of
     from .spark.run import SparkFailed, SparkOptions, spark_results
     from .summary import RunStats
 
-    options = Options(input=args.input, output=args.output, format=args.format, input_format=args.input_format,
-                      on_error=args.on_error, rejects=args.rejects, changes=args.changes,
-                      all_time_points=args.all_time_points, checkpoint=args.checkpoint,
-                      max_record_size=args.max_record_size, max_gap=args.max_gap, full_iris=args.full_iris)
+    options = _options(args, args.input_format)  # ("auto": a watched directory's files each by its extension)
     spark_options = SparkOptions(args.rules, args.ontology, args.include_background, args.master,
                                  dict(args.conf or {}), args.trigger, args.quiet, args.follow_imports)
     stats, readable = RunStats(), Readable(checked.program.prefixes)
