@@ -10,7 +10,9 @@ product) is joined only when it adds fewer than every connected one, so a query 
 cross product gets none, however its groups are written. The comparisons and negations pushed
 into the conjunction run where their variables are bound (``rules.engine.planning``).
 
-The plan of an order is generated once (``rules.engine.plan``) and kept. An evaluation may be
+The order chosen is kept for the evaluations whose atoms have candidate counts of the same
+powers of two (an order changes what an evaluation costs, never its solutions), and the plan of
+an order is generated once (``rules.engine.plan``) and kept. An evaluation may be
 *seeded* with bindings for some of the variables (a bind join: the solutions of another part of
 the query, ``seed_vars`` and their distinct value tuples): the plan then starts from them.
 
@@ -56,6 +58,8 @@ class Conjunction:
     def __init__(self, atoms: Sequence[ir.Atom], extra: tuple, head: tuple[str, ...], d: TermDictionary):
         self.atoms, self.extra, self.vars, self.d = list(atoms), tuple(extra), tuple(head), d
         self._plans: dict[tuple, object] = {}
+        #: the order chosen for candidate counts of the same powers of two (and seed variables)
+        self._orders: dict[tuple, tuple[int, ...]] = {}
         d.intern(_SEED)  # (now: the plans, made at run time, intern nothing a restored reasoner lacks)
         # per atom: its relation (None: a variable predicate), the positions and ids of its constants,
         # the variable at each position (None: a constant), and its predicate variable
@@ -115,7 +119,12 @@ class Conjunction:
         remaining = list(range(len(self.atoms)))
         out = []
         while remaining:
-            best = min(remaining, key=lambda i: (self._fanout(i, store, known, counts[i]), i))
+            if len(remaining) == 1:
+                best = remaining[0]
+            elif not known:  # (nothing bound: an atom adds its candidates)
+                best = min(remaining, key=lambda i: (counts[i], i))
+            else:
+                best = min(remaining, key=lambda i: (self._fanout(i, store, known, counts[i]), i))
             remaining.remove(best)
             out.append(best)
             _, _, names, pred_var = self._shape[best]
@@ -148,7 +157,12 @@ class Conjunction:
         counts = self._candidates(store)
         if counts is None:
             return []
-        order = self.order(store, seed_vars, counts)
+        shape = (tuple(n.bit_length() for n in counts), seed_vars)
+        order = self._orders.get(shape)
+        if order is None:
+            if len(self._orders) >= _PLANS_KEPT:
+                self._orders.clear()
+            order = self._orders[shape] = self.order(store, seed_vars, counts)
         plan = self._plan(order, seed_vars)
         out: list = []
         plan([(seed, INF) for seed in seeds] if seed_vars else [((), INF)], store, out.append)
