@@ -38,6 +38,7 @@ from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 from .background import load_background
 from .rdf_files import TripleBatch
 from dotr.rules.engine.sparql.algebra import CompiledEvent, compile_event
+from dotr.rules.engine.sparql.conjunction import shared
 from .materialise import Materialiser
 from .turtle import TokenTriple, intern_tokens
 from dotr.rules.engine.store import INF
@@ -208,12 +209,14 @@ class OntologicalStage:
         return TimePoint(t, self.run_events())
 
     def run_events(self) -> dict[str, list[tuple]]:
-        """Every event's solutions now (events with the same query share one run)."""
+        """Every event's solutions now (events with the same query share one run; queries that
+        differ in their filters only, their matches: ``rules.engine.sparql.conjunction.shared``)."""
         out = {}
-        for event, names in zip(self.events, self._event_names):
-            rows = event.run(self.store)
-            for name in names:
-                out[name] = rows
+        with shared():
+            for event, names in zip(self.events, self._event_names):
+                rows = event.run(self.store)
+                for name in names:
+                    out[name] = rows
         return out
 
     def background_facts(self) -> list[tuple]:

@@ -36,7 +36,8 @@ the query, ``seed_vars`` and their distinct value tuples): the plan then starts 
 
 from __future__ import annotations
 
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
 from dotr.rules.lang import ir
 from dotr.rules.engine.guard import GUARD
@@ -49,6 +50,22 @@ from dotr.rules.engine.terms import TermDictionary
 _SEED = ir.Name("$seed")
 #: the plans a conjunction keeps (one per join order and seed variables it was evaluated with)
 _PLANS_KEPT = 64
+#: inside :func:`shared`: the solutions over their atoms' variables of the conjunctions evaluated,
+#: by their atoms
+_SHARED: dict[tuple, list[tuple]] | None = None
+
+
+@contextmanager
+def shared() -> Iterator[None]:
+    """Evaluations inside share the matches of equal atoms: conjunctions that differ only in
+    their comparisons and negations (event queries with their own FILTER thresholds) match their
+    atoms once, each then filtering the matches. The store must not change inside."""
+    global _SHARED
+    outer, _SHARED = _SHARED, {} if _SHARED is None else _SHARED
+    try:
+        yield
+    finally:
+        _SHARED = outer
 
 
 class Conjunction:
@@ -70,6 +87,10 @@ class Conjunction:
             names = tuple(t.name if isinstance(t, ir.Var) else None for t in atom.args)
             pred_var = atom.pred.name if isinstance(atom.pred, ir.Var) else None
             self._shape.append((rel, consts, names, pred_var))
+        #: the variables of the atoms, in order (what a match binds), and what equal atoms share
+        self._atom_vars = tuple(dict.fromkeys(
+            [n for _, _, names, pred_var in self._shape for n in (pred_var, *names) if n is not None]))
+        self._atoms_key = tuple(self._shape)
 
     # ------------------------------------------------------------------------- statistics
     def _candidates(self, store: Store) -> list[int] | None:
@@ -154,6 +175,8 @@ class Conjunction:
         of ``seeds`` (distinct tuples of term ids, one per seed variable)."""
         if seeds is not None and not seeds:
             return []
+        if _SHARED is not None and not seed_vars and self.extra:
+            return self._filtered(store, _SHARED)
         counts = self._candidates(store)
         if counts is None:
             return []
@@ -169,16 +192,53 @@ class Conjunction:
         GUARD.charge(len(out))  # (the budget of the time point, a cancellation: between joins)
         return [row for _, row, _ in out]
 
-    def _plan(self, order: tuple[int, ...], seed_vars: tuple[str, ...]):
-        key = (order, seed_vars)
+    def _filtered(self, store: Store, shared: dict[tuple, list[tuple]]) -> list[tuple]:
+        """:meth:`rows` from the matches of the atoms alone, shared with the conjunctions of equal
+        atoms evaluated in the same :func:`shared` block: the comparisons and negations then run
+        on them."""
+        matches = shared.get(self._atoms_key)
+        if matches is None:
+            matches = shared[self._atoms_key] = self._matches(store)
+        if not matches:
+            return []
+        plan = self._plans.get(("filter",))
+        if plan is None:
+            seed = ir.AtomLiteral(ir.Atom(_SEED, tuple(ir.Var(v) for v in self._atom_vars)))
+            plan = self._plans[("filter",)] = compile_rule(
+                tuple(ir.Var(n) for n in self.vars), (seed, *self.extra), self.d,
+                head_relation=(-2, len(self.vars))).seeded[0]
+        out: list = []
+        plan([(match, INF) for match in matches], store, out.append)
+        GUARD.charge(len(out))
+        return [row for _, row, _ in out]
+
+    def _matches(self, store: Store) -> list[tuple]:
+        """The matches of the atoms, as tuples over their variables."""
+        counts = self._candidates(store)
+        if counts is None:
+            return []
+        order = self.order(store, (), counts)
+        plan = self._plan(order, (), self._atom_vars, ())
+        out: list = []
+        plan([((), INF)], store, out.append)
+        GUARD.charge(len(out))
+        return [row for _, row, _ in out]
+
+    def _plan(self, order: tuple[int, ...], seed_vars: tuple[str, ...], head: tuple[str, ...] | None = None,
+              extra: tuple | None = None):
+        """The plan of ``order`` from ``seed_vars``, to ``head`` with ``extra`` (by default the
+        conjunction's own)."""
+        head = self.vars if head is None else head
+        extra = self.extra if extra is None else extra
+        key = (order, seed_vars, head, len(extra))
         plan = self._plans.get(key)
         if plan is None:
             if len(self._plans) >= _PLANS_KEPT:  # (orders seen long ago: made again if they come back)
                 self._plans.clear()
             seed = ir.AtomLiteral(ir.Atom(_SEED, tuple(ir.Var(v) for v in seed_vars)))
-            body = (seed, *(ir.AtomLiteral(a) for a in self.atoms), *self.extra)
-            compiled = compile_rule(tuple(ir.Var(n) for n in self.vars), body, self.d,
-                                    head_relation=(-2, len(self.vars)), order=(0, *(i + 1 for i in order)))
+            body = (seed, *(ir.AtomLiteral(a) for a in self.atoms), *extra)
+            compiled = compile_rule(tuple(ir.Var(n) for n in head), body, self.d,
+                                    head_relation=(-2, len(head)), order=(0, *(i + 1 for i in order)))
             plan = self._plans[key] = compiled.seeded[0]
         return plan
 
