@@ -15,12 +15,15 @@ uses is set up by the engine.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from dotr.rules import ir
 from dotr.rules.engine.store import INF, RelKey
 from dotr.rules.lang.digraph import descendants
 from dotr.temporal.windows import Kind, _add
+
+if TYPE_CHECKING:
+    from dotr.temporal.lars import LarsEngine
 
 
 def plain_rules(rules: Iterable[ir.Rule]) -> list[ir.Rule]:
@@ -43,6 +46,8 @@ def plain_rules(rules: Iterable[ir.Rule]) -> list[ir.Rule]:
 
 class BackgroundChanges:
     """:meth:`change_background` and what it takes, for :class:`temporal.lars.LarsEngine`."""
+
+    _plain: LarsEngine | None
 
     def change_background(self, add: Iterable = (), remove: Iterable = (), interned: bool = False) -> None:
         """From the next time point stepped on, the background lacks ``remove`` and has ``add``

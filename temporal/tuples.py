@@ -45,7 +45,7 @@ class TupleWindow:
     (:meth:`arrive`), its changes (:meth:`take`), and the body relations of the rules reading it
     (:meth:`read_by`, :meth:`groundings`)."""
 
-    def __init__(self, aux: _Aux, number: Callable[[int], int]):
+    def __init__(self, aux: _Aux, number: Callable[[int], int | None]):
         self.rel, self.base, self.kind, self.size = aux.rel, aux.base, aux.kind, int(aux.size)
         self._number = number  # (time point -> its term id: ``@T``'s facts end with it)
         #: diamond: fact -> its atoms in the window; ``@T``: (*fact, time id) -> the same

@@ -252,6 +252,17 @@ def test_variable_predicate_first_in_a_negation_rule():
     assert engine.format(engine.step(0, [(p, (a, b))], interned=True)) == ["h(<http://ex.org/a>)"]
 
 
+def test_variable_predicate_head_of_a_negation_rule():
+    # no view maintains it (a view keeps one relation's heads): it is evaluated in full
+    rules = parse("@prefix : <http://ex.org/> .\nP(X, Y) :- link(X, P, Y), not blocked(X) .\n"
+                  "seen(X) :- :q(X, Y) .").rules
+    engine = LarsEngine(rules)
+    link = "link(<http://ex.org/{}>,<http://ex.org/q>,<http://ex.org/b>)"
+    assert engine.format(engine.step(0, [link.format("a"), link.format("c"), "blocked(<http://ex.org/c>)"])) \
+        == ["seen(<http://ex.org/a>)"]
+    assert engine.format(engine.step(1, [link.format("c")])) == ["seen(<http://ex.org/c>)"]
+
+
 @st.composite
 def background_changes(draw):
     """time point -> (facts added, facts removed): facts of the stream's predicates"""
