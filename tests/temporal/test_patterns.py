@@ -200,6 +200,20 @@ pattern Fire from Smoke construct { _:f a <http://x/Alarm> ; <http://x/area> ?a 
     assert again == names[::-1]
 
 
+def test_an_emitted_attribute_left_undefined_is_unbound_where_it_is_read():
+    # (``v + 1`` of a name is undefined) a constraint on it is false, a digest and the event's
+    # data show it unbound
+    prog = check_text("""event Reading(?s, ?v) := reading(?s, ?v) .
+pattern P from Reading emit Level(s = Reading.s, x = Reading.v + 1) .
+pattern Q from Level(x > 3) emit Alarm(s = Level.s) .
+pattern R from Level construct { _:r <http://x/of> ?s } with ?s = Level.s .""").program
+    engine = PatternEngine(prog)
+    matches = engine.step(1, {"Reading": [("s1", "high"), ("s2", 5)]}).matches
+    assert sorted(repr((m.pattern, engine.emitted(m)["attributes"] if m.emitted else len(m.graph)))
+                  for m in matches) == sorted(repr(x) for x in [
+        ("P", {"s": "s1", "x": None}), ("P", {"s": "s2", "x": "6"}), ("Q", {"s": "s2"}), ("R", 1), ("R", 1)])
+
+
 def _matches(d, matches) -> list[str]:
     return sorted(repr((m.pattern, sorted((lab, (e.type, e.time, _show(d, e.values))) for lab, e in m.bindings.items()),
                         _show(d, m.emitted.values) if m.emitted else None, m.graph)) for m in matches)
