@@ -17,10 +17,11 @@ pytestmark = pytest.mark.slow  # (mypy: about a minute)
 ROOT = Path(__file__).resolve().parents[1]
 
 #: the modules checked clean: the API's own (the names of ``import dotr``, errors, the checked
-#: boundary, objects out, explain); the engines' modules (ontology.stage, ontology.csparql,
-#: temporal.lars, .patterns, .epsparql, pipeline.reasoner) are not yet
-PUBLIC = ["dotr", "dotr.examples", "dotr.rules.lang.errors", "dotr.rules.engine.inputs", "dotr.rules.engine.frames",
-          "dotr.pipeline.records", "dotr.pipeline.objects", "dotr.pipeline.extras", "dotr.pipeline.explain"]
+#: boundary, objects out, explain) and the engines' (each stage's, the Reasoner's)
+PUBLIC = ["dotr", "dotr.examples", "dotr.rules", "dotr.rules.lang.errors", "dotr.rules.engine.inputs",
+          "dotr.rules.engine.frames", "dotr.pipeline.records", "dotr.pipeline.objects", "dotr.pipeline.extras",
+          "dotr.pipeline.explain", "dotr.ontology", "dotr.ontology.stage", "dotr.ontology.csparql",
+          "dotr.temporal.lars", "dotr.temporal.patterns", "dotr.temporal.epsparql", "dotr.pipeline.reasoner"]
 
 SCRIPT = '''import dotr
 from dotr.rules import ir
