@@ -15,7 +15,7 @@ uses is set up by the engine.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, cast
 
 from dotr.rules import ir
 from dotr.rules.engine.store import INF, RelKey
@@ -116,9 +116,8 @@ class BackgroundChanges:
         needed = self._entailing(reads, {rel for rel, facts in by.items() if facts})
         plain = self._plain
         if plain is None or remove or not needed <= self._plain_needed:
-            from dotr.temporal.lars import LarsEngine  # (the engine this is a part of)
-
-            plain = self._plain = LarsEngine(rules, self.dictionary)
+            engine = cast("type[LarsEngine]", type(self))  # (this is a part of the engine)
+            plain = self._plain = engine(rules, self.dictionary)
             plain.add_background([(rel, fact) for rel in needed for fact in by.get(rel, ())], interned=True)
             self._plain_needed = needed
         else:
