@@ -1,9 +1,10 @@
 """Loading a background through ``dotr run``, as a user starts it: the LUBM-like background
-(lubm_like.py) as N-Triples, with ``@profile rdfs``, one stream record; whole-process CPU and
-peak memory; the CPU less that of the same command on an empty background (start-up:
-interpreter, imports, rules), in alternating pairs with the peer in the same run: pyoxigraph
-loading the same file into its in-memory store, in a process of its own (parsing and storing,
-no reasoning: the floor for reading the file), less its own start-up likewise. Medians and
+(``dotr.examples.workloads.lubm_like``) as N-Triples, with ``@profile rdfs``, one stream
+record; whole-process CPU and peak memory; the CPU less that of the same command on an empty
+background (start-up: interpreter, imports, rules), in alternating pairs with the peer in the
+same run: pyoxigraph loading the same file into its in-memory store, in a process of its own
+(parsing and storing, no reasoning: the floor for reading the file), less its own start-up
+likewise. Medians and
 ranges of the pairs. With ``--citybench DIR``, CityBench's sensor repository
 (``SensorRepository.n3``, N3) as well, with no profile.
 
@@ -22,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.lubm_like import triples  # noqa: E402
+from dotr.examples.workloads.lubm_like import triples  # noqa: E402
 from benchmarks.peers.common import dotr_command  # noqa: E402
 
 #: the peer: pyoxigraph reads the file into a store (the format from the extension)

@@ -3,8 +3,8 @@ record's ``"background"`` the same way): per change, the time ``Reasoner.change_
 (DRed on the materialisation, then the time point after it) against rebuilding the reasoner with
 the changed background, in the same run.
 
-The background is the LUBM-like ontology of ``benchmarks/lubm_like.py`` (``--background``
-triples) under ``@profile rdfs``; a stream of instance triples (a 20-tick window of readings
+The background is the LUBM-like ontology of ``dotr.examples.workloads.lubm_like``
+(``--background`` triples) under ``@profile rdfs``; a stream of instance triples (a 20-tick window of readings
 whose types the schema entails) runs alongside. The changes: removing and adding back one
 instance fact, and removing and adding back one ``rdfs:subClassOf`` axiom of a subclass chain.
 With ``--lars``, a LARS rule joins the window with every ``rdf:type`` fact, so that the LARS
@@ -26,7 +26,7 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 
 import rdflib  # noqa: E402
 
-from benchmarks.lubm_like import EX, RDF_TYPE, RDFS, triples  # noqa: E402
+from dotr.examples.workloads.lubm_like import EX, RDF_TYPE, RDFS, triples  # noqa: E402
 from dotr.pipeline.reasoner import Reasoner# noqa: E402
 from dotr.rules import check_text  # noqa: E402
 

@@ -1,8 +1,8 @@
 """Ontological stage benchmarks, each against a peer or a naive mode in the same run.
 
-1. Background materialisation, input triples/s, on the LUBM-like generator (lubm_like.py): dotr's
-   RDFS and OWL 2 RL without equality, against owlrl (RDFS; OWL 2 RL), maplib (RDFS) and
-   reasonable (OWL 2 RL), where they are installed (``pip install -e '.[bench]'``).
+1. Background materialisation, input triples/s, on the LUBM-like generator
+   (``dotr.examples.workloads.lubm_like``): dotr's RDFS and OWL 2 RL without equality, against
+   owlrl (RDFS; OWL 2 RL), maplib (RDFS) and reasonable (OWL 2 RL), where they are installed (``pip install -e '.[bench]'``).
    dotr runs on the native engine (``rules.engine.native_store``), as the ontological stage does.
 2. Per-time-point latency (median, p99) of 1-triple and 1,000-triple input graphs over the
    100k background, with 10 extra Datalog rules and 10 event queries, for the stage on the native
@@ -34,7 +34,7 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 
 from rdflib import Literal, URIRef  # noqa: E402
 
-from benchmarks.lubm_like import EX, triples  # noqa: E402
+from dotr.examples.workloads.lubm_like import EX, triples  # noqa: E402
 from dotr.ontology.materialise import Materialiser  # noqa: E402
 from dotr.ontology.stage import OntologicalStage, profile_rules  # noqa: E402
 from dotr.rules.engine.store import INF  # noqa: E402

@@ -1,5 +1,6 @@
 """DOTR's synthetic evaluation (Margara et al., "Efficient Temporal Reasoning on Streams of Events
-with DOTR", ESWC 2018, section 5, with its defaults).
+with DOTR", ESWC 2018, section 5, with its defaults; the rule file and background of
+``dotr.examples.workloads.dotr_paper``).
 
 500 sensors on objects placed in 5 rooms; a Datalog rule derives each sensor's room; every input
 graph is one triple ``:sensorK :read_valA v`` (20%, the terminators) or ``:sensorK :read_valB v``;
@@ -44,51 +45,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rdflib import Literal, URIRef  # noqa: E402
 
+from dotr.examples.workloads.dotr_paper import EX, background, program  # noqa: E402
 from dotr.ontology import OntologicalStage  # noqa: E402
 from dotr.rules.engine.terms import format_term  # noqa: E402
 from dotr.rules import check_text  # noqa: E402
 from dotr.temporal.patterns import PatternEngine  # noqa: E402
 from dotr.pipeline.reasoner import Reasoner# noqa: E402
-
-EX = "http://dotr.example.org/bench#"
-
-
-def program(rules: int = 50, length: int = 2, selection: str = "last", extra: int = 10,
-            own_events: bool = False, distinct_filters: bool = False) -> str:
-    """The rule file; ``own_events``: every pattern with its own event declarations (as the
-    paper's rules, each written alone), else the patterns share one declaration per event;
-    ``distinct_filters`` (with ``own_events``): each pattern's events filter with a threshold of
-    their own (``?v >= r``, r the pattern's number), as the paper's rules have their own."""
-    lines = [f"@prefix : <{EX}> .", "@timeunit ms .",
-             ":is_in_room(?s, ?r) :- :equips(?s, ?o), :placed_in(?o, ?r) ."]
-    lines += [f":extra{i}(?s, ?n) :- :equips(?s, ?o), :attr{i % 5}(?o, ?n) ." for i in range(extra)]
-    names = ["A", "B", "C", "D", "E", "F"][:length]
-    for suffix in [str(r) for r in range(rules)] if own_events else [""]:
-        for n in names:
-            pred = "read_valA" if n == "A" else f"read_val{n}"
-            threshold = suffix if distinct_filters and suffix else "0"
-            lines.append(f"event {n}{suffix}(?s, ?room, ?v) := select ?s ?room ?v where {{ ?s :{pred} ?v . "
-                         f"?s :is_in_room ?room filter(?v >= {threshold}) }} .")
-    for r in range(rules):
-        a = f"A{r}" if own_events else "A"
-        items = "".join(f"\n   and {selection} {n}{a[1:]}(room = {a}.room) within 30 s from {prev}{a[1:]}"
-                        for prev, n in zip(names, names[1:]))
-        lines.append(f"pattern P{r}\n  from {a}{items}\n  construct {{ _:x a :Alert{r % 5} ; :room ?room }}"
-                     f"\n  with ?room = {a}.room .")
-    return "\n".join(lines)
-
-
-def background(extra_triples: int, sensors: int = 500, rooms: int = 5) -> list:
-    u = lambda n: URIRef(EX + n)  # noqa: E731
-    out = []
-    for s in range(sensors):
-        out.append((u(f"sensor{s}"), u("equips"), u(f"object{s % (rooms * 2)}")))
-    for o in range(rooms * 2):
-        out.append((u(f"object{o}"), u("placed_in"), u(f"room{o % rooms}")))
-    rnd = random.Random(3)
-    for i in range(extra_triples):
-        out.append((u(f"object{rnd.randrange(rooms * 2)}"), u(f"attr{i % 5}"), Literal(i)))
-    return out
 
 
 def stream(events: int, length: int = 2, sensors: int = 500, seed: int = 7) -> list:

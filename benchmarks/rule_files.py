@@ -1,7 +1,6 @@
-"""Large rule files: writes a generated program of N rules and a short stream, to time
-``dotr check`` and ``dotr run`` on them from the command line (docs/performance.md, "Large rule
-files"). The shapes users write: joins, negation, windows, @ heads, assignments, IRI
-predicates, events, and body predicates one edit away from derived ones (W301's work).
+"""Large rule files: writes a generated program of N rules and a short stream
+(``dotr.examples.workloads.rule_files``), to time ``dotr check`` and ``dotr run`` on them from
+the command line (docs/performance.md, "Large rule files").
 
     python benchmarks/rule_files.py --rules 10000 --out /tmp/rules   # writes r10000.dotr, s.jsonl
 """
@@ -9,34 +8,12 @@ predicates, events, and body predicates one edit away from derived ones (W301's 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-def program(n: int) -> str:
-    """``n`` rules and events over the stream predicates obs0..obs19."""
-    lines = ["@prefix : <http://example.org/> ."]
-    for i in range(n):
-        head, a, b = f"der{i}", f"der{i - 7}" if i >= 7 else f"obs{i % 20}", f"obs{(i * 7) % 20}"
-        lines.append([
-            f"{head}(X, Y) :- {a}(X, Y), {b}(Y, Z).",
-            f"{head}(X, Y) :- {a}(X, Y), not {b}(X, Y).",
-            f"{head}(X, Y) :- [3] <> {a}(X, Y), X != Y.",
-            f"{head}(X, Y) :- [5] [] {b}(X, Y).",
-            f"@T {head}(X, Y) :- [4] @T {a}(X, Y), Y > 10.",
-            f"{head}(X, W) :- {a}(X, Y), W = Y * 2 + 1.",
-            f"{head}(X, Y) :- :p{i % 37}(X, Y), {b}(Y, X).",
-            f"{head}(X, Y) :- {a}(X, Z), {b}(Z, Y), ctx{i % 13}(Y, X).",
-            f"event E{i}(?x, ?y) := {a}(?x, ?y), ?y > 3 .",  # der{8 mod 10} is read, never derived: W301
-            f"{head}(X, Y) :- {a}(X, Y), {b}(X, Y), Y >= {i}.",
-        ][i % 10])
-    return "\n".join(lines) + "\n"
-
-
-def stream(points: int) -> str:
-    """``points`` time points of a few stream facts each."""
-    return "".join(json.dumps({"t": t, "facts": [f"obs{t % 20}(a, {t * 5})", f"obs{(t + 1) % 20}(a, {t})"]}) + "\n"
-                   for t in range(1, points + 1))
+from dotr.examples.workloads.rule_files import program, stream  # noqa: E402
 
 
 def main() -> None:

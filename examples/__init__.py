@@ -3,7 +3,7 @@
 
 >>> from dotr import examples
 >>> examples.names()
-['citybench', 'cooling', 'fire', 'moves', 'stocks', 'traffic', 'trex']
+['citybench', 'cooling', 'fire', 'moves', 'parking', 'stocks', 'traffic', 'trex']
 >>> (examples.path("fire") / "rules.dotr").is_file()
 True
 

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, cast
 
 from rdflib import BNode, Variable
 
@@ -145,14 +145,29 @@ class _CSparqlQuery:
         return triples
 
 
+def _expiry(range_: int, step: int, t: int) -> int:
+    """The last time point at which a triple arriving at t is in a time window (σ only moves at
+    multiples of the step)."""
+    return ((t + range_ - 1) // step) * step + step - 1
+
+
+def _visible(step: int, t: int) -> int:
+    """The first time point whose time window holds a triple arriving at t."""
+    return -(-t // step) * step
+
+
 class _Group:
     """Queries with the same windows, period and background: one materialisation of their window
     contents with it. A group without windows is a background alone (its materialisation is the
     background's ``base``, shared)."""
 
-    def __init__(self, every: int | None, windows: tuple[StreamWindow, ...], rules, base: Materialiser,
+    def __init__(self, every: int, windows: tuple[StreamWindow, ...], rules, base: Materialiser,
                  d: TermDictionary, changes: bool = True, background_group: "_Group | None" = None):
-        self.every, self.windows = every, windows
+        self.every, self.windows = every, windows  # (every: 0 for a background alone, never evaluated)
+        #: the time windows as (number, range, step), the count windows as (number, triples)
+        self.time_windows = [(w, window.range, window.step) for w, window in enumerate(windows)
+                             if window.range is not None and window.step is not None]
+        self.count_windows = [(w, window.triples) for w, window in enumerate(windows) if window.triples is not None]
         self.changes = changes  # whether the reasoner's background changes reach it (not a query's files)
         self.background_group = background_group  # (an RSP-QL window's: the group of its background alone)
         self._graph: tuple[int, Store] | None = None  # (time, what the window adds to the background)
@@ -165,7 +180,8 @@ class _Group:
                                               for fact, expiry in facts.items()])
         else:
             self.m = base
-        self.pending: list[list[tuple[int, Key]]] = [[] for _ in windows]  # arrived, not yet in
+        #: arrived, not yet in (the key (): the stream has triples at t, all another key group's)
+        self.pending: list[list[tuple[int, Key]]] = [[] for _ in windows]
         self.counted: list[deque] = [deque() for _ in windows]  # count windows' contents
         self.held: Counter = Counter()  # key -> copies in count windows
         self.timed: dict[Key, int] = {}  # key -> expiry from time windows (for count-window keys)
@@ -192,6 +208,7 @@ class _Group:
         if not self.windows:
             return self.store_at()
         if self._graph is None or self._graph[0] != t:
+            assert self.background_group is not None, "only an RSP-QL window's group is a named graph"
             facts, background = self.m.store, self.background_group.store_at()
             store = DictStore(lambda pid: facts.is_triple((pid, 2)))
             for rel, fact in facts.tagged(t):
@@ -208,18 +225,9 @@ class _Group:
             if stream is None or stream == window.stream:
                 self.pending[w].extend((t, key) for key in keys)
                 if present and window.triples is None:
-                    self.pending[w].append((t, None))
+                    self.pending[w].append((t, ()))
 
     # ------------------------------------------------------------------------- windows
-    def _expiry(self, window: StreamWindow, t: int) -> int:
-        """The last time point at which a triple arriving at t is in the window (σ only moves at
-        multiples of the step)."""
-        return ((t + window.range - 1) // window.step) * window.step + window.step - 1
-
-    def _visible(self, window: StreamWindow, t: int) -> int:
-        """The first time point whose window holds a triple arriving at t."""
-        return -(-t // window.step) * window.step
-
     def advance(self, now: int) -> bool:
         """Move every window to evaluation time ``now``; True when the windows hold something."""
         m = self.m
@@ -232,25 +240,25 @@ class _Group:
         timed: list = []
         entered: list[Key] = []
         left: list[Key] = []
-        for w, window in enumerate(self.windows):
+        for w, size in self.count_windows:
             pending = self.pending[w]
-            if window.triples is not None:
-                arrived = [key for t, key in pending if t <= now]
-                self.pending[w] = pending[len(arrived):]
-                counted = self.counted[w]
-                counted.extend(arrived)
-                entered.extend(arrived)
-                while len(counted) > window.triples:
-                    left.append(counted.popleft())
-                continue
+            arrived = [key for t, key in pending if t <= now]
+            self.pending[w] = pending[len(arrived):]
+            counted = self.counted[w]
+            counted.extend(arrived)
+            entered.extend(arrived)
+            while len(counted) > size:
+                left.append(counted.popleft())
+        for w, range_, step in self.time_windows:
+            pending = self.pending[w]
             k = 0
             background, copies = self.background, self.window_copy
-            while k < len(pending) and self._visible(window, pending[k][0]) <= now:
+            while k < len(pending) and _visible(step, pending[k][0]) <= now:
                 t, key = pending[k]
-                expiry = self._expiry(window, t)
+                expiry = _expiry(range_, step, t)
                 if expiry >= now:
                     self.max_expiry = max(self.max_expiry, expiry)
-                    if key is not None:  # (None: the stream's triples at t are another group's)
+                    if key:  # (the key (), or None in an older state: the triples at t are another group's)
                         timed.append((*key, expiry))
                         if key in background and copies.get(key, -1) < expiry:
                             copies[key] = expiry
@@ -315,19 +323,13 @@ class _Group:
         first = (last // every + 1) * every
         if self.max_expiry >= first or any(self.counted):
             return first
-        best = None
-        for w, window in enumerate(self.windows):
+        times = [max(first, -(-t // every) * every) for w, _ in self.count_windows for t, _ in self.pending[w]]
+        for w, range_, step in self.time_windows:
             for t, _ in self.pending[w]:
-                if window.triples is not None:
-                    when = max(first, -(-t // every) * every)
-                else:
-                    start = max(first, self._visible(window, t))
-                    when = -(-start // every) * every
-                    if when > self._expiry(window, t):
-                        continue
-                if best is None or when < best:
-                    best = when
-        return best
+                when = -(-max(first, _visible(step, t)) // every) * every
+                if when <= _expiry(range_, step, t):
+                    times.append(when)
+        return min(times, default=None)
 
     # --------------------------------------------------------------------------- state
     def snapshot(self) -> dict:
@@ -382,11 +384,11 @@ class CSparqlEngine:
                 default = self._group(query.every, query.windows, source)
                 windows = [default]
             else:  # RSP-QL: each window a named graph, the background the default one
-                default = self._group(None, (), source)
+                default = self._group(0, (), source)
                 windows = [self._group(query.every, (w,), source, default) for w in query.windows]
             named = {d.intern(ir.Iri(w.name)): group for w, group in zip(query.windows, windows) if w.name}
             for iri, path in query.named:
-                named[d.intern(ir.Iri(iri))] = self._group(None, (), (path,))
+                named[d.intern(ir.Iri(iri))] = self._group(0, (), (path,))
             compiled = _CSparqlQuery(query, prefixes, d, default, named, windows)
             self._queries.append((compiled, windows[0]))
         self.last_t: int | None = None
@@ -408,10 +410,10 @@ class CSparqlEngine:
             return intern_tokens(fact, self.dictionary, self._token_ids)
         return self._read(fact)
 
-    def _group(self, every: int | None, windows: tuple[StreamWindow, ...], source,
+    def _group(self, every: int, windows: tuple[StreamWindow, ...], source,
                background: _Group | None = None) -> _Group:
         """The group of queries with these windows, period and background (made once; a group
-        without windows, a background alone, has no period; ``background``: an RSP-QL window's)."""
+        without windows, a background alone, has no period: 0; ``background``: an RSP-QL window's)."""
         key = (every, windows, source)
         group = self._by_key.get(key)
         if group is None:
@@ -445,14 +447,16 @@ class CSparqlEngine:
         stream no window reads is ignored) to its facts (any forms of ``rules.engine.inputs``, an rdflib ``Graph``, a DataFrame); facts
         not in a dict are the default stream's. ``interned``: the facts are ``(relation, ids)``
         of this engine's dictionary, nothing is checked (the pipeline's own path)."""
-        if not interned:
+        if interned:
+            streams = cast("dict[str | None, list]", elements)  # (as the caller says)
+        else:
             t = check_time(t)
-            elements = self._checked(elements)
+            streams = self._checked(elements)
         if self.last_t is not None and t < self.last_t:
             raise TimeOrderError(f"time {t} is before {self.last_t}")
         self.last_t = t
         d = self.dictionary
-        for stream, keys in elements.items():
+        for stream, keys in streams.items():
             for group in self.groups:
                 if group.windows:
                     group.receive(t, stream, keys, self._present)
@@ -544,7 +548,7 @@ class CSparqlEngine:
         (its window still holds something, or a DStream query must report what left), or None."""
         times = [group.next_time(last_t) for group in self.groups if group.windows]
         for query, group in self._queries:
-            if query.query.stream_op == "dstream" and query.prev:
+            if query.query.stream_op == "dstream" and query.prev and query.last_eval is not None:
                 times.append(query.last_eval + query.query.every)
         return min((t for t in times if t is not None and t > last_t), default=None)
 

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from collections import defaultdict
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, overload
 
 from dotr.rules import ir
 from dotr.rules.lang.analysis import dependency_graph, pred_key, stratify
@@ -296,6 +296,12 @@ class Materialiser:
         if self._native is not None:
             return self._native.propagate(self.store, items)
         return self._loop.run(self.store, items)
+
+    @overload
+    def advance(self, now: int, report: Literal[True] = ...) -> list[tuple[RelKey, tuple]]: ...
+
+    @overload
+    def advance(self, now: int, report: Literal[False]) -> None: ...
 
     def advance(self, now: int, report: bool = True) -> list[tuple[RelKey, tuple]] | None:
         """Drop every fact that expired before ``now``; returns them (``report=False``: nothing,

@@ -26,7 +26,7 @@ import re
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, cast
 
 
 from dotr.rules import TimeOrderError, check, ir
@@ -41,7 +41,7 @@ from dotr.rules.engine.sparql.algebra import CompiledEvent, compile_event
 from dotr.rules.engine.sparql.conjunction import shared
 from .materialise import Materialiser
 from .turtle import TokenTriple, intern_tokens
-from dotr.rules.engine.store import INF
+from dotr.rules.engine.store import INF, RelKey
 from dotr.rules.engine.times import check_time, check_until
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
@@ -77,7 +77,7 @@ def stage_rules(checked: CheckResult) -> tuple[list[ir.Rule], list[ir.Atom]]:
 class OntologicalStage:
     """Materialisation with expiry tags plus event extraction, per time point."""
 
-    def __init__(self, checked: CheckResult, background: Iterable[Fact] = (),
+    def __init__(self, checked: CheckResult, background: Iterable[Fact | TripleBatch] = (),
                  dictionary: TermDictionary | None = None, load: bool = True, freeze_gc: bool = False,
                  native: bool = True):
         """``native``: the facts in the compiled store (``rules.engine.native_store``), maintained by
@@ -139,45 +139,18 @@ class OntologicalStage:
         """Add facts that hold at every time point (also while streaming); a
         :class:`~ontology.rdf_files.TripleBatch` (``load_background``'s) is interned in bulk; an
         rdflib ``Graph`` gives its triples, a pandas DataFrame its rows (``rules.engine.frames``)."""
-        facts = facts if isinstance(facts, list) else list(facts_of(facts))
-        batches = [f for f in facts if type(f) is TripleBatch]
+        listed = facts if isinstance(facts, list) else list(facts_of(facts))
+        batches = [f for f in listed if type(f) is TripleBatch]
+        typing = self._typing
         if batches:
-            facts = [f for f in facts if type(f) is not TripleBatch]
             d = self.dictionary
             for batch in batches:
                 ids = array("q", [d.intern_iri(t) if type(t) is str else d.intern(t) for t in batch.terms])
                 self.materialiser.add_triples(batch.triples, ids)
-                if self._typing is not None:
-                    self.materialiser.add(self._term_facts([(ids, INF)]))
-        items = [(*self.intern(f), INF) for f in facts]
-        self.materialiser.add(items + self._terms_of(items) if self._typing is not None else items)
-
-    def _terms_of(self, items: list[tuple]) -> list[tuple]:
-        """``_term_facts`` of the terms of the facts ``items`` ``(relation, ids, expiry)``."""
-        return self._term_facts(((rel[0], *ids), expiry) for rel, ids, expiry in items)
-
-    def _term_facts(self, terms: Iterable[tuple]) -> list[tuple]:
-        """The _datatype and _membership facts (``@profile rdfs_full``) of the term ids of each
-        ``(ids, expiry)`` of ``terms``, holding until that expiry."""
-        (datatype, membership), term, iri = self._typing, self.dictionary.term, self.dictionary.intern_iri
-        out = []
-        for ids, expiry in terms:
-            for i in ids:
-                if i >= FIRST_INT_ID:
-                    out.append((datatype, (i, iri(_XSD_INTEGER)), expiry))
-                    continue
-                t = term(i)
-                kind = type(t)
-                if kind is ir.Num and type(t.value) is not bool:
-                    out.append((datatype, (i, iri(_XSD_INTEGER if type(t.value) is int else _XSD_DOUBLE)), expiry))
-                elif kind is ir.Literal:
-                    if t.lang:
-                        out.append((datatype, (i, iri(_LANG_STRING)), expiry))
-                    elif t.datatype is None or t.datatype not in _ILL_TYPED:  # ("x"^^xsd:integer: no value)
-                        out.append((datatype, (i, iri(t.datatype or _XSD_STRING)), expiry))
-                elif kind is ir.Iri and _MEMBERSHIP.fullmatch(t.value):
-                    out.append((membership, (i,), expiry))
-        return out
+                if typing is not None:
+                    self.materialiser.add(_term_facts(typing, self.dictionary, [(ids, INF)]))
+        items = [(*self.intern(f), INF) for f in listed if type(f) is not TripleBatch]
+        self.materialiser.add(items + _terms_of(typing, self.dictionary, items) if typing is not None else items)
 
     def remove_background(self, facts: Iterable[Fact]) -> None:
         """Remove background facts; what only they supported goes too (DRed)."""
@@ -195,7 +168,8 @@ class OntologicalStage:
         m = self.materialiser
         if interned:
             expiry = t if until is None else until
-            items = [(*f, expiry) for f in facts]
+            pairs = cast("Iterable[tuple[RelKey, tuple]]", facts)  # (as the caller says)
+            items = [(*f, expiry) for f in pairs]
         else:
             t = check_time(t)
             expiry = check_until(t, until)
@@ -204,7 +178,8 @@ class OntologicalStage:
             items = [(*self.intern(f), expiry) for f in facts_of(facts)]
         self._last_t = t
         m.advance(t, report=False)
-        m.add(items + self._terms_of(items) if self._typing is not None else items)
+        typing = self._typing
+        m.add(items + _terms_of(typing, self.dictionary, items) if typing is not None else items)
         m.evaluate_local(t)
         return TimePoint(t, self.run_events())
 
@@ -245,7 +220,8 @@ class OntologicalStage:
     def conclusions(self, t: int) -> list[tuple]:
         """Facts derived at ``t`` that are neither input facts nor consequences of the background
         alone (those hold at every time point), as ``(relation, int tuple)``, sorted."""
-        term, hidden = self.dictionary.term, {}  # (per relation: whether it is a helper's)
+        term = self.dictionary.term
+        hidden: dict[RelKey, bool] = {}  # (per relation: whether it is a helper's)
         out = [(rel, fact) for rel, fact in self.store.tagged(t, exclude=self.materialiser.explicit)
                if not (hidden[rel] if rel in hidden else hidden.setdefault(rel, _internal(term(rel[0]))))]
         out.sort()
@@ -304,7 +280,37 @@ _ILL_TYPED = frozenset(ir.XSD + t for t in (
     "float"))
 
 
-def _typing_relations(rules: list[ir.Rule], d: TermDictionary) -> tuple | None:
+def _terms_of(typing: tuple[RelKey, RelKey], d: TermDictionary, items: list[tuple]) -> list[tuple]:
+    """``_term_facts`` of the terms of the facts ``items`` ``(relation, ids, expiry)``."""
+    return _term_facts(typing, d, (((rel[0], *ids), expiry) for rel, ids, expiry in items))
+
+
+def _term_facts(typing: tuple[RelKey, RelKey], d: TermDictionary, terms: Iterable[tuple]) -> list[tuple]:
+    """The facts of the relations ``typing``, _datatype and _membership (``@profile
+    rdfs_full``), of the term ids of each ``(ids, expiry)`` of ``terms``, holding until that
+    expiry."""
+    (datatype, membership), term, iri = typing, d.term, d.intern_iri
+    out: list[tuple] = []
+    for ids, expiry in terms:
+        for i in ids:
+            if i >= FIRST_INT_ID:
+                out.append((datatype, (i, iri(_XSD_INTEGER)), expiry))
+                continue
+            t = term(i)
+            if type(t) is ir.Num:
+                if type(t.value) is not bool:
+                    out.append((datatype, (i, iri(_XSD_INTEGER if type(t.value) is int else _XSD_DOUBLE)), expiry))
+            elif type(t) is ir.Literal:
+                if t.lang:
+                    out.append((datatype, (i, iri(_LANG_STRING)), expiry))
+                elif t.datatype is None or t.datatype not in _ILL_TYPED:  # ("x"^^xsd:integer: no value)
+                    out.append((datatype, (i, iri(t.datatype or _XSD_STRING)), expiry))
+            elif type(t) is ir.Iri and _MEMBERSHIP.fullmatch(t.value):
+                out.append((membership, (i,), expiry))
+    return out
+
+
+def _typing_relations(rules: list[ir.Rule], d: TermDictionary) -> tuple[RelKey, RelKey] | None:
     """The relations ``_datatype/2`` and ``_membership/1`` when some rule reads them, else None."""
     read = {lit.atom.pred for rule in rules for lit in rule.body if isinstance(lit, ir.AtomLiteral)}
     if ir.Name("_datatype") not in read and ir.Name("_membership") not in read:

@@ -93,8 +93,11 @@ class Explainer:
         seen.add((rel, fact))
         held = False
         ontology, lars = self.r.ontology, self.r.lars
-        for store, rules, holds in ((ontology.store, ontology.rules, ontology.store.expiry(rel, fact) is not None),
-                                    (lars and lars.store, lars.rewritten if lars else [], lars and lars.holds(rel, fact))):
+        stages: list[tuple[Store | DictStore, list, bool]] = [
+            (ontology.store, ontology.rules, ontology.store.expiry(rel, fact) is not None)]
+        if lars is not None:
+            stages.append((lars.store, lars.rewritten, lars.holds(rel, fact)))
+        for store, rules, holds in stages:
             if not holds:
                 continue
             held = True

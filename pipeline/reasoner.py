@@ -32,7 +32,7 @@ from dotr.rules.engine.frames import facts_of, is_frame, stream_of
 from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.rules.engine.store import INF
-from dotr.rules.engine.terms import format_fact
+from dotr.rules.engine.terms import format_fact, format_term
 from dotr.rules.engine.times import check_time
 from dotr.rules.lang.analysis import body_atoms
 from dotr.rules.lang.loader import CheckResult
@@ -45,6 +45,7 @@ from dotr.temporal.lars import LarsEngine
 from dotr.temporal.patterns import PatternEngine
 
 from . import conclude
+from .conclude import Moment
 from .fact_texts import FactTexts
 from .input_facts import intern_all, intern_input
 from .keys import _lars_meets_graphs, split_keys, split_point
@@ -304,7 +305,8 @@ class Reasoner:
         in tick mode the ticks between inputs are evaluated too."""
         if is_frame(elements):
             elements = stream_of(elements)
-        pending_t, pending = None, {}
+        pending_t: int | None = None
+        pending: dict[str | None, list] = {}
         for element in elements:
             if type(element) not in (tuple, list) or len(element) not in (2, 3):
                 raise InputError(f"{element!r}: an element of a stream is (t, facts) or (t, facts, stream)")
@@ -372,7 +374,9 @@ class Reasoner:
         facts expire is left out when nothing printed can change there (see
         ``_after_expiry_observable``): the output is the same, for half the time points."""
         last = self._last_t
-        candidates = [when + 1 for when in self._ontology_step.expiries if when >= last] \
+        if last is None:  # (nothing evaluated yet)
+            return None
+        candidates: list[int | None] = [when + 1 for when in self._ontology_step.expiries if when >= last] \
             if self._expiries_matter is not False else []
         candidates.extend(engine.next_change(last) for _, engine in self._engines())
         return min((c for c in candidates if c is not None), default=None)
@@ -403,10 +407,10 @@ class Reasoner:
         if self.lars is not None:  # its background: the background facts it reads (with their entailments)
             touched |= m.entailed(f[:2] for f in add)
             uses, store, given = self.lars.uses, ontology.store, self.lars.given
-            touched = [f for f in touched if uses(f[0])]
-            held = {f for f in touched if (store.expiry(*f) or 0) >= INF}
-            self.lars.change_background([f for f in touched if f in held and f not in given],
-                                        [f for f in touched if f in given and f not in held], interned=True)
+            read = [f for f in touched if uses(f[0])]
+            held = {f for f in read if (store.expiry(*f) or 0) >= INF}
+            self.lars.change_background([f for f in read if f in held and f not in given],
+                                        [f for f in read if f in given and f not in held], interned=True)
         if self.csparql is not None:
             self.csparql.change_background([f[:2] for f in add], removed)
 
@@ -414,7 +418,8 @@ class Reasoner:
         """What holds at the last time point evaluated, as ``(relation, int tuple)`` items: those
         that hold for ever (the background and its consequences), and the rest (the stream's facts
         still live, what the rules derived from them, the facts printed at that time point)."""
-        lasting, now = set(), set()
+        lasting: set[tuple] = set()
+        now: set[tuple] = set()
         t = self._last_t
         for rel, fact, expiry in self.ontology.live_facts(t):
             (lasting if expiry >= INF else now).add((rel, fact))
@@ -459,7 +464,7 @@ class Reasoner:
         streams = {name: intern_all(ontology, facts_of(items)) for name, items in by_stream.items()}
         facts = [f for items in streams.values() for f in items]
         if self.on_notice is not None:
-            self._notice_arities(facts)
+            self._notice_arities(facts, self.on_notice)
         if self._expiries_matter is None:  # (after a background change: decided over it alone)
             ontology.materialiser.advance(t, report=False)
             self._expiries_matter = self._after_expiry_observable()
@@ -469,7 +474,7 @@ class Reasoner:
                         [g.run(ontology.store) for g in self._groups],
                         streams if self.csparql is not None else {})
 
-    def _notice_arities(self, facts: list[tuple]) -> None:
+    def _notice_arities(self, facts: list[tuple], on_notice: Callable[[str], None]) -> None:
         """Tell ``on_notice`` once per relation when the stream gives a predicate with a number of
         arguments the program never uses it with (nothing reads such facts)."""
         new = {f[0] for f in facts} - self._stream_rels
@@ -488,8 +493,8 @@ class Reasoner:
         for pred, arity in sorted(new):
             used = self._arities.get(pred)
             if used and arity not in used:
-                name = self.dictionary.term(pred).value
-                self.on_notice(f"the stream gives {name} with {arity} argument{'s' * (arity != 1)}, the rules use "
+                name = format_term(self.dictionary.term(pred))
+                on_notice(f"the stream gives {name} with {arity} argument{'s' * (arity != 1)}, the rules use "
                                f"{name} with {' or '.join(map(str, sorted(used)))}: nothing reads those facts")
 
     def _ontology_at(self, t: int, point: Enriched) -> OntologicalStage:
@@ -531,7 +536,7 @@ class Reasoner:
             self.reclaim_terms()
         return result
 
-    def _print(self, now: conclude.Moment, stream: set) -> list[str]:
+    def _print(self, now: Moment, stream: set) -> list[str]:
         """The sorted texts printed at ``now``: what the ontological stage concluded, the
         background's conclusions (``include_background``) and what LARS derived less the atoms
         placed at t earlier, less the stream facts; kept from the changes of each part."""
@@ -542,13 +547,14 @@ class Reasoner:
         self._parts = (derived, ahead, stream)
         if not (derived or last_derived or held or background or self._printed_anew or now.held_changes):
             return texts.change((), ())  # (nothing printed then or now: the usual event-only time point)
-        if self._printed_anew or lars is not None and now.held_changes is None:
+        changes = now.held_changes
+        if self._printed_anew or lars is not None and changes is None:
             self._printed_anew = False
             return texts.update((derived | background | (held - ahead if ahead else held)) - stream)
         candidates = derived | last_derived | ahead | last_ahead | stream | last_stream
-        if lars is not None:
-            candidates.update(now.held_changes[0])
-            candidates.update(now.held_changes[1])
+        if lars is not None and changes is not None:  # (with LARS, always)
+            candidates.update(changes[0])
+            candidates.update(changes[1])
         added, removed = [], []
         for item in candidates:
             if (item in derived or item in background or item in held and item not in ahead) and item not in stream:

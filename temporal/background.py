@@ -15,12 +15,20 @@ uses is set up by the engine.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable, cast
 
 from dotr.rules import ir
 from dotr.rules.engine.store import INF, RelKey
 from dotr.rules.lang.digraph import descendants
 from dotr.temporal.windows import Kind, _add
+
+if TYPE_CHECKING:
+    from dotr.rules.engine.inputs import FactReader
+    from dotr.rules.engine.store import DictStore
+    from dotr.rules.engine.terms import TermDictionary
+    from dotr.rules.lang.digraph import DiGraph
+    from dotr.temporal.lars import LarsEngine
+    from dotr.temporal.windows import _Aux
 
 
 def plain_rules(rules: Iterable[ir.Rule]) -> list[ir.Rule]:
@@ -43,6 +51,28 @@ def plain_rules(rules: Iterable[ir.Rule]) -> list[ir.Rule]:
 
 class BackgroundChanges:
     """:meth:`change_background` and what it takes, for :class:`temporal.lars.LarsEngine`."""
+
+    # the engine's state that this part reads and changes (set up by LarsEngine.__init__)
+    dictionary: TermDictionary
+    store: DictStore
+    start: int
+    intensional: set[RelKey]
+    background: set[tuple[RelKey, tuple]]
+    _read: FactReader
+    _rules: list[ir.Rule]
+    _reads: set[RelKey] | None
+    _aux: dict[tuple, _Aux]
+    _graph: DiGraph
+    _derived: set[RelKey]
+    _held: dict[RelKey, dict[tuple, list[list[int]]]]
+    _given: set[tuple[RelKey, tuple]]
+    _given_by: dict[RelKey, set[tuple]]
+    _since: dict[tuple[RelKey, tuple], int]
+    _gone: dict[tuple[RelKey, tuple], list[tuple[int, int]]]
+    _was: dict[tuple[RelKey, tuple], bool]
+    _plain: LarsEngine | None
+    _plain_needed: set[RelKey]
+    _rederive: set[RelKey]
 
     def change_background(self, add: Iterable = (), remove: Iterable = (), interned: bool = False) -> None:
         """From the next time point stepped on, the background lacks ``remove`` and has ``add``
@@ -84,13 +114,15 @@ class BackgroundChanges:
         # rule able to fire reads (built again after a removal, or when more relations are needed)
         rules, reads = self._plain_program
         needed = self._entailing(reads, {rel for rel, facts in by.items() if facts})
-        if self._plain is None or remove or not needed <= self._plain_needed:
-            self._plain = type(self)(rules, self.dictionary)
-            self._plain.add_background([(rel, fact) for rel in needed for fact in by.get(rel, ())], interned=True)
+        plain = self._plain
+        if plain is None or remove or not needed <= self._plain_needed:
+            engine = cast("type[LarsEngine]", type(self))  # (this is a part of the engine)
+            plain = self._plain = engine(rules, self.dictionary)
+            plain.add_background([(rel, fact) for rel in needed for fact in by.get(rel, ())], interned=True)
             self._plain_needed = needed
         else:
-            self._plain.add_background([f for f in add if f[0] in needed], interned=True)
-        relations = self._plain.store.relations
+            plain.add_background([f for f in add if f[0] in needed], interned=True)
+        relations = plain.store.relations
         self.background = {(rel, fact) for rel in self.intensional if rel in relations
                            for fact, expiry in relations[rel].facts.items() if expiry >= INF}
 

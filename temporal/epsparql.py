@@ -151,7 +151,7 @@ class _PartialMatches:
     def add(self, sol: Sol) -> None:
         self.items.setdefault(tuple(sol[0][k] for k in self.keys), []).append(sol)
 
-    def probe(self, mapping: Mapping) -> list[Sol]:
+    def probe(self, mapping: Mapping) -> Sequence[Sol]:
         return self.items.get(tuple(mapping[k] for k in self.keys), ())
 
     def prune(self, keep) -> None:
@@ -359,7 +359,7 @@ class _EpQuery:
         self.distinct = q.distinct
         self.template = q.template
         self.projection: list[tuple[str, object]] | None = None  # (variable, expression or None)
-        if q.form == "select" and not q.star:
+        if q.form == "select" and not q.star and q.projection is not None:
             algebra = _algebra(q.projection, prefixes, q.selects)
             exprs = {str(e.var): compile_expr(e.expr, d, q.span) for e in _find(algebra, "Extend")}
             self.projection = [(str(v), exprs.get(str(v))) for v in algebra["PV"]]
@@ -457,7 +457,7 @@ class EpSparqlEngine:
         self._read = FactReader(d, prefixes)  # facts as given -> (relation, ids), checked
         self._compiled: list | None = None  # the groups compiled for facts given to step
         self._seen: list[set] = [set() for _ in self.groups]  # group solutions seen at _t
-        self._starts: dict[tuple[int, int, int], int] = {}  # triples fed back at _t -> start
+        self._starts: dict[tuple, int] = {}  # triples (subject, predicate, object ids) fed back at _t -> start
 
     @classmethod
     def from_program(cls, program: ir.Program, dictionary: TermDictionary | None = None,

@@ -154,6 +154,8 @@ def fact_keys(rules) -> tuple[FactKeys | None, str]:
     {('alarm', 2): 0, ('hot', 1): 0, ('located', 2): 0, ('ok', 1): 0, ('temp', 2): 0}
     >>> fact_keys(parse('near(A, B) :- [3] <> at(A, L), [3] <> at(B, L) .').rules)[1]
     'near(A, B) :- ...: no variable is at one argument of every atom and of the head'
+    >>> fact_keys(parse('P(X, Y) :- [3] <> link(X, P, Y) .').rules)[1]
+    'P(X, Y) :- ...: a variable predicate'
     """
     rules = list(rules)
     options = []
@@ -190,7 +192,7 @@ def fact_keys(rules) -> tuple[FactKeys | None, str]:
 
 
 def _pred(atom: ir.Atom) -> tuple[str, int]:
-    return atom.pred.value, len(atom.args)
+    return atom.predicate_key
 
 
 def _rule_text(rule: ir.Rule) -> str:
@@ -202,10 +204,11 @@ def _rule_text(rule: ir.Rule) -> str:
     'hot(X) :- ...'
     """
     head = rule.head
-    if head.pred.value.startswith("query "):  # (pipeline.keys: a query's atoms as a rule's body)
-        return head.pred.value
+    name = head.predicate_key[0]  # (a variable predicate: the variable's name)
+    if name.startswith("query "):  # (pipeline.keys: a query's atoms as a rule's body)
+        return name
     args = ", ".join(getattr(a, "name", None) or str(getattr(a, "value", a)) for a in head.args)
-    return f"{head.pred.value}({args}) :- ..." if head.args else f"{head.pred.value} :- ..."
+    return f"{name}({args}) :- ..." if head.args else f"{name} :- ..."
 
 
 class _ByTerm:

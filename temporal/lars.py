@@ -127,7 +127,7 @@ class LarsEngine(BackgroundChanges):
         self._reads: set[RelKey] | None = set()  # None: a variable predicate reads every triple
         self._at_heads: dict[RelKey, RelKey] = {}  # pseudo head relation -> placed relation
         plain_heads: set[RelKey] = set()
-        compiled: list[tuple[ir.Rule, CompiledRule, bool]] = []
+        compiled: list[tuple[ir.Rule, CompiledRule, bool, ir.Atom, tuple]] = []
         graph = DiGraph()
         for rule in rules:
             head_rel = (d.intern(rule.head.pred), len(rule.head.args))
@@ -143,7 +143,7 @@ class LarsEngine(BackgroundChanges):
                 plain_heads.add(head_rel)
             for lit in body:
                 if isinstance(lit, ir.AtomLiteral):
-                    rel = (d.intern(lit.atom.pred), len(lit.atom.args))
+                    rel: RelKey | None = (d.intern(lit.atom.pred), len(lit.atom.args))
                     strict = lit.negated
                     if graph.has_edge(rel, head_rel):
                         graph[rel][head_rel]["negative"] |= strict
@@ -163,19 +163,21 @@ class LarsEngine(BackgroundChanges):
         # is maintained incrementally (temporal.negation, temporal.tuples): its positive part as
         # a rule of its own
         tuple_windows = {aux.rel for aux in self._pertime if aux.kind in _TUPLE}
-        views: dict[int, tuple] = {}
+        #: rule number -> its view's body atom and relation, positive literals, negated atoms, tuple windows, head
+        views: dict[int, tuple[ir.Atom, RelKey, tuple, list[ir.Atom], tuple[ir.Atom, ...], RelKey]] = {}
         for i, (rule, c, negated, head, body) in enumerate(compiled):
             head_rel = (d.intern(rule.head.pred), len(rule.head.args))
             windows = tuple(lit.atom for lit in body if isinstance(lit, ir.AtomLiteral) and not lit.negated
                             and (d.intern(lit.atom.pred), len(lit.atom.args)) in tuple_windows)
-            if (negated or windows) and semi_naive and c.body_relations and None not in c.body_relations and not any(
+            if (negated or windows) and semi_naive and c.head is not None and c.body_relations \
+                    and None not in c.body_relations and not any(
                     has_path(graph, head_rel, rel) for rel in c.body_relations):
                 body_atom, positive, negated_atoms = split_rule(i, head, body, windows)
                 body_rel = (d.intern(body_atom.pred), len(body_atom.args))
                 for rel in c.body_relations:
                     graph.add_edge(rel, body_rel, negative=False)
                 graph.add_edge(body_rel, head_rel, negative=False)
-                views[i] = (body_atom, body_rel, positive, negated_atoms, windows)
+                views[i] = (body_atom, body_rel, positive, negated_atoms, windows, c.head)
         strata, recursive, ratchets = self._stratify(graph)
         self._graph = graph  # relation -> the relations derived from it (a background removal cuts them)
         self._strata = strata
@@ -197,7 +199,7 @@ class LarsEngine(BackgroundChanges):
             head_rel = (d.intern(rule.head.pred), len(rule.head.args))
             stratum = strata.get(head_rel, 0)
             if i in views and head_rel not in ratchets:
-                body_atom, body_rel, positive, negated_atoms, windows = views[i]
+                body_atom, body_rel, positive, negated_atoms, windows, view_head = views[i]
                 for atom in windows:
                     readers[(d.intern(atom.pred), len(atom.args))].append((body_rel, body_atom, atom))
                 body_rule = compile_rule(body_atom, positive, d)
@@ -205,7 +207,7 @@ class LarsEngine(BackgroundChanges):
                     self._loop.add(rel, plan)
                 self._positive[strata.get(body_rel, 0)].append(body_rule)
                 neg = [((d.intern(a.pred), len(a.args)), terms_of(a, body_atom, d.intern)) for a in negated_atoms]
-                view = NegationView(body_rel, c.head, terms_of(head, body_atom, d.intern), neg)
+                view = NegationView(body_rel, view_head, terms_of(head, body_atom, d.intern), neg)
                 self._views[stratum].append(view)
                 self._on_added[body_rel].append(view.body_added)
                 self._on_expired[body_rel].append(view.body_expired)
@@ -224,8 +226,8 @@ class LarsEngine(BackgroundChanges):
                 self._positive[stratum].append(c)
         # a view whose head no rule reads (nor an @ head places) holds its heads itself
         self._sinks: dict[RelKey, list[NegationView]] = defaultdict(list)
-        for views in self._views.values():
-            for view in views:
+        for stratum_views in self._views.values():
+            for view in stratum_views:
                 if self._reads is not None and view.head in self.intensional and view.head not in self._reads \
                         and view.head not in self._at_heads.values():
                     view.sink = True
@@ -496,7 +498,7 @@ class LarsEngine(BackgroundChanges):
             graph[base][aux.rel]["negative"] |= strict
         else:
             graph.add_edge(base, aux.rel, negative=strict)
-        args = (*atom.args, op.time) if with_time else atom.args
+        args = (*atom.args, op.time) if isinstance(op, ir.At) else atom.args  # (with_time)
         return ir.AtomLiteral(ir.Atom(ir.Name(f"_lars:{kind}:{size}:{base[0]}:{base[1]}"), args), lit.negated)
 
     # ------------------------------------------------------------------ evaluation
@@ -921,8 +923,8 @@ class LarsEngine(BackgroundChanges):
                 sunk = self.keep(sunk)
             out = list(set(out).union(sunk))
         if inputs and not self.intensional.isdisjoint(map(itemgetter(0), inputs)):
-            inputs = set(inputs)
-            out = [item for item in out if item not in inputs]
+            given = set(inputs)
+            out = [item for item in out if item not in given]
         return out
 
     def format(self, output: Output) -> list[str]:

@@ -146,11 +146,11 @@ class NegationView:
                         else:
                             self._gain(head_of(g), new)
             touched.clear()
-        self._t, was = t, self._t
+        self._t, previous = t, self._t
         if self.sink:  # (the engine reads the heads from the view)
             self.changed.update(new)
             return []
-        heads = new if was == t else list(support)
+        heads = new if previous == t else list(support)
         rel = self.head
         return [(rel, head, t) for head in heads]
 
@@ -206,5 +206,5 @@ def split_rule(index: int, head: ir.Atom, body: tuple, keep: tuple[ir.Atom, ...]
 
 def terms_of(atom: ir.Atom, body_atom: ir.Atom, intern: Callable) -> list[Term]:
     """``atom``'s arguments as positions in the body tuple (variables) or constant ids."""
-    positions = {arg.name: i for i, arg in enumerate(body_atom.args)}
+    positions = {arg.name: i for i, arg in enumerate(body_atom.args) if isinstance(arg, ir.Var)}  # (all are)
     return [(True, positions[arg.name]) if isinstance(arg, ir.Var) else (False, intern(arg)) for arg in atom.args]

@@ -34,7 +34,7 @@ from bisect import bisect_left
 from heapq import heappop, heappush
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, cast
 
 from rdflib import BNode, Variable as RdfVariable
 
@@ -61,7 +61,7 @@ class Event(NamedTuple):
     type: str
     time: int
     seq: int
-    values: tuple[int, ...]
+    values: tuple[int | None, ...]  # (None: a composite event's attribute its pattern left unbound)
 
 
 @dataclass(slots=True)
@@ -78,14 +78,15 @@ class Match:
     values: dict[str, int] = field(default_factory=dict)
     emitted: Event | None = None
     ntriples: str = ""
-    _terms: tuple | None = field(default=None, repr=False, compare=False)  # (pattern, values, t, digest)
+    #: what its graph is made of: (pattern, with-values, t, digest)
+    _terms: tuple[_Compiled, dict[str, int], int, str | None] | None = field(default=None, repr=False, compare=False)
     _graph: list[tuple] | None = field(default=None, repr=False, compare=False)
 
     @property
     def graph(self) -> list[tuple]:
         """The constructed triples, as dotr terms (``ir.Iri``, ``ir.Num``, ...)."""
         if self._graph is None:
-            self._graph = [] if self._terms is None else self._terms[0].graph_terms(self)
+            self._graph = [] if self._terms is None else self._terms[0].graph_terms(*self._terms[1:])
         return self._graph
 
 
@@ -101,7 +102,7 @@ class _Buffer:
     def __init__(self, indexed: set[int]):
         self.events: list[Event] = []
         self.times: list[int] = []
-        self.index: dict[int, dict[int, tuple[list[int], list[Event]]]] = {p: {} for p in indexed}
+        self.index: dict[int, dict[int | None, tuple[list[int], list[Event]]]] = {p: {} for p in indexed}
 
     def add(self, event: Event) -> None:
         self.extend([event])
@@ -229,7 +230,8 @@ class _Exprs:
         value, dvalue = self.value(con.value), self.d.value
 
         def check(e: Event, b: Bindings) -> bool:
-            a, v = dvalue(e.values[pos]), value(b)
+            i = e.values[pos]
+            a, v = None if i is None else dvalue(i), value(b)
             return a is not None and v is not None and compare(op, a, v)
         return check
 
@@ -294,7 +296,7 @@ class _Exprs:
         checks = [self.constraint(con, agg.event) for con in agg.constraints]
 
         def run(b: Bindings):
-            values = [None if pos is None else dvalue(e.values[pos])
+            values = [None if pos is None or (i := e.values[pos]) is None else dvalue(i)
                       for e in buffer.scope(*scope(b)) if all(f(e, b) for f in checks)]
             if func == "count":
                 return len(values)
@@ -344,9 +346,10 @@ class _Compiled:
                              for a in _aggregates(c) if isinstance(a.scope, ir.Within))
         self.consumed: set[tuple[str, int]] = set()
         self.template = None
-        if p.construct is not None:
+        construct = p.construct
+        if construct is not None:
             parsed = engine.parsed if engine.parsed is not None else ParsedQueries()
-            self.template = parsed.require("template", p.construct, lambda: parse_template(p.construct, engine.prefixes))
+            self.template = parsed.require("template", construct, lambda: parse_template(construct, engine.prefixes))
         self.group: int | None = None  # patterns in one group share their matching (PatternEngine)
         self.relabel: list[tuple[str, str]] | None = None  # (the group's label, this pattern's), when they differ
 
@@ -393,9 +396,12 @@ class _Compiled:
         # IRI per match); each triple as three slot numbers
         self.triples: list[tuple[int, int, int]] | None = None
         self.line_order: list[tuple[int, int, int]] | None = None  # the triples in the order of their lines
-        self.consts, self.variables, self.blanks = [], [], []
+        self.consts: list[ir.Const] = []
+        self.variables: list[str] = []
+        self.blanks: list[str] = []
         if self.template is not None:
-            slots, consts = {}, []
+            slots: dict = {}
+            consts: list[ir.Const] = []
             nodes = [n for triple in self.template for n in triple]
             for n in nodes:
                 if not isinstance(n, (RdfVariable, BNode)) and n not in slots:
@@ -411,7 +417,7 @@ class _Compiled:
             self.consts = consts
             self.const_texts = [term_text(c) for c in consts]
             self.const_object_texts = [term_text(c, True) for c in consts]
-            self.triples = [tuple(slots[n] for n in triple) for triple in self.template]
+            self.triples = [(slots[s], slots[p], slots[o]) for s, p, o in self.template]
             # one subject and distinct constant predicates: the lines of a match differ, and
             # sort as their predicates do (an IRI's text ends at its only ">")
             subjects, predicates = {s for s, _, _ in self.triples}, [p for _, p, _ in self.triples]
@@ -480,7 +486,8 @@ class _Compiled:
         if self.triples is not None:
             # the document from the terms' texts (cached by id): no term objects on this path
             both = engine.id_texts.both
-            subjects, objects = self.const_texts[:], self.const_object_texts[:]
+            subjects: list[str | None] = [*self.const_texts]
+            objects: list[str | None] = [*self.const_object_texts]
             unbound = False
             for name in self.variables:
                 i = values.get(name)
@@ -507,18 +514,18 @@ class _Compiled:
             match._terms = (self, values, t, ident)
         return match
 
-    def graph_terms(self, match: Match) -> list[tuple]:
-        """The constructed triples of ``match`` (one of this pattern's), as dotr terms."""
-        _, values, t, ident = match._terms
+    def graph_terms(self, values: dict[str, int], t: int, ident: str | None) -> list[tuple]:
+        """The constructed triples of a match of this pattern at ``t`` (its ``with`` values
+        and digest), as dotr terms."""
         term = self.engine.dictionary.term
-        terms = self.consts[:]
+        terms: list[ir.Const | None] = [*self.consts]
         for name in self.variables:
             i = values.get(name)
             terms.append(None if i is None else term(i))
         if self.blanks:
             prefix = f"urn:dotr:match:{self.name}:{t}:{ident}:"
             terms += [ir.Iri(prefix + label) for label in self.blanks]
-        return [triple for s, p, o in self.triples if None not in (triple := (terms[s], terms[p], terms[o]))]
+        return [triple for s, p, o in self.triples or () if None not in (triple := (terms[s], terms[p], terms[o]))]
 
 
 class PatternEngine:
@@ -551,7 +558,7 @@ class PatternEngine:
                 if other.decl.emit is not None and other.decl.emit.event in {r.event for r in c.refs}:
                     graph.add_edge(j, i)
         try:
-            self.order = list(topological_sort(graph))
+            self.order = cast("list[int]", list(topological_sort(graph)))  # (the nodes: pattern numbers)
         except CycleError:
             raise ValueError("patterns emit events to each other in a cycle") from None
         indexed: dict[str, set[int]] = defaultdict(set)
@@ -653,7 +660,8 @@ class PatternEngine:
         first name of each type declared the same way."""
         if not isinstance(events, dict):
             raise EventError(f"events are a dict from an event type to its rows, not {type(events).__name__}")
-        intern, out = self.dictionary.intern, {}
+        intern = self.dictionary.intern
+        out: dict[str, list[tuple[int, ...]]] = {}
         for name, rows in events.items():
             first = self.same_as.get(name)
             if first is None or first not in self._read:
@@ -753,8 +761,9 @@ class PatternEngine:
         if c.emit is not None:
             buffer, new = self.buffers[c.emit[0]], arrived[c.emit[0]]
             for match in matches:
-                buffer.add(match.emitted)
-                new.append(match.emitted)
+                if match.emitted is not None:  # (always: the pattern emits)
+                    buffer.add(match.emitted)
+                    new.append(match.emitted)
 
     def _match_id(self, bindings: Bindings) -> str:
         """A digest of the events a match binds (labels, types, times, values as terms): it names
@@ -768,7 +777,8 @@ class PatternEngine:
                 if len(texts) > 100_000:
                     texts.clear()
                 term = self.dictionary.term
-                text = texts[e.seq] = f"{e.type}@{e.time}(" + ",".join(format_term(term(v)) for v in e.values) + ")"
+                shown = ("" if v is None else format_term(term(v)) for v in e.values)  # ("": unbound)
+                text = texts[e.seq] = f"{e.type}@{e.time}(" + ",".join(shown) + ")"
             parts.append(f"{label}={text}")
         return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
@@ -780,6 +790,6 @@ class PatternEngine:
             return None
         term = self.dictionary.term
         names = self.attrs[match.emitted.type]
-        values = [term(v) for v in match.emitted.values]
-        return {"type": match.emitted.type, "pattern": match.pattern,
-                "attributes": dict(zip(names, values if terms else map(format_term, values)))}
+        values = [None if v is None else term(v) for v in match.emitted.values]
+        return {"type": match.emitted.type, "pattern": match.pattern, "attributes": dict(zip(
+            names, values if terms else [None if value is None else format_term(value) for value in values]))}

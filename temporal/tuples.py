@@ -45,7 +45,7 @@ class TupleWindow:
     (:meth:`arrive`), its changes (:meth:`take`), and the body relations of the rules reading it
     (:meth:`read_by`, :meth:`groundings`)."""
 
-    def __init__(self, aux: _Aux, number: Callable[[int], int]):
+    def __init__(self, aux: _Aux, number: Callable[[int], int | None]):
         self.rel, self.base, self.kind, self.size = aux.rel, aux.base, aux.kind, int(aux.size)
         self._number = number  # (time point -> its term id: ``@T``'s facts end with it)
         #: diamond: fact -> its atoms in the window; ``@T``: (*fact, time id) -> the same
@@ -63,8 +63,9 @@ class TupleWindow:
 
     def read_by(self, body_rel: RelKey, body_atom: ir.Atom, atom: ir.Atom, intern) -> None:
         """A view's body relation ``body_atom`` whose rule reads the window as ``atom``."""
-        where = {arg.name: i for i, arg in enumerate(body_atom.args)}
-        positions, args, consts, same, first = [], [], [], [], {}
+        where = {arg.name: i for i, arg in enumerate(body_atom.args) if isinstance(arg, ir.Var)}  # (all are)
+        positions, args, consts, same = [], [], [], []
+        first: dict[str, int] = {}
         for k, arg in enumerate(atom.args):
             if isinstance(arg, ir.Var):
                 if arg.name in first:
@@ -128,8 +129,8 @@ class TupleWindow:
         self._spread.clear()
         self._window.clear()
         number = seen - len(recent) + 1
-        for t, atoms in groupby(recent, key=lambda atom: atom[0]):
-            atoms = [(rel, fact) for _, rel, fact in atoms]
+        for t, group in groupby(recent, key=lambda atom: atom[0]):
+            atoms = [(rel, fact) for _, rel, fact in group]
             self.arrive(number, t, atoms, number + len(atoms) - 1)
             number += len(atoms)
         self.arrive(number, 0, (), seen)
@@ -156,7 +157,7 @@ class TupleWindow:
             candidates = set(counts) | held | set(stored) if self.full else self._changed | (held ^ self._before)
             self._before, self._changed = held, set()
 
-            def holds(fact: tuple) -> bool:
+            def holds(fact: object) -> bool:
                 return fact in counts or fact in held
         self.full = False
         add, remove = [], []

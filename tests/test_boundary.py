@@ -77,6 +77,13 @@ def test_the_reasoner_refuses_float_times_and_bad_elements():
         r.step(2, [])
 
 
+def test_a_reasoner_asked_for_its_next_change_before_any_step_has_none():
+    r = dotr.Reasoner(dotr.check_text("alarm(R) :- [10] <> smoke(R) .\n"))
+    assert r.next_change() is None
+    r.step(3, ["smoke(r1)"])
+    assert r.next_change() == 4
+
+
 def test_a_dataframe_of_another_shape_is_an_error_not_its_column_names():
     """A column t made 'alarm :- t.' fire: the frame was iterated as its column names."""
     r = dotr.Reasoner(dotr.check_text("alarm :- t .\n"))

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _modules() -> list[str]:
     names = ["dotr"]
-    for sub in ("rules", "ontology", "temporal", "pipeline"):
+    for sub in ("rules", "ontology", "temporal", "pipeline", "examples"):
         package = importlib.import_module(f"dotr.{sub}")
         names.append(package.__name__)
         names += [m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")

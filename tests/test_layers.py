@@ -95,3 +95,20 @@ def test_no_import_circle():
 
     for module in sorted(graph):
         visit(module, [])
+
+
+TESTS = sorted(p for p in (ROOT / "tests").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", TESTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_tests_import_neither_the_benchmarks_nor_each_other(path):
+    """What tests share lives in tests/strategies (generators) or in helper modules, not in a
+    test module; what they share with the benchmarks lives in the package (dotr.examples.workloads)."""
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        if isinstance(node, ast.ImportFrom):  # (``from tests.temporal import test_lars``)
+            names += [f"{node.module}.{a.name}" for a in node.names]
+        bad += [n for n in names if n.split(".")[0] == "benchmarks" or any(p.startswith("test_") for p in n.split("."))]
+    assert not bad, f"{path.relative_to(ROOT)} imports {sorted(set(bad))}"

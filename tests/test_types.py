@@ -17,10 +17,16 @@ pytestmark = pytest.mark.slow  # (mypy: about a minute)
 ROOT = Path(__file__).resolve().parents[1]
 
 #: the modules checked clean: the API's own (the names of ``import dotr``, errors, the checked
-#: boundary, objects out, explain); the engines' modules (ontology.stage, ontology.csparql,
-#: temporal.lars, .patterns, .epsparql, pipeline.reasoner) are not yet
-PUBLIC = ["dotr", "dotr.examples", "dotr.rules.lang.errors", "dotr.rules.engine.inputs", "dotr.rules.engine.frames",
-          "dotr.pipeline.records", "dotr.pipeline.objects", "dotr.pipeline.extras", "dotr.pipeline.explain"]
+#: boundary, objects out, explain) and the engines' (each stage's, the whole temporal stage, the
+#: Reasoner's)
+PUBLIC = ["dotr", "dotr.examples", "dotr.rules", "dotr.rules.lang.errors", "dotr.rules.engine.inputs",
+          "dotr.rules.engine.frames", "dotr.pipeline.records", "dotr.pipeline.objects", "dotr.pipeline.extras",
+          "dotr.pipeline.explain", "dotr.ontology", "dotr.ontology.stage", "dotr.ontology.csparql",
+          "dotr.temporal", "dotr.temporal.lars", "dotr.temporal.background", "dotr.temporal.negation",
+          "dotr.temporal.tuples", "dotr.temporal.windows", "dotr.temporal.keys", "dotr.temporal.patterns",
+          "dotr.temporal.epsparql", "dotr.pipeline.reasoner", "dotr.examples.workloads.dotr_paper",
+          "dotr.examples.workloads.stream_files", "dotr.examples.workloads.lubm_like",
+          "dotr.examples.workloads.citybench", "dotr.examples.workloads.rule_files"]
 
 SCRIPT = '''import dotr
 from dotr.rules import ir

@@ -41,7 +41,8 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_carries_what_an_installed_dotr_reads(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("dotr/__init__.py", "dotr/py.typed", "dotr/rules/lang/grammar.lark", "dotr/ontology/profiles/rdfs.dotr",
-                   "dotr/examples/fire/rules.dotr", "dotr/examples/fire/stream.jsonl", "dotr/pipeline/spark/job.py"):
+                   "dotr/examples/fire/rules.dotr", "dotr/examples/fire/stream.jsonl", "dotr/pipeline/spark/job.py",
+                   "dotr/examples/workloads/dotr_paper.py"):
         assert needed in names, needed
     assert any(n.startswith("dotr/rules/engine/") and n.endswith(".so") for n in names)  # compiled
     assert not any(n.endswith((".pyx", ".pxd")) for n in names)

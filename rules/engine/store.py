@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import repeat
 from operator import itemgetter
-from typing import Callable, Container, Iterable, Iterator, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Container, Iterable, Iterator, Literal, Mapping, Protocol, overload, runtime_checkable
 
 from dotr.rules.engine.dict_loops import apply_items, expire_buckets
 
@@ -126,8 +126,10 @@ class Store(Protocol):
     (tests/rules/test_store_contract.py) runs over both. ``relations`` maps a relation to an object
     with ``facts`` (fact -> expiry) and ``index(positions)`` (key -> facts)."""
 
-    relations: Mapping
     triple_predicates: list[int]
+
+    @property
+    def relations(self) -> Mapping[RelKey, Any]: ...
 
     def relation(self, rel: RelKey): ...
 
@@ -147,7 +149,16 @@ class Store(Protocol):
 
     def remove(self, rel: RelKey, fact: tuple) -> bool: ...
 
-    def expire(self, now: int, report: bool = True) -> list[tuple[RelKey, tuple, int]] | int: ...
+    @overload
+    def expire(self, now: int, report: Literal[True] = ...) -> list[FactItem]: ...
+
+    @overload
+    def expire(self, now: int, report: Literal[False]) -> int: ...
+
+    @overload
+    def expire(self, now: int, report: bool) -> list[FactItem] | int: ...
+
+    def expire(self, now: int, report: bool = True) -> list[FactItem] | int: ...
 
     def expiry_times(self, since: int) -> list[int]: ...
 
@@ -298,7 +309,16 @@ class DictStore:
         r._delete(fact)
         return True
 
-    def expire(self, now: int, report: bool = True) -> list[tuple[RelKey, tuple, int]] | int:
+    @overload
+    def expire(self, now: int, report: Literal[True] = ...) -> list[FactItem]: ...
+
+    @overload
+    def expire(self, now: int, report: Literal[False]) -> int: ...
+
+    @overload
+    def expire(self, now: int, report: bool) -> list[FactItem] | int: ...
+
+    def expire(self, now: int, report: bool = True) -> list[FactItem] | int:
         """Drop every fact whose expiry is before ``now``; return what was dropped, with the
         expiry each had (``report=False``: how many; compiled: ``rules.engine.dict_loops``)."""
         return expire_buckets(self, now, report)

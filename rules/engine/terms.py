@@ -19,14 +19,14 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from dotr.rules.lang.ir import NUMERIC_TYPES, XSD, Atom, Const, Iri, Literal, Name, Num, canonical
+from dotr.rules.lang.ir import NUMERIC_TYPES, XSD, Atom, Const, Iri, Literal, Name, Num, Term, canonical
 from dotr.rules.lang.printer import number
 
 _BOOLEAN = XSD + "boolean"
 _DOUBLE = f"<{XSD}double>"
 
 
-def _value(term: Const) -> object:
+def _value(term: Term) -> object:
     if isinstance(term, Num):
         return term.value
     if isinstance(term, Literal):
@@ -79,7 +79,7 @@ class TermDictionary:
     __slots__ = ("_ids", "_names", "_iris", "_terms", "_values", "_keys", "_size", "_held")
 
     def __init__(self) -> None:
-        self._ids: dict[Const, int] = {}  # every term but names and IRIs
+        self._ids: dict[Term, int] = {}  # every term but names and IRIs
         self._names: dict[str, int] = {}  # names by their text (a dataclass hashes slowly)
         self._iris: dict[str, int] = {}  # IRIs by their text
         self._terms: list[list | None] = []  # per chunk, its ids' terms (None: every one forgotten)
@@ -88,7 +88,7 @@ class TermDictionary:
         self._held: list[int] = []  # per chunk, how many of its terms are not forgotten
         self._size = 0  # the ids given
 
-    def _add(self, term: Const | None, value: object, key: tuple | None) -> int:
+    def _add(self, term: Term | None, value: object, key: tuple | None) -> int:
         """Give the next id to ``term`` (None: a forgotten id, as :meth:`load` restores one)."""
         i = self._size
         if not i & _MASK:
@@ -105,8 +105,9 @@ class TermDictionary:
         self._size = i + 1
         return i
 
-    def intern(self, term: Const) -> int:
-        """The id of ``term``, assigning the next free id to a new term."""
+    def intern(self, term: Term) -> int:
+        """The id of ``term``, assigning the next free id to a new term (a variable has one too:
+        the LARS engine's node for a variable predicate)."""
         if type(term) is Name:
             return self.intern_name(term.value)
         if type(term) is Iri:
@@ -301,7 +302,7 @@ class TermDictionary:
         return d
 
 
-def _sort_key(term: Const) -> tuple:
+def _sort_key(term: Term) -> tuple:
     if isinstance(term, Num):
         return (0, term.value, "")
     if isinstance(term, Name):

@@ -15,7 +15,7 @@ import re
 from decimal import Decimal
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Union, overload
 
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
@@ -498,7 +498,15 @@ _FLOATING = {XSD + "double", XSD + "float"}
 _STRING = XSD + "string"
 
 
-def canonical(term: Const) -> Const:
+@overload
+def canonical(term: Const) -> Const: ...
+
+
+@overload
+def canonical(term: Term) -> Term: ...
+
+
+def canonical(term: Term) -> Term:
     """The representative of ``term``: integer literals and decimals with a fraction become
     numbers (which print back as the same Turtle literal: ``25``, ``2.5``), ``xsd:string`` plain,
     language tags lower case (as RDF 1.1 allows: they compare without case). Doubles, floats and

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.lubm_like import triples
+from dotr.examples.workloads.lubm_like import triples
 from dotr.ontology import materialise
 from dotr.ontology.materialise import Materialiser
 from dotr.ontology.stage import profile_rules
@@ -17,74 +17,7 @@ from dotr.rules.engine.columnar import ColumnarRules
 from dotr.rules.engine.planning import Unsupported
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import TermDictionary
-
-EX = "http://ex.org/"
-PREDS = [":p", ":q", ":r", ":sp"]
-NODES = [":a", ":b", ":c", ":p", ":q", "7", "1000000000000"]  # 10**12: term ids too large to pack
-VARS = ["X", "Y", "Z"]
-
-
-@st.composite
-def atoms(draw):
-    kind = draw(st.sampled_from(["iri", "iri", "var", "unary", "ternary"]))
-    term = st.one_of(st.sampled_from(VARS + ["P"]), st.sampled_from(NODES).filter(lambda _: draw(st.integers(0, 3)) == 0))
-    if kind == "iri":
-        return f"{draw(st.sampled_from(PREDS))}({draw(term)}, {draw(term)})"
-    if kind == "var":
-        return f"P({draw(term)}, {draw(term)})"
-    if kind == "unary":
-        return f"u({draw(term)})"
-    return f"t({draw(term)}, {draw(term)}, {draw(term)})"
-
-
-@st.composite
-def rules_(draw):
-    body = draw(st.lists(atoms(), min_size=1, max_size=3))
-    text = " ".join(body)
-    bound = [v for v in VARS + ["P"] if f"{v}(" in text or f"{v}," in text or f"{v})" in text]
-    if not bound:
-        body.append("P(X, Y)")
-        bound = ["P", "X", "Y"]
-    extras = []
-    if draw(st.integers(0, 3)) == 0:
-        extras.append(f"{draw(st.sampled_from(bound))} {draw(st.sampled_from(['=', '!=']))} "
-                      f"{draw(st.sampled_from(bound + [':a']))}")
-    if draw(st.integers(0, 4)) == 0:  # an assignment binds a fresh variable
-        extras.append(f"W = {draw(st.sampled_from(bound + [':b']))}")
-        bound = bound + ["W"]
-    arg = st.sampled_from(bound + [":c"])
-    head = draw(st.sampled_from(["iri", "var", "unary", "ternary"] if "P" in bound else ["iri", "unary", "ternary"]))
-    if head == "iri":
-        text = f"{draw(st.sampled_from(PREDS))}({draw(arg)}, {draw(arg)})"
-    elif head == "var":
-        text = f"P({draw(arg)}, {draw(arg)})"
-    elif head == "unary":
-        text = f"u({draw(arg)})"
-    else:
-        text = f"t({draw(arg)}, {draw(arg)}, {draw(arg)})"
-    return f"{text} :- {', '.join(body + extras)} ."
-
-
-recursion = st.sampled_from([
-    "", ":sp(X, Z) :- :sp(X, Y), :sp(Y, Z) .\nQ(X, Y) :- :sp(P, Q), P(X, Y) .",
-    ":r(X, Z) :- :r(X, Y), :r(Y, Z) .", "P(Y, X) :- :q(P, :p), P(X, Y) .",
-    "P(X, Y) :- t(P, X, Y) ."])  # P may be a number: not a triple
-
-triple = st.tuples(st.sampled_from(NODES[:5]), st.sampled_from(PREDS), st.sampled_from(NODES))
-other = st.one_of(st.tuples(st.just("u"), st.sampled_from(NODES)),
-                  st.tuples(st.just("t"), st.sampled_from(NODES), st.sampled_from(NODES), st.sampled_from(NODES)))
-
-
-def _term(text):
-    if text.startswith(":"):
-        return ir.Iri(EX + text[1:])
-    return ir.Num(int(text))
-
-
-def _facts(d, graph, others):
-    out = [((d.intern(_term(p)), 2), (d.intern(_term(s)), d.intern(_term(o)))) for s, p, o in graph]
-    out += [((d.intern(ir.Name(f[0])), len(f) - 1), tuple(d.intern(_term(x)) for x in f[1:])) for f in others]
-    return out
+from tests.strategies.triples import EX, interned, other, recursion, rules_, store_state, triple
 
 
 def _pair(program_rules):
@@ -92,10 +25,6 @@ def _pair(program_rules):
     d = TermDictionary()
     bulk, plain = Materialiser(program_rules, d, bulk_threshold=0), Materialiser(program_rules, d, bulk_threshold=None)
     return d, bulk, plain
-
-
-def _state(m):
-    return {(rel, fact, e) for rel, fact, e in m.store}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -106,17 +35,17 @@ def test_columnar_background_equals_per_fact(rules, extra, graph, others, split,
     program = parse(f"@prefix : <{EX}> .\n" + "\n".join(rules) + "\n" + extra)
     d, bulk, plain = _pair(program.rules)
     assert bulk._bulk is not None
-    background = [(rel, fact, INF) for rel, fact in _facts(d, graph, others)]
+    background = [(rel, fact, INF) for rel, fact in interned(d, graph, others)]
     for part in (background[:split], background[split:]):  # the second batch meets a closed store
         bulk.add(part)
         plain.add(part)
-        assert _state(bulk) == _state(plain)
+        assert store_state(bulk) == store_state(plain)
     for t, elements in enumerate(stream):  # streaming afterwards (indexes built lazily)
-        items = [(rel, fact, t + r) for (rel, fact), (_, r) in zip(_facts(d, [e for e, _ in elements], []), elements)]
+        items = [(rel, fact, t + r) for (rel, fact), (_, r) in zip(interned(d, [e for e, _ in elements], []), elements)]
         for m in (bulk, plain):
             m.advance(t)
             m.add(items)
-        assert _state(bulk) == _state(plain)
+        assert store_state(bulk) == store_state(plain)
 
 
 @pytest.mark.parametrize("profile", ["rdfs", "rdfs_full", "owl2rl"])
@@ -126,7 +55,7 @@ def test_profiles_on_lubm_like_graph(profile):
     items = [((d.intern(ir.Iri(p)), 2), (d.intern(ir.Iri(s)), d.intern(ir.Iri(o))), INF) for s, p, o in triples(3000)]
     bulk.add(items)
     plain.add(items)
-    assert _state(bulk) == _state(plain)
+    assert store_state(bulk) == store_state(plain)
     # the stage builds the plans' indexes before streaming: those the per-fact path built (but
     # the indexes of variable-predicate atoms, which only the run binds to relations)
     bulk.build_indexes()
@@ -156,20 +85,20 @@ def test_tagged_batches_equal_per_fact(rules, extra, graph, stream, tagged_path)
     (or, at random, fact by fact on the same store) against the per-fact engine alone."""
     program = parse(f"@prefix : <{EX}> .\n" + "\n".join(rules) + "\n" + extra)
     d, bulk, plain = _pair(program.rules)
-    background = [(rel, fact, INF) for rel, fact in _facts(d, graph, [])]
+    background = [(rel, fact, INF) for rel, fact in interned(d, graph, [])]
     bulk.add(background)
     plain.add(background)
     for t, elements in enumerate(stream):
         graph_part = [e[0] for e, _ in elements if len(e) == 1]
         others = [e for e, _ in elements if len(e) != 1]
         ranges = [r for e, r in elements if len(e) == 1] + [r for e, r in elements if len(e) != 1]
-        items = [(rel, fact, t + r) for (rel, fact), r in zip(_facts(d, graph_part, others), ranges)]
+        items = [(rel, fact, t + r) for (rel, fact), r in zip(interned(d, graph_part, others), ranges)]
         for m in (bulk, plain):
             m.advance(t)
         with mock.patch.object(materialise, "BULK_SHARE_TAGGED", 0 if tagged_path[t] else INF):
             bulk.add(items)
         plain.add(items)
-        assert _state(bulk) == _state(plain)
+        assert store_state(bulk) == store_state(plain)
         assert bulk.explicit == plain.explicit
 
 
@@ -185,7 +114,7 @@ def test_tagged_path_raises_and_repropagates():
     with mock.patch.object(materialise, "BULK_SHARE_TAGGED", 0):
         bulk.add([(p, (c, a), 9), (p, (a, b), 1)])
     plain.add([(p, (c, a), 9), (p, (a, b), 1)])
-    assert _state(bulk) == _state(plain) and bulk.store.expiry(bulk.relation("q", 1), (a,)) == 3
+    assert store_state(bulk) == store_state(plain) and bulk.store.expiry(bulk.relation("q", 1), (a,)) == 3
 
 
 def test_path_choice():
@@ -204,4 +133,4 @@ def test_path_choice():
         m.add([(p, (a, b), INF), (p, (b, c), INF)])
         m.add([(p, (c, a), 3)])
         m.add([(p, (c, c), INF), (p, (a, a), INF)])
-    assert _state(bulk) == _state(plain) and bulk.store.expiry(bulk.relation("q", 2), (c, b)) == 3
+    assert store_state(bulk) == store_state(plain) and bulk.store.expiry(bulk.relation("q", 2), (c, b)) == 3

@@ -4,46 +4,14 @@ reproduces the IMaRS paper's Fig. 4 expirations."""
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rdflib import Literal, URIRef
+from rdflib import URIRef
 
 from dotr.rules import check_text, ir
-from dotr.rules.engine.terms import format_term
 from dotr.ontology.csparql import CSparqlEngine
-from tests.ontology.csparql_reference import CSparqlReference, _order
+from tests.ontology.csparql_reference import CSparqlReference
+from tests.ontology.csparql_runs import reported, run_engine
+from tests.strategies.csparql import BACKGROUND, EX, PREFIX, RULES, STREAMS, node, streams
 from tests.state_files import round_trip
-
-EX = "http://ex.org/"
-PREFIX = f"@prefix : <{EX}> .\n"
-NODES = ["a", "b", "c", "d"]
-STREAMS = [EX + "s1", EX + "s2"]
-RULES = [
-    "",
-    ":p(?x, ?z) :- :p(?x, ?y), :p(?y, ?z) .",
-    ":q(?y, ?x) :- :p(?x, ?y) .\n:p(?x, ?z) :- :q(?x, ?y), :q(?y, ?z) .",
-    "@profile rdfs .",
-    ":r(?x, ?y) :- :p(?x, ?y), not :q(?x, ?y) .",
-]
-BACKGROUND = [(":p", ":q", "rdfs:subPropertyOf"), (":C", ":D", "rdfs:subClassOf"), (":p", ":C", "rdfs:domain"),
-              (":a", ":b", ":p"), (":c", ":C", "rdf:type"), (":d", "2", ":v")]
-
-
-def node(text: str):
-    if text.isdigit():
-        return Literal(int(text))
-    prefix, local = text.split(":")
-    base = {"": EX, "rdf": str(ir.RDF), "rdfs": str(ir.RDFS)}[prefix]
-    return URIRef(base + local)
-
-
-@st.composite
-def triples(draw):
-    s = draw(st.sampled_from(NODES))
-    kind = draw(st.sampled_from(["p", "p", "q", "v", "type"]))
-    if kind == "v":
-        return node(":" + s), node(":v"), Literal(draw(st.integers(1, 4)))
-    if kind == "type":
-        return node(":" + s), node("rdf:type"), node(":C")
-    return node(":" + s), node(":" + kind), node(":" + draw(st.sampled_from(NODES)))
 
 
 @st.composite
@@ -75,43 +43,6 @@ def query(draw, name: str):
         return (f"query {name} := register compute every {every} as construct {op}{{ ?y :back ?x }} {wins} "
                 f"where {draw(st.sampled_from(WHERE))} .")
     return f"query {name} := register compute every {every} as select {op}* {wins} where {draw(st.sampled_from(WHERE))} ."
-
-
-streams = st.lists(st.tuples(st.integers(0, 12), st.sampled_from([*STREAMS, None]), triples()), max_size=14)
-
-
-def run_engine(engine: CSparqlEngine, elements, until: int, restart_at: int | None = None, checked=None):
-    """Drive the engine as the pipeline does (``run``), optionally continuing from a snapshot read back
-    from a state file in a new engine after ``restart_at``; the reports in the reference's form."""
-    elements = sorted(elements, key=lambda e: e[0])
-    stream = [(t, {s: [f]}) for t, s, f in elements]
-    if restart_at is None:
-        outputs = list(engine.run(stream, until))
-    else:
-        outputs = list(engine.run([e for e in stream if e[0] <= restart_at], restart_at))
-        state = round_trip((engine.snapshot()))
-        engine = CSparqlEngine(checked, dictionary=engine.dictionary)
-        engine.restore(state)
-        outputs += engine.run([e for e in stream if e[0] > restart_at], until)
-    return _reported(engine, outputs)
-
-
-def _reported(engine: CSparqlEngine, outputs) -> dict:
-    out = {}
-    for result in outputs:
-        reported = {}
-        for compiled, _ in engine._queries:
-            name = compiled.query.name
-            if isinstance(result.answers.get(name), bool):  # ASK
-                reported[name] = result.answers[name]
-            elif name in result.answers:
-                rows = (tuple(r.get(v) for v in compiled.vars) for r in result.answers[name])
-                reported[name] = sorted(rows, key=_order)
-            elif name in result.constructed:
-                reported[name] = sorted(tuple(format_term(x) for x in tr) for tr in result.constructed[name])
-        if reported:
-            out[result.t] = reported
-    return out
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -292,7 +223,7 @@ def test_background_changes_agree_with_recomputation(rules, background, queries,
             engine = CSparqlEngine(checked, dictionary=engine.dictionary)
             engine.restore(state)
     outputs += engine.run([e for e in stream if e[0] > done], until)
-    assert _reported(engine, outputs) == expected
+    assert reported(engine, outputs) == expected
 
 
 def test_a_removed_background_fact_that_a_window_holds_stays_while_it_does():
@@ -303,7 +234,7 @@ def test_a_removed_background_fact_that_a_window_holds_stays_while_it_does():
     outputs = list(engine.run([(1, {EX + "s1": [triple]})], 1))
     engine.change_background(remove=[triple])
     outputs += engine.run([(2, {EX + "s1": [(node(":c"), node(":p"), node(":d"))]})], 5)
-    got = {t: rows["Q"] for t, rows in _reported(engine, outputs).items()}
+    got = {t: rows["Q"] for t, rows in reported(engine, outputs).items()}
     ab, cd = (f"<{EX}a>", f"<{EX}b>"), (f"<{EX}c>", f"<{EX}d>")
     assert got == {1: [ab], 2: [ab, cd], 3: [ab, cd], 4: [cd]}  # :a :p :b left the window after 3
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.lubm_like import triples
+from dotr.examples.workloads.lubm_like import triples
 from dotr.ontology.materialise import Materialiser
 from dotr.ontology.stage import profile_rules
 from dotr.rules import ir, parse
@@ -18,7 +18,7 @@ from dotr.rules.engine.planning import Unsupported
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import TermDictionary
 from tests.ontology.reference import closure
-from tests.ontology.test_columnar import EX, _facts, _state, other, recursion, rules_, triple
+from tests.strategies.triples import EX, interned, other, recursion, rules_, store_state, triple
 
 
 def _explicit(m) -> set:
@@ -26,7 +26,7 @@ def _explicit(m) -> set:
 
 
 def _same(native, plain, when=None) -> None:
-    assert _state(native) == _state(plain), when
+    assert store_state(native) == store_state(plain), when
     assert _explicit(native) == _explicit(plain), when
 
 
@@ -39,7 +39,7 @@ def test_native_engine_equals_the_dict_engine(rules, extra, graph, stream, retra
     program = parse(f"@prefix : <{EX}> .\n" + "\n".join(rules) + "\n" + extra)
     d = TermDictionary()
     native, plain = Materialiser(program.rules, d, native=True), Materialiser(program.rules, d)
-    background = list(dict.fromkeys(_facts(d, graph, [])))
+    background = list(dict.fromkeys(interned(d, graph, [])))
     for m in (native, plain):
         m.add([(rel, fact, INF) for rel, fact in background])
     _same(native, plain)
@@ -54,7 +54,7 @@ def test_native_engine_equals_the_dict_engine(rules, extra, graph, stream, retra
         graph_part = [e[0] for e, _ in elements if len(e) == 1]
         others = [e for e, _ in elements if len(e) != 1]
         ranges = [r for e, r in elements if len(e) == 1] + [r for e, r in elements if len(e) != 1]
-        items = [(rel, fact, t + r) for (rel, fact), r in zip(_facts(d, graph_part, others), ranges)]
+        items = [(rel, fact, t + r) for (rel, fact), r in zip(interned(d, graph_part, others), ranges)]
         live += [(e, (rel, fact)) for rel, fact, e in items]
         for m in (native, plain):
             m.advance(t)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from dotr.ontology.csparql import CSparqlEngine
 from dotr.rules import check_text
 from tests.ontology.csparql_reference import CSparqlReference
-from tests.ontology.test_csparql import BACKGROUND, EX, PREFIX, RULES, node, run_engine, streams
+from tests.ontology.csparql_runs import run_engine
+from tests.strategies.csparql import BACKGROUND, EX, PREFIX, RULES, node, streams
 
 RSP_WHERE = [
     "{ WINDOW :w1 { ?x :p ?y } }",

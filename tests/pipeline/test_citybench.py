@@ -1,5 +1,5 @@
-"""CityBench's query shapes through ``dotr run`` (benchmarks/citybench.py): each query as the
-benchmark writes it (type patterns apart from the groups that use their variables, comments,
+"""CityBench's query shapes through ``dotr run`` (dotr.examples.workloads.citybench): each query as
+the benchmark writes it (type patterns apart from the groups that use their variables, comments,
 FROM the repository) answers exactly as its reshaped form, on generated streams shaped like
 Aarhus's; on CityBench's own sample too when DOTR_CITYBENCH_DATA names its folder."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.citybench import (_generated_rows, _real_rows, generated_repository, queries, real_properties,
-                                  write_stream)
+from dotr.examples.workloads.citybench import (generated_repository, generated_rows, queries, real_properties,
+                                               real_rows, write_stream)
 from dotr.pipeline.cli import main
 
 RESHAPED = [name for name, spec in queries().items() if spec["reshaped"] is not None]
@@ -37,7 +37,7 @@ def test_a_citybench_query_as_written_answers_as_its_reshaped_form(name, tmp_pat
     rng = random.Random(1)
     properties = generated_repository(tmp_path / "repository.nt", 449, rng)
     out = _answers(tmp_path, name, tmp_path / "repository.nt", properties,
-                   lambda service: _generated_rows(service, 20, rng))
+                   lambda service: generated_rows(service, 20, rng))
     assert out["written"] == out["reshaped"] and '"answers"' in out["written"]
 
 
@@ -46,5 +46,5 @@ def test_a_citybench_query_as_written_answers_as_its_reshaped_form(name, tmp_pat
 def test_on_citybench_sample(name, tmp_path):
     data = Path(DATA)
     repository = data / "SensorRepository.n3"
-    out = _answers(tmp_path, name, repository, real_properties(repository), lambda s: _real_rows(s, 20, data))
+    out = _answers(tmp_path, name, repository, real_properties(repository), lambda s: real_rows(s, 20, data))
     assert out["written"] == out["reshaped"]

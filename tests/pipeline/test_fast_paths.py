@@ -158,7 +158,7 @@ pattern Fire from Smoke construct { _:f a <http://x/Alarm> ; <http://x/area> ?a 
 
 @functools.cache
 def _dotr_rules():
-    from benchmarks.patterns import background, program
+    from dotr.examples.workloads.dotr_paper import background, program
 
     return check_text(program(rules=2)), background(20)
 
@@ -169,7 +169,7 @@ def _dotr_rules():
 def test_time_points_cross_between_processes_intact(readings):
     """A time point encoded by one reasoner and decoded by another built from the same files
     holds the same terms: with only background terms (sent as ids as they are) and with new ones."""
-    from benchmarks.patterns import EX
+    from dotr.examples.workloads.dotr_paper import EX
     from dotr.pipeline.wire import decode_point, encode_point
 
     checked, triples = _dotr_rules()

@@ -5,15 +5,17 @@ import random
 
 import pytest
 
-from benchmarks.patterns import EX, background, program
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from dotr.examples.workloads.dotr_paper import EX, background, program
 from dotr.pipeline.reasoner import Reasoner
 from dotr.pipeline.keys import carried, make_partition, split_keys, split_reason
 from dotr.pipeline.records import carry_facts, merge_records
 from dotr.pipeline.cli import main
 from dotr.rules import check_text
 from dotr.temporal.keys import EventPartition, JointKeys
+from tests.strategies.epsparql import trees
+from tests.strategies.keyed import BACKGROUND, PATTERNS, READS_GRAPHS, RULES, lars_programs, mixed_programs
 
 
 def _outputs(make, elements, groups: int) -> list[dict]:
@@ -42,7 +44,6 @@ def _split_gives_one_reasoners_output(text: str, elements: list, groups: int) ->
         return
     make = lambda: Reasoner(checked)  # noqa: E731
     assert _outputs(make, elements, groups) == _outputs(make, elements, 1), text
-
 
 
 def _checked(tmp_path, capsys, files: dict[str, str]) -> str:
@@ -86,41 +87,6 @@ def test_a_program_that_cannot_be_split_is_refused():
         r.keep_group(EventPartition({}, 2, r.dictionary), 0)
 
 
-# ------------------------------------------------------------------ LARS rules split by key
-BACKGROUND = """located(s1, r1) . located(s2, r1) . located(s3, r2) . located(s4, r3) .
-risky(r1) . risky(r3) . sensor(s1) . sensor(s2) . sensor(s3) . sensor(s4) . sensor(s5) .
-"""
-
-#: rules over sensors (S), keyed by S, with windows, negation, @, background joins, recursion,
-#: and predicates that are not split (level, the propositional any_hot)
-RULES = [
-    "hot(S) :- [{w}] <> temp(S, V), V > {c} .",
-    "steady(S) :- [{w}] [] smoke(S) .",
-    "alarm(S) :- hot(S), not ok(S) .",
-    "alarm(S) :- [{w}] <> smoke(S), located(S, R), risky(R) .",
-    "@T seen(S) :- [{w}] @T smoke(S) .",
-    "quiet(S) :- sensor(S), not [{w}] <> smoke(S) .",
-    "warm(S) :- hot(S), [{w}] <> level(V), V > 2 .",
-    "chain(S) :- hot(S) .\nchain(S) :- chain(S), [{w}] <> smoke(S) .",
-    "any_hot :- hot(S) .",
-    "@U later(S) :- [{w}] @T smoke(S), U = T + 2 .",
-    "room_alarm(S, R) :- alarm(S), located(S, R), not [{w}] <> ok(S) .",
-]
-
-
-@st.composite
-def lars_programs(draw):
-    chosen = draw(st.lists(st.sampled_from(RULES), min_size=1, max_size=5, unique=True))
-    text = BACKGROUND + "\n".join(r.format(w=draw(st.integers(0, 4)), c=draw(st.integers(10, 40))) for r in chosen)
-    sensors = ["s1", "s2", "s3", "s5"]
-    fact = st.one_of(st.builds(lambda s, v: f"temp({s},{v})", st.sampled_from(sensors), st.integers(0, 60)),
-                     st.builds(lambda s: f"smoke({s})", st.sampled_from(sensors)),
-                     st.builds(lambda s: f"ok({s})", st.sampled_from(sensors)),
-                     st.builds(lambda v: f"level({v})", st.integers(0, 5)))
-    times = sorted(draw(st.sets(st.integers(0, 14), min_size=1, max_size=8)))
-    return text + "\n", [(t, draw(st.lists(fact, max_size=4))) for t in times]
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(lars_programs(), st.sampled_from([2, 3]), st.sampled_from(["ticks", "ms"]))
 def test_generated_lars_programs_split_by_key_give_one_reasoners_output(case, groups, unit):
@@ -151,36 +117,6 @@ def test_a_tuple_window_keeps_a_program_on_one_key():
     r = Reasoner(checked)
     [out] = [x.facts for x in r.run([(0, ["hot(a)", "cold(a)", "hot(b)"])])]
     assert out == ["h0(b)", "h1(a)"]
-
-
-# ------------------------------------------------------------ LARS rules and patterns together
-#: patterns over the same readings, keyed by sensor or by room (the LARS rules key sensors):
-#: events, graphs (of a predicate the rules do not read, or of one they read: not split) and an
-#: emitted event that a second pattern uses
-PATTERNS = [
-    "event Smoke(?s) := smoke(?s) .\nevent Temp(?s, ?v) := temp(?s, ?v) .\n"
-    "pattern Fire from Smoke and last Temp(s = Smoke.s) within {w} from Smoke emit Fire(s = Smoke.s, v = Temp.v) .",
-    "event RoomSmoke(?r, ?s) := smoke(?s), located(?s, ?r) .\nevent RoomHeat(?r, ?v) := temp(?s, ?v), located(?s, ?r) .\n"
-    "pattern Spread from RoomSmoke and each RoomHeat(r = RoomSmoke.r) within {w} from RoomSmoke\n"
-    "  construct {{ ?r <http://ex.org/spread> ?v }} with ?r = RoomSmoke.r, ?v = RoomHeat.v .",
-    "event Ok(?s) := ok(?s) .\npattern Cleared from Ok and not Ok(s = Ok.s) within {w} from Ok\n"
-    "  construct {{ ?s a <http://ex.org/Cleared> }} with ?s = Ok.s .",
-    "event Smoky(?r, ?s) := smoke(?s), located(?s, ?r) .\n"
-    "pattern Warned from Smoky and last Smoky(r = Smoky.r) as Before within {w} from Smoky\n"
-    "  construct {{ ?s a <http://ex.org/Warned> }} with ?s = Smoky.s .",
-]
-#: a rule reading what a pattern keyed by sensor (Cleared) or by room (Warned) constructs
-READS_GRAPHS = "watch(S) :- [{w}] <> <http://ex.org/{c}>(S), sensor(S) ."
-
-
-@st.composite
-def mixed_programs(draw):
-    text, elements = draw(lars_programs())
-    chosen = draw(st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=3, unique=True))
-    text += "\n".join(p.format(w=draw(st.integers(0, 4))) for p in chosen) + "\n"
-    if draw(st.integers(0, 3)) == 0:
-        text += READS_GRAPHS.format(w=draw(st.integers(0, 3)), c=draw(st.sampled_from(["Cleared", "Warned"]))) + "\n"
-    return text, elements
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -220,7 +156,6 @@ def test_a_rule_reading_a_pattern_graph_keeps_the_program_on_one_key():
 # ------------------------------------------------------------------ EP-SPARQL queries split by key
 #: groups over companies (?x), one of them reading the background (:r), one binding another
 #: variable (?y) only, and sequence operators of every kind (the reference test's)
-from tests.temporal.test_epsparql_reference import trees  # noqa: E402
 
 EP_GROUPS = ("{ ?x :p ?v }", "{ ?x :q ?w }", "{ ?x :p ?v . ?x :q ?w }", "{ ?x :q ?w OPTIONAL { ?x :r ?y } }",
              "{ ?x :p 1 }", "{ ?x :r ?y }", "{ ?y :p ?v }")

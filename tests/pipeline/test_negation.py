@@ -4,7 +4,7 @@ comes back; a head supported twice that loses one support; background joins; a v
 positive part grows within its stratum; a resumed run."""
 
 from dotr.pipeline.cli import main
-from tests.pipeline.test_composition import facts_by_time, run_text
+from tests.pipeline.runs import facts_by_time, run_text
 
 RULES = """sensor(s1) . sensor(s2) . sensor(s3) .
 quiet(S) :- [2] <> reading(S, V), sensor(S), not [1] <> alarm(S) .

@@ -10,7 +10,7 @@ from dotr.pipeline import state_file
 from dotr.pipeline.reasoner import Reasoner
 from dotr.rules import check_text
 from dotr.rules.lang.errors import DotrError
-from tests.temporal import test_lars, test_patterns
+from tests.strategies import lars, patterns
 
 
 def outputs(text: str, stream: list[list[str]], cut: int | None = None, temporal: bool = False,
@@ -45,14 +45,14 @@ SETTINGS = settings(max_examples=100, deadline=None,
 
 
 @SETTINGS
-@given(test_lars.programs(), test_lars.streams(), st.integers(1, 10), st.booleans(), st.booleans())
+@given(lars.programs(), lars.streams(), st.integers(1, 10), st.booleans(), st.booleans())
 def test_a_resumed_lars_program_gives_the_uninterrupted_output(text, stream, cut, temporal, reclaim):
     stream = stream + [[]] * 4
     assert outputs(text, stream, cut, temporal, reclaim) == outputs(text, stream)
 
 
 @SETTINGS
-@given(test_patterns.programs(), test_patterns.streams(), st.integers(1, 8), st.booleans(), st.booleans())
+@given(patterns.programs(), patterns.streams(), st.integers(1, 8), st.booleans(), st.booleans())
 def test_a_resumed_pattern_program_gives_the_uninterrupted_output(text, stream, cut, temporal, reclaim):
     facts = [[f"{etype.lower()}({k}, {v})" for etype, k, v in events] for events in stream]
     assert outputs(text, facts, cut, temporal, reclaim) == outputs(text, facts)

@@ -22,36 +22,10 @@ from dotr.pipeline.spark.changes import ChangeLog
 from dotr.pipeline.spark.job import SparkPipeline, _Worker, conclude_rows, dotr_merge, enrich_rows, result_of
 from dotr.pipeline.spark.elements import split_file
 from dotr.rules import check, check_text
-from tests.pipeline.test_spark_changes import embedded as embedded_records
+from tests.pipeline.runs import embedded as embedded_records
+from tests.pipeline.spark_inputs import EXAMPLES, ROOT, example_output, files, publish, stream
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted(p.name for p in (ROOT / "examples").iterdir() if (p / "rules.dotr").exists())
 pytestmark = pytest.mark.spark
-
-
-def files(example: str) -> tuple[str, list[str]]:
-    ex = ROOT / "examples" / example
-    return str(ex / "rules.dotr"), [str(ex / "ontology.ttl")]
-
-
-def embedded(example: str, lines: list[str], keep_empty: bool = False) -> list[str]:
-    """The embedded pipeline's JSON Lines output for the stream ``lines``."""
-    from dotr.ontology.background import load_triples
-
-    rules, ontologies = files(example)
-    out, _ = embedded_records(check(rules), [t for path in ontologies for t in load_triples(path)], lines)
-    return [line for line in out if keep_empty or not result_of(json.loads(line)).is_empty()]
-
-
-def publish(folder: Path, name: str, lines: list[str]) -> None:
-    """Write a file into a watched directory atomically (write, then rename), with a later
-    modification time than the files before it (Spark's file source orders files by it)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    part = folder.parent / f".{name}.part"
-    part.write_text("".join(line + "\n" for line in lines))
-    latest = max((f.stat().st_mtime for f in folder.iterdir()), default=time.time() - 3600)
-    os.utime(part, (latest + 1,) * 2)  # in the past: the file source does not take files from the future
-    os.replace(part, folder / name)
 
 
 def run_job(spark, example: str, folder: Path, tmp_path: Path, changes: Path | None = None, **read) -> list[dict]:
@@ -65,10 +39,6 @@ def run_job(spark, example: str, folder: Path, tmp_path: Path, changes: Path | N
     return out
 
 
-def stream(example: str) -> list[str]:
-    return (ROOT / "examples" / example / "stream.jsonl").read_text().splitlines()
-
-
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_every_example_gives_the_embedded_output(spark, example, tmp_path):
     shutil.copy(ROOT / "examples" / example / "stream.jsonl", tmp_path / "stream.jsonl")
@@ -76,7 +46,7 @@ def test_every_example_gives_the_embedded_output(spark, example, tmp_path):
     os.replace(tmp_path / "stream.jsonl", tmp_path / "in" / "stream.jsonl")
     out = run_job(spark, example, tmp_path / "in", tmp_path, tmp_path / "changes")
     assert all(r.pop("kind") == "result" for r in out)
-    assert [json.dumps(r, ensure_ascii=False) for r in out] == embedded(example, stream(example))
+    assert [json.dumps(r, ensure_ascii=False) for r in out] == example_output(example, stream(example))
 
 
 def test_one_time_point_per_file_over_several_micro_batches(spark, tmp_path):
@@ -84,7 +54,7 @@ def test_one_time_point_per_file_over_several_micro_batches(spark, tmp_path):
     for i, line in enumerate(lines):
         publish(tmp_path / "in", f"{i:04d}.jsonl", [line])
     out = run_job(spark, "cooling", tmp_path / "in", tmp_path, max_files_per_trigger=3)
-    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == embedded("cooling", lines)
+    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == example_output("cooling", lines)
 
 
 def test_bad_and_late_records_are_rejected_with_their_file_and_line(spark, tmp_path):
@@ -97,7 +67,7 @@ def test_bad_and_late_records_are_rejected_with_their_file_and_line(spark, tmp_p
         [("a.jsonl", 7), ("a.jsonl", 8), (None, None)]
     assert "not a fact" in rejects[0]["reason"] and "time point 3 arrived after" in rejects[2]["reason"]
     results = [json.dumps(r) for r in out if r.pop("kind") == "result"]
-    assert results == embedded("cooling", lines)
+    assert results == example_output("cooling", lines)
 
 
 def test_file_sinks_jsonl_and_parquet(spark, tmp_path):
@@ -107,7 +77,7 @@ def test_file_sinks_jsonl_and_parquet(spark, tmp_path):
     for fmt in ("jsonl", "parquet"):
         job.write(job.results(job.read_files(tmp_path / "in")), tmp_path / fmt, tmp_path / f"ck-{fmt}", fmt
                   ).awaitTermination()
-    expected = embedded("cooling", stream("cooling"))
+    expected = example_output("cooling", stream("cooling"))
     written = [row.value for row in spark.read.text(str(tmp_path / "jsonl")).collect()]
     assert sorted(written, key=lambda s: json.loads(s)["t"]) == expected
     rows = spark.read.parquet(str(tmp_path / "parquet")).orderBy("t").collect()
@@ -141,7 +111,7 @@ def test_feed_source(spark, tmp_path):
     query = job.foreach(job.results(job.read_feed("cooling_feed:record", len(lines), per_batch=5)),
                         lambda _, batch: out.extend(batch), tmp_path / "checkpoint")
     query.awaitTermination()
-    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == embedded("cooling", lines)
+    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == example_output("cooling", lines)
 
 
 def test_the_command_line_runs_on_spark(spark, tmp_path):
@@ -189,14 +159,14 @@ def test_a_restored_state_continues_exactly(example, tmp_path):
         reused_outputs += _conclude(reused, enrich_rows(reused, batch, logs[1]), reused_states, logs[1])
     continuous = _conclude(live, enrich_rows(live, elements, logs[2]), [None] * len(groups), logs[2])
     assert outputs == continuous == reused_outputs
-    assert [json for _, kind, json in outputs if kind == "result"] == embedded(example, lines, keep_empty=True)
+    assert [json for _, kind, json in outputs if kind == "result"] == example_output(example, lines, keep_empty=True)
 
 
 def test_carried_key_groups_restored_each_micro_batch_continue_exactly():
     """LARS rules in ms split by sensor: each group's state, with the facts it printed last, is
     restored by a fresh worker every micro-batch; the carrying merge gives the live run's and the
     embedded run's records. No Spark: the steps themselves."""
-    from tests.pipeline.test_keyed import BACKGROUND, RULES
+    from tests.strategies.keyed import BACKGROUND, RULES
 
     checked = check_text("@timeunit ms .\n" + BACKGROUND + "\n".join(r.format(w=3, c=30) for r in RULES
                                                                      if "any_hot" not in r) + "\n")
@@ -241,8 +211,8 @@ def _conclude(worker: _Worker, rows: list[tuple], states: list, log: ChangeLog |
 def test_patterns_split_by_key_over_two_groups_give_the_embedded_output(spark, tmp_path):
     """The DOTR-style workload (patterns joined on the room): the temporal stage runs in two key
     groups; bad and late records are still rejected once."""
-    from benchmarks.patterns import program
-    from benchmarks.spark import write_workload
+    from dotr.examples.workloads.dotr_paper import program
+    from dotr.examples.workloads.stream_files import write_workload
 
     write_workload(tmp_path, size=6_000, batch=2_000, per_point=200, terminators=0.2, rules=3)
     (tmp_path / "rules.dotr").write_text(program(rules=3))
@@ -320,7 +290,7 @@ def test_a_directory_whose_files_spark_reads_gives_the_same_output(spark, tmp_pa
     out = run_job(spark, "cooling", tmp_path / "in", tmp_path)
     rejects = [r for r in out if r.pop("kind") == "reject"]
     assert [(r["line"], r["source"].endswith("s.jsonl")) for r in rejects] == [(6, True)]
-    assert [json.dumps(r) for r in out if r not in rejects] == embedded("cooling", lines)
+    assert [json.dumps(r) for r in out if r not in rejects] == example_output("cooling", lines)
 
 
 def test_the_warm_up_query_runs_once_and_the_stream_after_it_starts_afresh(spark, tmp_path):
@@ -337,7 +307,7 @@ def test_the_warm_up_query_runs_once_and_the_stream_after_it_starts_afresh(spark
     query = job.foreach(job.results(job.read_files(tmp_path / "in")), lambda _, batch: out.extend(batch),
                         tmp_path / "checkpoint")
     query.awaitTermination()
-    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == embedded("cooling", lines)
+    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == example_output("cooling", lines)
 
 
 def test_a_micro_batch_run_again_after_failing_half_way_continues_exactly():
@@ -394,7 +364,7 @@ def test_killed_with_minus_9_on_spark_the_same_command_gives_the_whole_output(tm
     proc.wait()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert out.read_text().splitlines() == embedded("cooling", lines)
+    assert out.read_text().splitlines() == example_output("cooling", lines)
 
 
 @pytest.mark.slow
@@ -438,7 +408,7 @@ def test_a_live_run_killed_then_stopped_by_sigterm_loses_nothing_and_prints_one_
     assert second.wait(timeout=120) == 143
     err = second.stderr.read()
     assert err and all(line.startswith("dotr: ") for line in err.splitlines()), err
-    assert out.read_text().splitlines() == embedded("cooling", lines)
+    assert out.read_text().splitlines() == example_output("cooling", lines)
 
 
 def test_the_command_line_takes_spark_settings_and_shows_the_ui(tmp_path):
@@ -496,7 +466,7 @@ def test_lars_rules_split_by_key_over_two_groups_give_the_embedded_output(spark,
     patterns keyed by sensor and by room beside them (graphs, emitted events), also through
     ``dotr run --engine spark``. In ms, each group evaluates its own time points, and the merge
     carries each group's facts to the others' (across micro-batches too)."""
-    from tests.pipeline.test_keyed import BACKGROUND, PATTERNS, RULES
+    from tests.strategies.keyed import BACKGROUND, PATTERNS, RULES
     from dotr.temporal.keys import FactKeys, JointKeys
 
     rules = tmp_path / "rules.dotr"
@@ -597,7 +567,7 @@ def test_a_live_pipe_into_spark_gives_each_time_point_as_it_comes(tmp_path):
     proc.stdin.close()
     rest = proc.stdout.read()
     assert proc.wait(timeout=300) == 0, proc.stderr.read()
-    assert (first + rest).splitlines() == embedded("cooling", lines)
+    assert (first + rest).splitlines() == example_output("cooling", lines)
 
 
 def test_background_changes_reach_every_task_over_several_micro_batches(spark, tmp_path):
@@ -610,7 +580,7 @@ def test_background_changes_reach_every_task_over_several_micro_batches(spark, t
     for per_trigger in (1, 3):
         out = run_job(spark, "moves", tmp_path / "in", tmp_path / str(per_trigger), tmp_path / f"changes{per_trigger}",
                       max_files_per_trigger=per_trigger)
-        assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == embedded("moves", lines)
+        assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == example_output("moves", lines)
     out = run_job(spark, "moves", tmp_path / "in", tmp_path / "none")
     rejects = [r for r in out if r["kind"] == "reject"]
     assert sorted(r["line"] for r in rejects) == [1, 1] and all("no directory for its change log" in r["reason"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import pickle
 import tempfile
-from itertools import groupby
 from pathlib import Path
 
 import pandas as pd
@@ -18,15 +17,13 @@ import rdflib
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from dotr.ontology import OntologicalStage
-from dotr.rules import InputError
-from dotr.pipeline.reasoner import Reasoner
 from dotr.pipeline.keys import split_keys
-from dotr.pipeline.io import BackgroundChange, read_jsonl
 from dotr.pipeline.spark.changes import ChangeLog
 from dotr.pipeline.spark.job import _Worker, conclude_rows, dotr_merge, enrich_rows
 from dotr.pipeline.spark.elements import split_file
 from dotr.rules import check
-from tests.pipeline.test_composition import programs, streams_with_changes
+from tests.pipeline.runs import embedded
+from tests.strategies.composition import programs, streams_with_changes
 
 TASKS = 2  # enrich tasks per micro-batch
 
@@ -38,26 +35,6 @@ def lines_of(records) -> list[str]:
                   **({"background": change} if change else {})}
         out.append(json.dumps(record))
     return out
-
-
-def embedded(checked, background, lines: list[str], **options) -> tuple[list[str], list[int]]:
-    """The embedded reasoner's records (every time point) and the lines of changes it rejects."""
-    reasoner = Reasoner(checked, background, **options)
-    out, rejected = [], []
-    for t, records in groupby(read_jsonl(lines, parse=False), key=lambda r: r.t):
-        facts, change = {}, BackgroundChange()
-        for record in records:
-            facts.setdefault(record.stream, []).extend(record.facts)
-            if record.background:
-                change.update(record.background)
-        out += [json.dumps(r.to_json(), ensure_ascii=False) for r in reasoner.between(t)]
-        if change:
-            try:
-                reasoner.change_background(change.add, change.remove)
-            except InputError:
-                rejected.append(change.line)
-        out.append(json.dumps(reasoner.step(t, facts).to_json(), ensure_ascii=False))
-    return out, rejected
 
 
 class Job:

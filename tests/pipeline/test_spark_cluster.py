@@ -14,7 +14,7 @@ import pytest
 
 from dotr.pipeline.spark.cluster import standalone_cluster
 
-from .test_spark import EXAMPLES, ROOT, embedded, files, publish, stream
+from .spark_inputs import EXAMPLES, ROOT, example_output, files, publish, stream
 
 pytestmark = pytest.mark.spark
 
@@ -56,7 +56,7 @@ def test_a_killed_query_continues_from_its_checkpoint(spark, tmp_path):
         assert subprocess.run([*command, "--trigger", "available-now"], stdout=log, stderr=log, timeout=300
                               ).returncode == 0
     written = [row.value for row in spark.read.text(str(tmp_path / "out")).collect()]  # committed files only
-    assert sorted(written, key=lambda s: json.loads(s)["t"]) == embedded("cooling", lines)
+    assert sorted(written, key=lambda s: json.loads(s)["t"]) == example_output("cooling", lines)
 
 
 def test_spark_submit_runs_the_job_and_keeps_its_conf(spark, tmp_path):
@@ -76,7 +76,7 @@ def test_spark_submit_runs_the_job_and_keeps_its_conf(spark, tmp_path):
         code = subprocess.run(command, env=env, stdout=log, stderr=log, timeout=300).returncode
     assert code == 0, (tmp_path / "submit.log").read_text()[-3000:]
     written = [row.value for row in spark.read.text(str(tmp_path / "out")).collect()]
-    assert sorted(written, key=lambda s: json.loads(s)["t"]) == embedded("fire", stream("fire"))
+    assert sorted(written, key=lambda s: json.loads(s)["t"]) == example_output("fire", stream("fire"))
     offsets = (tmp_path / "ck" / "offsets" / "0").read_text()
     assert '"spark.sql.shuffle.partitions":"3"' in offsets, offsets
 
@@ -114,4 +114,4 @@ def test_every_example_on_a_two_worker_standalone_cluster(tmp_path):
                                   stdout=log, stderr=log, timeout=600).returncode
     assert code == 0, (tmp_path / "job.log").read_text()[-3000:]
     for example in EXAMPLES:
-        assert (tmp_path / f"{example}.jsonl").read_text().splitlines() == embedded(example, stream(example))
+        assert (tmp_path / f"{example}.jsonl").read_text().splitlines() == example_output(example, stream(example))

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from benchmarks.rule_files import program, stream as _stream
+from dotr.examples.workloads.rule_files import program, stream as _stream
 from dotr.pipeline.cli import main
 from dotr.rules import check_text
 

@@ -11,68 +11,7 @@ from dotr.temporal.keys import EventPartition, partition_keys
 from dotr.temporal.patterns import PatternEngine
 from tests.temporal.pattern_reference import PatternReference
 from tests.state_files import round_trip
-
-TYPES = ["A", "B", "C"]
-DECLS = "\n".join(f"event {t}(?k, ?v) := {t.lower()}(?k, ?v) ." for t in TYPES)
-
-
-@st.composite
-def pattern(draw, name: str, terminator_types=TYPES, keyed: bool = False):
-    """A pattern; ``keyed`` ties most items and aggregates to the terminator by ``k`` (so that
-    the program can often be partitioned by it)."""
-    term = draw(st.sampled_from(terminator_types))
-    labels = [term]
-    bound = [term]  # labels that constraints and scopes may use
-    text = f"pattern {name}\n  from {term}"
-    if draw(st.integers(0, 3)) == 0:
-        text += f"(v > {draw(st.integers(0, 4))})"
-    for i in range(draw(st.integers(1, 3))):
-        selection = draw(st.sampled_from(["each", "last", "first", "not"]))
-        etype = draw(st.sampled_from(TYPES))
-        cons = []
-        if draw(st.booleans()) or (keyed and draw(st.integers(0, 5))):
-            cons.append(f"k = {draw(st.sampled_from(bound))}.k")
-        if draw(st.integers(0, 2)) == 0:
-            cons.append(f"v {draw(st.sampled_from(['>', '<=', '!=']))} {draw(st.integers(0, 5))}")
-        if len(bound) >= 2 and draw(st.integers(0, 2)) == 0:
-            a, b = sorted(draw(st.lists(st.sampled_from(bound), min_size=2, max_size=2, unique=True)),
-                          key=bound.index)
-            scope = f"between {a} and {b}" if draw(st.booleans()) else f"between {b} and {a}"
-        else:
-            scope = f"within {draw(st.integers(1, 4))} from {draw(st.sampled_from(bound))}"
-        label = f"L{i}"
-        args = f"({', '.join(cons)})" if cons else ""
-        if selection == "not":
-            text += f"\n   and not {etype}{args} {scope}"
-        else:
-            text += f"\n   and {selection} {etype}{args} as {label} {scope}"
-            bound.append(label)
-            labels.append(label)
-    if draw(st.integers(0, 2)) == 0:
-        agg = draw(st.sampled_from(["count", "sum", "avg", "max"]))
-        target = draw(st.sampled_from(TYPES)) + (f"(k = {term}.k)" if keyed and draw(st.integers(0, 3)) else "")
-        target += "" if agg == "count" else ".v"
-        text += f"\n  where {agg}({target} within {draw(st.integers(1, 4))} from {term}) >= {draw(st.integers(0, 4))}"
-    emit_from = bound[-1]
-    text += f"\n  emit E{name}(k = {term}.k, v = {emit_from}.v)"
-    if len(bound) > 1 and draw(st.integers(0, 3)) == 0:
-        text += f"\n  consuming {draw(st.sampled_from(bound[1:]))}"
-    return text + " ."
-
-
-@st.composite
-def programs(draw, keyed: bool = False):
-    first = draw(pattern("P", keyed=keyed))
-    text = DECLS + "\n" + first
-    if draw(st.booleans()):
-        text += "\n" + draw(pattern("Q", terminator_types=["EP"], keyed=keyed))
-    return text
-
-
-@st.composite
-def streams(draw):
-    return [[(draw(st.sampled_from(TYPES)), draw(st.sampled_from(["x", "y"])), draw(st.integers(0, 5)))
-             for _ in range(draw(st.integers(0, 3)))] for _ in range(draw(st.integers(1, 9)))]
+from tests.strategies.patterns import DECLS, TYPES, pattern, programs, streams
 
 
 def _show(d, values):
@@ -198,6 +137,20 @@ pattern Fire from Smoke construct { _:f a <http://x/Alarm> ; <http://x/area> ?a 
     d2.intern(ir.Name("other"))
     again = [m.graph[0][0] for m in second.step(1, {"Smoke": [(d2.intern(ir.Name("a2")),), (d2.intern(ir.Name("a1")),)]}, interned=True).matches]
     assert again == names[::-1]
+
+
+def test_an_emitted_attribute_left_undefined_is_unbound_where_it_is_read():
+    # (``v + 1`` of a name is undefined) a constraint on it is false, a digest and the event's
+    # data show it unbound
+    prog = check_text("""event Reading(?s, ?v) := reading(?s, ?v) .
+pattern P from Reading emit Level(s = Reading.s, x = Reading.v + 1) .
+pattern Q from Level(x > 3) emit Alarm(s = Level.s) .
+pattern R from Level construct { _:r <http://x/of> ?s } with ?s = Level.s .""").program
+    engine = PatternEngine(prog)
+    matches = engine.step(1, {"Reading": [("s1", "high"), ("s2", 5)]}).matches
+    assert sorted(repr((m.pattern, engine.emitted(m)["attributes"] if m.emitted else len(m.graph)))
+                  for m in matches) == sorted(repr(x) for x in [
+        ("P", {"s": "s1", "x": None}), ("P", {"s": "s2", "x": "6"}), ("Q", {"s": "s2"}), ("R", 1), ("R", 1)])
 
 
 def _matches(d, matches) -> list[str]:

@@ -1,8 +1,10 @@
-"""A deterministic LUBM-like generator for the ontology benchmarks: a schema with subclass
-chains, subproperty chains, domain/range, a transitive property and inverse pairs, and instance
-data that uses it.
+"""A deterministic LUBM-like ontology (the ontology benchmarks' background): a schema with
+subclass chains, subproperty chains, domain/range, a transitive property and inverse pairs, and
+instance data that uses it.
 
-    triples(100_000) -> list of (s, p, o) IRI strings, deterministic for a given size and seed
+>>> data = triples(1_000)
+>>> len(data), data == triples(1_000), data[0][1]
+(1000, True, 'http://www.w3.org/2000/01/rdf-schema#subClassOf')
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ OWL = "http://www.w3.org/2002/07/owl#"
 
 
 def schema(classes_per_chain: int = 6, chains: int = 5) -> list[tuple[str, str, str]]:
+    """The schema's triples: ``chains`` subclass and subproperty chains, their domains and
+    ranges, ``partOf`` transitive, each chain's first property with an inverse."""
     out = []
     for c in range(chains):
         for i in range(classes_per_chain - 1):
@@ -32,7 +36,8 @@ def schema(classes_per_chain: int = 6, chains: int = 5) -> list[tuple[str, str, 
 
 
 def triples(n: int, seed: int = 1, chains: int = 5) -> list[tuple[str, str, str]]:
-    """About ``n`` triples: the schema, then instance triples (types, chain properties, partOf)."""
+    """About ``n`` triples (IRI strings, the same for the same ``n`` and ``seed``): the schema,
+    then instance triples (types, chain properties, partOf)."""
     rnd = random.Random(seed)
     out = schema(chains=chains)
     entities = max(10, n // 4)
