@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 
-from dotr.rules import Diagnostic, RuleError, TimeOrderError, ir
+from dotr.rules import Diagnostic, RuleError, TimeOrderError, UsageError, ir
 from dotr.rules.lang.analysis import stratify
 from dotr.rules.lang.digraph import DiGraph, has_path, strongly_connected_components
 from dotr.rules.engine.plan import CompiledRule, compile_rule, evaluate_full
@@ -472,7 +472,7 @@ class LarsEngine(BackgroundChanges):
         d = self.dictionary
         atom = lit.atom
         if isinstance(atom.pred, ir.Var):
-            raise ValueError("a variable predicate cannot be used inside a window")
+            raise UsageError("a variable predicate cannot be used inside a window (E308: check the program first)")
         base = (d.intern(atom.pred), len(atom.args))
         window, op = lit.window, lit.op
         size = INF if window is None else window.length()

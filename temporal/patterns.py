@@ -38,7 +38,7 @@ from typing import Callable, NamedTuple, cast
 
 from rdflib import BNode, Variable as RdfVariable
 
-from dotr.rules import EventError, FactError, TimeOrderError, ir
+from dotr.rules import EventError, FactError, TimeOrderError, UsageError, ir
 from dotr.rules.engine.frames import is_frame
 from dotr.rules.engine.inputs import term_of
 from dotr.rules.engine.builtins import arith, compare
@@ -188,7 +188,7 @@ class _Exprs:
     def position(self, event_type: str, attr: str) -> int:
         names = self.attrs.get(event_type, ())
         if attr not in names:
-            raise ValueError(f"pattern {self.pattern}: event {event_type} has no attribute {attr}")
+            raise UsageError(f"pattern {self.pattern}: event {event_type} has no attribute {attr}")
         return names.index(attr)
 
     def term(self, expr) -> Callable[[Bindings], int | None]:
@@ -196,7 +196,7 @@ class _Exprs:
         if isinstance(expr, ir.AttrRef):
             label, attr = expr.event, expr.attr
             if label not in self.types:
-                raise ValueError(f"pattern {self.pattern}: no event {label} to read {attr} from")
+                raise UsageError(f"pattern {self.pattern}: no event {label} to read {attr} from")
             pos = self.position(self.types[label], attr)
             return lambda b: b[label].values[pos]
         if isinstance(expr, (ir.BinOp, ir.Aggregate)):
@@ -560,7 +560,7 @@ class PatternEngine:
         try:
             self.order = cast("list[int]", list(topological_sort(graph)))  # (the nodes: pattern numbers)
         except CycleError:
-            raise ValueError("patterns emit events to each other in a cycle") from None
+            raise UsageError("patterns emit events to each other in a cycle") from None
         indexed: dict[str, set[int]] = defaultdict(set)
         for c in self.patterns:
             for event_type, pos in c.index_positions():
