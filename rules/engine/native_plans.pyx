@@ -41,6 +41,7 @@ cdef enum:
 
 cdef enum:
     AHEAD = 16       # records prefetched ahead when a round's derivations are stored
+    KEEP = 1 << 16   # entries of a delta or of derivations kept after a fixpoint (_trim)
 
 cdef enum:
     T_EQ = 0
@@ -77,6 +78,13 @@ cdef struct Step:
     int ix                  # A_INDEX with P_CONST: the index number, resolved per run
 
 
+cdef void _shrink(int64_t **p, int64_t n) noexcept:
+    """Make the block at ``p[0]`` ``n`` int64 long, which is less (kept as it is if that fails)."""
+    cdef int64_t *q = <int64_t *>realloc(p[0], n * sizeof(int64_t))
+    if q != NULL:
+        p[0] = q
+
+
 @cython.final
 cdef class Out:
     """The derivations of a round: records ``table, expiry, term ids...``."""
@@ -94,6 +102,13 @@ cdef class Out:
 
     def __dealloc__(self):
         free(self.data)
+
+    cdef void trim(self) noexcept:
+        """Keep room for ``KEEP`` int64 only (the content is dropped)."""
+        if self.cap > KEEP:
+            _shrink(&self.data, KEEP)
+            self.cap = KEEP
+        self.n = 0
 
     cdef int64_t *reserve(self, int64_t n) except NULL:
         """Room for ``n`` int64 from the start (a scratch buffer, its content dropped)."""
@@ -426,7 +441,6 @@ cdef class NativeRules:
     cdef readonly list unsupported   # (rule, reason) of the rules left to their Python plans
     cdef readonly list steps    # the plans of transitive steps, by step number
     cdef Out out
-    cdef Out delta              # scratch: a round's delta (rows, expiries, sources)
     cdef Out chosen             # scratch: the delta rows with a plan's constant (_filtered)
 
     def __init__(self, rules, compiled, d, steps=None):
@@ -436,7 +450,7 @@ cdef class NativeRules:
         self.by_rel, self.by_triple, self.py_by_rel, self.py_by_triple = {}, [], {}, []
         self.filtered = {}
         self.unsupported, self.steps = [], []
-        self.out, self.delta, self.chosen = Out(), Out(), Out()
+        self.out, self.chosen = Out(), Out()
         steps = steps or {}
         for i, (rule, c) in enumerate(zip(rules, compiled)):
             try:
@@ -496,7 +510,7 @@ cdef class NativeRules:
 
     cdef int _begin(self, NativeStore store) except -1:
         cdef int64_t i
-        store.epoch += 1
+        store.next_epoch()
         for i in range(store.ntables):
             store.tables[i].dn = 0
         self.out.n = 0
@@ -504,11 +518,8 @@ cdef class NativeRules:
 
     cdef int64_t _fixpoint(self, NativeStore store, bint explicit) except -1:
         """Store the derivations pushed (the input), then run the semi-naive rounds."""
-        cdef int64_t i, k, count = 0, total, n
+        cdef int64_t i, count = 0, total
         cdef Table *t
-        cdef int64_t *rows
-        cdef int64_t *exps
-        cdef int64_t *srcs
         cdef Plan step
         self._apply(store, self.out, -1, explicit)
         while True:
@@ -516,33 +527,45 @@ cdef class NativeRules:
             for i in range(store.ntables):
                 total += store.tables[i].dn
             if total == 0:
+                self._trim(store)
                 return count
             count += total
             GUARD.charge(total)  # (the budget of the time point, and a cancellation: between rounds)
-            # the round's delta, copied out: the derivations go into the next one
-            rows = self.delta.reserve(3 * total)
-            exps, srcs = rows + total, rows + 2 * total
-            parts = []
-            k = 0
-            for i in range(store.ntables):
-                t = store.tables[i]
-                if t.dn:
-                    memcpy(rows + k, t.drows, t.dn * sizeof(int64_t))
-                    memcpy(exps + k, t.dexps, t.dn * sizeof(int64_t))
-                    memcpy(srcs + k, t.dsrcs, t.dn * sizeof(int64_t))
-                    parts.append((i, k, t.dn))
-                    k += t.dn
-                    t.dn = 0
-            store.epoch += 1
+            # the round's delta is read where it is (the tables' delta arrays): the round's
+            # derivations go to ``out`` and the steps' ``own``, and only ``_apply`` writes the next
+            parts = [i for i in range(store.ntables) if store.tables[i].dn]
+            store.next_epoch()
             self.out.n = 0
             for step in self.steps:
                 step.own.n = 0
-            for i, k, n in parts:
-                self._round(store, store.tables[i], rows + k, exps + k, srcs + k, n)
+            for i in parts:
+                t = store.tables[i]
+                self._round(store, t, t.drows, t.dexps, t.dsrcs, t.dn)
+            for i in parts:
+                store.tables[i].dn = 0
             # the steps' conclusions first, so that what another rule raises further is fed to them
             for step in self.steps:
                 self._apply(store, step.own, step.step_id)
             self._apply(store, self.out, -1)
+
+    cdef void _trim(self, NativeStore store) noexcept:
+        """Give back the memory of deltas and derivations larger than ``KEEP`` entries (a
+        background's closure leaves them as large as its largest round; the pages of a large
+        block go back to the system)."""
+        cdef int64_t i
+        cdef Table *t
+        cdef Plan step
+        for i in range(store.ntables):
+            t = store.tables[i]
+            if t.dcap > KEEP:
+                _shrink(&t.drows, KEEP)
+                _shrink(&t.dexps, KEEP)
+                _shrink(&t.dsrcs, KEEP)
+                t.dcap = KEEP
+        self.out.trim()
+        self.chosen.trim()
+        for step in self.steps:
+            step.own.trim()
 
     cdef int _round(self, NativeStore store, Table *t, int64_t *rows, int64_t *exps, int64_t *srcs,
                     int64_t n) except -1:

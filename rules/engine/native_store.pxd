@@ -12,6 +12,7 @@ cdef extern from *:
     #define DOTR_INF (((int64_t)1) << 62) /* the expiry of facts that never expire */
     #define DOTR_ROW_BITS 40              /* a slot holds (hash tag << 40) | row */
     #define DOTR_ROW_MASK ((((int64_t)1) << 40) - 1)
+    #define DOTR_EPOCH_MASK ((((int64_t)1) << 23) - 1) /* a row's delta mark keeps the epoch's low bits */
     #define DOTR_PREFETCH(p) __builtin_prefetch((const void *)(p))
     """
     const int64_t DOTR_FREE
@@ -20,6 +21,7 @@ cdef extern from *:
     const int64_t DOTR_INF
     const int DOTR_ROW_BITS
     const int64_t DOTR_ROW_MASK
+    const int64_t DOTR_EPOCH_MASK
     void DOTR_PREFETCH(const void *p) noexcept nogil
 
 cdef enum:
@@ -28,9 +30,9 @@ cdef enum:
     # a row: the fact's term ids (arity of them), then these fields
     F_EXP = 0          # the expiry (FREE: the row holds no fact)
     F_XEXP = 1         # the expiry as an explicit fact (FREE: not explicit)
-    F_MARK = 2         # the delta epoch in which it was last put in the delta
-    F_DPOS = 3         # its place in that delta
-    FIELDS = 4
+    F_DELTA = 2        # (epoch << ROW_BITS) | place: the delta epoch in which it was last put in
+                       # the delta (its low bits, DOTR_EPOCH_MASK) and its place in that delta
+    FIELDS = 3
 
 cdef struct Index:
     int npos
@@ -42,7 +44,6 @@ cdef struct Index:
     int64_t *counts    # per slot: the length of the chain
     int64_t *next      # per row: the next row with the same key (-1: none)
     int64_t *prev      # per row
-    int64_t *slot_of   # per row: the slot of its key
 
 cdef struct Table:
     int64_t pred
@@ -121,8 +122,9 @@ cdef inline bint key_matches(Table *t, Index *ix, int64_t row, const int64_t *ke
     return True
 
 
-cdef inline int64_t idx_find(Table *t, Index *ix, const int64_t *key) noexcept nogil:
-    """The first row of the chain of rows whose values at the index's positions are ``key``, or -1."""
+cdef inline int64_t idx_slot(Table *t, Index *ix, const int64_t *key) noexcept nogil:
+    """The slot of the index's hash table that holds ``key`` (the values at the index's
+    positions), or -1."""
     cdef uint64_t mask = <uint64_t>ix.nslots - 1
     cdef uint64_t i = hash_key(key, ix.npos) & mask
     cdef int64_t h
@@ -131,8 +133,14 @@ cdef inline int64_t idx_find(Table *t, Index *ix, const int64_t *key) noexcept n
         if h == DOTR_EMPTY:
             return -1
         if h >= 0 and key_matches(t, ix, h, key):
-            return h
+            return <int64_t>i
         i = (i + 1) & mask
+
+
+cdef inline int64_t idx_find(Table *t, Index *ix, const int64_t *key) noexcept nogil:
+    """The first row of the chain of rows whose values at the index's positions are ``key``, or -1."""
+    cdef int64_t i = idx_slot(t, ix, key)
+    return -1 if i < 0 else ix.heads[i]
 
 
 @cython.final
@@ -167,6 +175,7 @@ cdef class NativeStore:
     cdef int _map_pred(self, int64_t pred, int arity, int64_t tid) except -1
     cdef Table *table(self, object rel) except NULL
     cdef Table *table_for(self, int64_t pred, int arity) except NULL
+    cdef int next_epoch(self) except -1
     cdef int _explicit_until(self, Table *t, int64_t row, int64_t expiry) except -1
     cdef int upsert(self, Table *t, const int64_t *key, int64_t expiry, bint delta, bint explicit) except -1
     cdef int upsert_hashed(self, Table *t, const int64_t *key, uint64_t h, int64_t expiry, bint delta,

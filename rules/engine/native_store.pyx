@@ -36,6 +36,9 @@ cdef int64_t INITIAL_SLOTS = 16
 #: was last asked for than it has facts (plus this), as in the dict store
 cdef int64_t UNUSED_INDEX_SLACK = _SLACK
 cdef int AHEAD = 8  # entries prefetched ahead when expired facts are dropped
+#: a relation's hash table is grown when more than this many tenths of its slots are used (each
+#: slot holds a tag of its fact's hash, so a probe past other facts rarely reads their rows)
+cdef int64_t MAX_LOAD = 7
 
 
 # ------------------------------------------------------------------------------ C helpers
@@ -90,7 +93,6 @@ cdef void idx_free(Index *ix) noexcept:
     free(ix.counts)
     free(ix.next)
     free(ix.prev)
-    free(ix.slot_of)
 
 
 cdef void tbl_drop_indexes(Table *t) noexcept:
@@ -120,7 +122,6 @@ cdef int tbl_grow_rows(Table *t) except -1:
     for i in range(t.nidx):
         _grow(&t.idx[i].next, cap)
         _grow(&t.idx[i].prev, cap)
-        _grow(&t.idx[i].slot_of, cap)
     t.cap = cap
     return 0
 
@@ -170,17 +171,13 @@ cdef int idx_rehash(Table *t, Index *ix, int64_t nslots) except -1:
     cdef int64_t *counts = _alloc(nslots)
     cdef uint64_t mask = <uint64_t>nslots - 1
     cdef uint64_t i
-    cdef int64_t s, r
+    cdef int64_t s
     for s in range(ix.nslots):
         if ix.heads[s] >= 0:
             i = row_key_hash(t, ix, ix.heads[s]) & mask
             while heads[i] != DOTR_EMPTY:
                 i = (i + 1) & mask
             heads[i], counts[i] = ix.heads[s], ix.counts[s]
-            r = heads[i]
-            while r >= 0:
-                ix.slot_of[r] = <int64_t>i
-                r = ix.next[r]
     free(ix.heads)
     free(ix.counts)
     ix.heads, ix.counts, ix.nslots, ix.used = heads, counts, nslots, ix.nkeys
@@ -205,7 +202,6 @@ cdef int idx_add(Table *t, Index *ix, int64_t row) except -1:
             ix.next[row], ix.prev[row], ix.prev[h] = h, -1, row
             ix.heads[i] = row
             ix.counts[i] += 1
-            ix.slot_of[row] = <int64_t>i
             return 0
         i = (i + 1) & mask
     if tomb >= 0:
@@ -213,13 +209,22 @@ cdef int idx_add(Table *t, Index *ix, int64_t row) except -1:
     else:
         ix.used += 1
     ix.heads[i], ix.counts[i] = row, 1
-    ix.next[row], ix.prev[row], ix.slot_of[row] = -1, -1, <int64_t>i
+    ix.next[row], ix.prev[row] = -1, -1
     ix.nkeys += 1
     return 0
 
 
-cdef void idx_remove(Index *ix, int64_t row) noexcept:
-    cdef int64_t s = ix.slot_of[row]
+cdef inline int64_t idx_slot_of(Table *t, Index *ix, int64_t row) noexcept nogil:
+    """The slot of the key of ``row`` (which the index holds)."""
+    cdef uint64_t mask = <uint64_t>ix.nslots - 1
+    cdef uint64_t i = row_key_hash(t, ix, row) & mask
+    while ix.heads[i] < 0 or not rows_share_key(t, ix, ix.heads[i], row):
+        i = (i + 1) & mask
+    return <int64_t>i
+
+
+cdef void idx_remove(Table *t, Index *ix, int64_t row) noexcept:
+    cdef int64_t s = idx_slot_of(t, ix, row)
     cdef int64_t p = ix.prev[row], n = ix.next[row]
     if p >= 0:
         ix.next[p] = n
@@ -235,18 +240,15 @@ cdef void idx_remove(Index *ix, int64_t row) noexcept:
 
 cdef int idx_build(Table *t, int npos, const int *pos) except -1:
     cdef Index *ix = &t.idx[t.nidx]
-    cdef int64_t r, n = INITIAL_SLOTS
+    cdef int64_t r
     memset(ix, 0, sizeof(Index))
     ix.npos = npos
     memcpy(ix.pos, pos, npos * sizeof(int))
-    while n < t.size * 4:
-        n *= 2
-    ix.nslots = n
-    ix.heads = _empty_slots(n)
-    ix.counts = _alloc(n)
+    ix.nslots = INITIAL_SLOTS  # (grown with the keys: an index by a class has few)
+    ix.heads = _empty_slots(INITIAL_SLOTS)
+    ix.counts = _alloc(INITIAL_SLOTS)
     ix.next = _alloc(t.cap)
     ix.prev = _alloc(t.cap)
-    ix.slot_of = _alloc(t.cap)
     t.nidx += 1
     for r in range(t.nrows):
         if row_at(t, r)[t.arity + F_EXP] != DOTR_FREE:
@@ -269,8 +271,8 @@ cdef int64_t tbl_insert(Table *t, const int64_t *key, uint64_t h, int64_t expiry
     cdef int64_t *v
     cdef uint64_t mask, i
     cdef int j
-    if (t.used + 1) * 2 > t.nslots:
-        tbl_rehash(t, t.nslots * 2 if (t.size + 1) * 4 > t.nslots else t.nslots)
+    if (t.used + 1) * 10 > t.nslots * MAX_LOAD:  # (a table of tombstones is rehashed as large)
+        tbl_rehash(t, t.nslots * 2 if (t.size + 1) * 20 > t.nslots * MAX_LOAD else t.nslots)
     if t.nfree:
         t.nfree -= 1
         row = t.free_rows[t.nfree]
@@ -284,7 +286,7 @@ cdef int64_t tbl_insert(Table *t, const int64_t *key, uint64_t h, int64_t expiry
         v[j] = key[j]
     v[t.arity + F_EXP] = expiry
     v[t.arity + F_XEXP] = DOTR_FREE
-    v[t.arity + F_MARK] = -1
+    v[t.arity + F_DELTA] = -1
     mask = <uint64_t>t.nslots - 1
     i = h & mask
     while True:
@@ -318,7 +320,7 @@ cdef void tbl_remove(Table *t, int64_t row) noexcept:
     t.slots[i] = DOTR_TOMB
     if t.nidx:
         for j in range(t.nidx):
-            idx_remove(&t.idx[j], row)
+            idx_remove(t, &t.idx[j], row)
         tbl_churn(t)
     v[t.arity + F_EXP] = DOTR_FREE
     t.free_rows[t.nfree] = row
@@ -331,16 +333,17 @@ cdef int delta_add(Table *t, int64_t row, int64_t expiry, int64_t epoch, int64_t
     """Put ``row`` in the table's delta with ``expiry``, changed by ``src`` (once per epoch: a
     later rise updates both)."""
     cdef int64_t *v = row_at(t, row)
-    if v[t.arity + F_MARK] == epoch:
-        t.dexps[v[t.arity + F_DPOS]] = expiry
-        t.dsrcs[v[t.arity + F_DPOS]] = src
+    cdef int64_t mark = v[t.arity + F_DELTA]
+    if (mark >> DOTR_ROW_BITS) == (epoch & DOTR_EPOCH_MASK):
+        t.dexps[mark & DOTR_ROW_MASK] = expiry
+        t.dsrcs[mark & DOTR_ROW_MASK] = src
         return 0
     if t.dn == t.dcap:
         _grow(&t.drows, t.dcap * 2)
         _grow(&t.dexps, t.dcap * 2)
         _grow(&t.dsrcs, t.dcap * 2)
         t.dcap *= 2
-    v[t.arity + F_MARK], v[t.arity + F_DPOS] = epoch, t.dn
+    v[t.arity + F_DELTA] = ((epoch & DOTR_EPOCH_MASK) << DOTR_ROW_BITS) | t.dn
     t.drows[t.dn], t.dexps[t.dn], t.dsrcs[t.dn] = row, expiry, src
     t.dn += 1
     return 0
@@ -536,6 +539,19 @@ cdef class NativeStore:
         if delta:
             delta_add(t, row, expiry, self.epoch, src)
         return result
+
+    cdef int next_epoch(self) except -1:
+        """Start a delta epoch. A row's mark keeps the epoch's low bits only: when they come round
+        to zero, every mark is cleared (a mark of long ago never equals the epoch's)."""
+        cdef Table *t
+        cdef int64_t i, r
+        self.epoch += 1
+        if (self.epoch & DOTR_EPOCH_MASK) == 0:
+            for i in range(self.ntables):
+                t = self.tables[i]
+                for r in range(t.nrows):
+                    row_at(t, r)[t.arity + F_DELTA] = -1
+        return 0
 
     cdef int _explicit_until(self, Table *t, int64_t row, int64_t expiry) except -1:
         """Make the fact of ``row`` explicit until ``expiry``; ``expire`` ends it after then."""
@@ -769,6 +785,36 @@ cdef class NativeStore:
         for i in range(self.ntables):
             n += self.tables[i].size
         return n
+
+    def footprint(self) -> dict:
+        """Bytes the store's arrays hold, by part: ``rows`` (the facts with their expiries and
+        bookkeeping), ``slots`` (the hash table of each relation), ``chains`` (the indexes' links
+        between rows), ``keys`` (the indexes' hash tables), ``deltas`` (a round's changes, kept
+        for the next), ``buckets`` (the expiry lists). Counted as far as written: memory
+        allocated and never written is not resident.
+
+        >>> s = NativeStore()
+        >>> s.add((7, 2), (1, 2), 10)
+        True
+        >>> s.footprint()["rows"]  # one row: 2 term ids and 3 fields of 8 bytes
+        40
+        """
+        cdef Table *t
+        cdef Index *ix
+        cdef int64_t i, j
+        out = dict.fromkeys(("rows", "slots", "chains", "keys", "deltas", "buckets"), 0)
+        for i in range(self.ntables):
+            t = self.tables[i]
+            out["rows"] += t.nrows * t.stride * 8 + t.nfree * 8
+            out["slots"] += t.nslots * 8
+            out["deltas"] += t.dcap * 3 * 8
+            for j in range(t.nidx):
+                ix = &t.idx[j]
+                out["chains"] += t.nrows * 2 * 8
+                out["keys"] += ix.nslots * 2 * 8
+        for b in [*self._buckets.values(), *self._due.values()]:
+            out["buckets"] += (<Bucket>b).cap * 2 * 8
+        return out
 
     def expiry_times(self, int64_t since) -> list:
         """The times from ``since`` on at which some fact stops holding (its expiry), sorted."""
@@ -1017,7 +1063,7 @@ cdef class IndexView:
     cdef Chain _chain(self, Table *t, Index *ix, int64_t row):
         cdef Chain c = Chain.__new__(Chain)
         c.relation, c.ii, c.head = self.relation, ix - &t.idx[0], row
-        c.count, c.version = ix.counts[ix.slot_of[row]], t.version
+        c.count, c.version = ix.counts[idx_slot_of(t, ix, row)], t.version
         return c
 
     def get(self, key, default=()):
