@@ -43,6 +43,18 @@ cdef enum:
     AHEAD = 16       # records prefetched ahead when a round's derivations are stored
     KEEP = 1 << 16   # entries of a delta or of derivations kept after a fixpoint (_trim)
 
+#: int64 of derivations (a triple's take 4) above which they are stored before a plan goes on:
+#: a round's derivations take bounded memory (``flush_at`` sets it)
+cdef int64_t FLUSH = 1 << 20
+
+
+def flush_at(int64_t words) -> int:
+    """Store derivations once they fill ``words`` int64 (the same results: tests make it small);
+    returns the former value."""
+    global FLUSH
+    former, FLUSH = FLUSH, words
+    return former
+
 cdef enum:
     T_EQ = 0
     T_NE = 1
@@ -91,8 +103,10 @@ cdef class Out:
 
     cdef int64_t *data
     cdef int64_t n, cap, pushes
+    cdef int64_t src    # the transitive step whose conclusions these are (-1: none)
 
-    def __cinit__(self):
+    def __cinit__(self, int64_t src=-1):
+        self.src = src
         self.cap = 1024
         self.pushes = 0
         self.data = <int64_t *>malloc(self.cap * sizeof(int64_t))
@@ -204,14 +218,8 @@ cdef class Plan:
         cdef int i, j
         cdef int64_t k
         cdef const int64_t *v
-        for i in range(self.nsteps):
-            s = &self.steps[i]
-            if s.pkind == P_CONST:
-                s.table = store.find(s.pred, s.arity)
-                if s.table == NULL or s.table.size == 0:
-                    return 0
-                if s.access == A_INDEX:
-                    s.ix = store.index_of(s.table, s.nkey, s.key_pos)
+        if not self.resolve(store):
+            return 0
         if self.hkind == P_CONST:
             self.htable = store.table_for(self.hpred, self.harity)
         s = &self.seed
@@ -229,7 +237,26 @@ cdef class Plan:
             else:
                 if self.bind(s, v) and self.passes(s.test0, s.ntests):
                     self.step(store, 0, exps[k], out)
+                    if out.n > FLUSH:  # stored now: a round's derivations take bounded memory
+                        apply_out(store, out)
+                        out.n = 0
+                        self.resolve(store)  # (an index may have been dropped)
         return 0
+
+    cdef bint resolve(self, NativeStore store) except -1:
+        """Find the tables and indexes of the steps with constant predicates; False when one
+        of those tables is empty (nothing can be derived)."""
+        cdef Step *s
+        cdef int i
+        for i in range(self.nsteps):
+            s = &self.steps[i]
+            if s.pkind == P_CONST:
+                s.table = store.find(s.pred, s.arity)
+                if s.table == NULL or s.table.size == 0:
+                    return False
+                if s.access == A_INDEX:
+                    s.ix = store.index_of(s.table, s.nkey, s.key_pos)
+        return True
 
     cdef bint first_matches(self, NativeStore store) except -1:
         """Whether the first joined atom (whose key is known before the delta) has a match."""
@@ -462,7 +489,8 @@ cdef class NativeRules:
                 continue
             if i in steps:
                 p = plans[steps[i]]
-                p.step_id, p.own = len(self.steps), Out()
+                p.step_id = len(self.steps)
+                p.own = Out(p.step_id)
                 self.steps.append(p)
             for plan in plans:
                 p = plan
@@ -506,6 +534,9 @@ cdef class NativeRules:
                 last = pred
             key[0], key[1] = ids[triples[k]], ids[triples[k + 2]]
             self.out.push(t.id, expiry, key, 2)
+            if self.out.n > FLUSH:
+                apply_out(store, self.out, explicit)
+                self.out.n = 0
         return self._fixpoint(store, explicit)
 
     cdef int _begin(self, NativeStore store) except -1:
@@ -518,10 +549,10 @@ cdef class NativeRules:
 
     cdef int64_t _fixpoint(self, NativeStore store, bint explicit) except -1:
         """Store the derivations pushed (the input), then run the semi-naive rounds."""
-        cdef int64_t i, count = 0, total
+        cdef int64_t i, n, count = 0, total
         cdef Table *t
         cdef Plan step
-        self._apply(store, self.out, -1, explicit)
+        apply_out(store, self.out, explicit)
         while True:
             total = 0
             for i in range(store.ntables):
@@ -531,22 +562,29 @@ cdef class NativeRules:
                 return count
             count += total
             GUARD.charge(total)  # (the budget of the time point, and a cancellation: between rounds)
-            # the round's delta is read where it is (the tables' delta arrays): the round's
-            # derivations go to ``out`` and the steps' ``own``, and only ``_apply`` writes the next
-            parts = [i for i in range(store.ntables) if store.tables[i].dn]
+            # the round reads its delta from the tables' second arrays, while its derivations,
+            # stored as they come (a plan stores them once they fill FLUSH), build the next
+            parts = []
+            for i in range(store.ntables):
+                t = store.tables[i]
+                if t.dn:
+                    t.drows, t.rrows = t.rrows, t.drows
+                    t.dexps, t.rexps = t.rexps, t.dexps
+                    t.dsrcs, t.rsrcs = t.rsrcs, t.dsrcs
+                    t.dcap, t.rcap = t.rcap, t.dcap
+                    parts.append((i, t.dn))
+                    t.dn = 0
             store.next_epoch()
             self.out.n = 0
             for step in self.steps:
                 step.own.n = 0
-            for i in parts:
+            for i, n in parts:
                 t = store.tables[i]
-                self._round(store, t, t.drows, t.dexps, t.dsrcs, t.dn)
-            for i in parts:
-                store.tables[i].dn = 0
+                self._round(store, t, t.rrows, t.rexps, t.rsrcs, n)
             # the steps' conclusions first, so that what another rule raises further is fed to them
             for step in self.steps:
-                self._apply(store, step.own, step.step_id)
-            self._apply(store, self.out, -1)
+                apply_out(store, step.own)
+            apply_out(store, self.out)
 
     cdef void _trim(self, NativeStore store) noexcept:
         """Give back the memory of deltas and derivations larger than ``KEEP`` entries (a
@@ -562,6 +600,11 @@ cdef class NativeRules:
                 _shrink(&t.dexps, KEEP)
                 _shrink(&t.dsrcs, KEEP)
                 t.dcap = KEEP
+            if t.rcap > KEEP:
+                _shrink(&t.rrows, KEEP)
+                _shrink(&t.rexps, KEEP)
+                _shrink(&t.rsrcs, KEEP)
+                t.rcap = KEEP
         self.out.trim()
         self.chosen.trim()
         for step in self.steps:
@@ -644,41 +687,42 @@ cdef class NativeRules:
             self.out.push(t.id, expiry, key, t.arity)
         return 0
 
-    cdef int _apply(self, NativeStore store, Out out, int64_t src, bint explicit=False) except -1:
-        """Store the round's derivations, putting what is new or rose in the next delta. Bound by
-        memory latency: the slot of the record AHEAD records on is prefetched, and the row that
-        the slot of the record half as far on names (``hashes`` keeps the hashes of the records in
-        between)."""
-        cdef int64_t p = 0, q = 0, r = 0, s, k = 0
-        cdef int64_t *data = out.data
-        cdef int64_t n = out.n
-        cdef uint64_t hashes[AHEAD]
-        cdef uint64_t h
-        cdef Table *t
-        while q < n and k < AHEAD:  # the first records: hashed, their slots prefetched
+
+cdef int apply_out(NativeStore store, Out out, bint explicit=False) except -1:
+    """Store the derivations of ``out`` (a transitive step's own, or not), putting what is new or
+    rose in the next delta. Bound by memory latency: the slot of the record AHEAD records on is
+    prefetched, and the row that the slot of the record half as far on names (``hashes`` keeps
+    the hashes of the records in between)."""
+    cdef int64_t p = 0, q = 0, r = 0, s, k = 0
+    cdef int64_t *data = out.data
+    cdef int64_t n = out.n
+    cdef uint64_t hashes[AHEAD]
+    cdef uint64_t h
+    cdef Table *t
+    while q < n and k < AHEAD:  # the first records: hashed, their slots prefetched
+        t = store.tables[data[q]]
+        hashes[k] = hash_key(data + q + 2, t.arity)
+        DOTR_PREFETCH(t.slots + (hashes[k] & <uint64_t>(t.nslots - 1)))
+        q += 2 + t.arity
+        if k < AHEAD // 2:
+            r = q
+        k += 1
+    k = 0
+    while p < n:
+        if r < n:  # record k + AHEAD/2: the row its slot names
+            t = store.tables[data[r]]
+            s = t.slots[hashes[(k + AHEAD // 2) % AHEAD] & <uint64_t>(t.nslots - 1)]
+            if s >= 0:
+                DOTR_PREFETCH(row_at(t, s & DOTR_ROW_MASK))
+            r += 2 + t.arity
+        t = store.tables[data[p]]
+        store.upsert_hashed(t, data + p + 2, hashes[k % AHEAD], data[p + 1], True, explicit, out.src)
+        p += 2 + t.arity
+        if q < n:  # record k + AHEAD: hashed, its slot prefetched
             t = store.tables[data[q]]
-            hashes[k] = hash_key(data + q + 2, t.arity)
-            DOTR_PREFETCH(t.slots + (hashes[k] & <uint64_t>(t.nslots - 1)))
+            h = hash_key(data + q + 2, t.arity)
+            hashes[k % AHEAD] = h
+            DOTR_PREFETCH(t.slots + (h & <uint64_t>(t.nslots - 1)))
             q += 2 + t.arity
-            if k < AHEAD // 2:
-                r = q
-            k += 1
-        k = 0
-        while p < n:
-            if r < n:  # record k + AHEAD/2: the row its slot names
-                t = store.tables[data[r]]
-                s = t.slots[hashes[(k + AHEAD // 2) % AHEAD] & <uint64_t>(t.nslots - 1)]
-                if s >= 0:
-                    DOTR_PREFETCH(row_at(t, s & DOTR_ROW_MASK))
-                r += 2 + t.arity
-            t = store.tables[data[p]]
-            store.upsert_hashed(t, data + p + 2, hashes[k % AHEAD], data[p + 1], True, explicit, src)
-            p += 2 + t.arity
-            if q < n:  # record k + AHEAD: hashed, its slot prefetched
-                t = store.tables[data[q]]
-                h = hash_key(data + q + 2, t.arity)
-                hashes[k % AHEAD] = h
-                DOTR_PREFETCH(t.slots + (h & <uint64_t>(t.nslots - 1)))
-                q += 2 + t.arity
-            k += 1
-        return 0
+        k += 1
+    return 0

@@ -70,6 +70,11 @@ cdef struct Table:
     int64_t *dsrcs     # the transitive step whose conclusion the change was (-1: none)
     int64_t dn
     int64_t dcap
+    # the delta a round reads, while the next is built in the arrays above (native_plans swaps them)
+    int64_t *rrows
+    int64_t *rexps
+    int64_t *rsrcs
+    int64_t rcap
 
 
 cdef inline uint64_t hash_key(const int64_t *key, int n) noexcept nogil:

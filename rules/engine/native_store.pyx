@@ -85,6 +85,10 @@ cdef Table *tbl_new(int64_t pred, int arity, int64_t tid, bint triple) except NU
     t.drows = _alloc(INITIAL_ROWS)
     t.dexps = _alloc(INITIAL_ROWS)
     t.dsrcs = _alloc(INITIAL_ROWS)
+    t.rcap = INITIAL_ROWS
+    t.rrows = _alloc(INITIAL_ROWS)
+    t.rexps = _alloc(INITIAL_ROWS)
+    t.rsrcs = _alloc(INITIAL_ROWS)
     return t
 
 
@@ -111,6 +115,9 @@ cdef void tbl_free(Table *t) noexcept:
     free(t.drows)
     free(t.dexps)
     free(t.dsrcs)
+    free(t.rrows)
+    free(t.rexps)
+    free(t.rsrcs)
     free(t)
 
 
@@ -807,7 +814,7 @@ cdef class NativeStore:
             t = self.tables[i]
             out["rows"] += t.nrows * t.stride * 8 + t.nfree * 8
             out["slots"] += t.nslots * 8
-            out["deltas"] += t.dcap * 3 * 8
+            out["deltas"] += (t.dcap + t.rcap) * 3 * 8
             for j in range(t.nidx):
                 ix = &t.idx[j]
                 out["chains"] += t.nrows * 2 * 8

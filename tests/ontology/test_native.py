@@ -13,7 +13,7 @@ from dotr.examples.workloads.lubm_like import triples
 from dotr.ontology.materialise import Materialiser
 from dotr.ontology.stage import profile_rules
 from dotr.rules import ir, parse
-from dotr.rules.engine.native_plans import compile_plans
+from dotr.rules.engine.native_plans import compile_plans, flush_at
 from dotr.rules.engine.planning import Unsupported
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import TermDictionary
@@ -25,17 +25,28 @@ def _explicit(m) -> set:
     return {(rel, fact, e) for rel, held in m.explicit.items() for fact, e in held.items()}
 
 
+@pytest.fixture(params=["at the end of a round", "as they come"])
+def flush(request):
+    """Derivations stored at the end of each round, or every two derivations (mid-round, as a
+    large background's are)."""
+    former = flush_at(8) if request.param == "as they come" else None
+    yield
+    if former is not None:
+        flush_at(former)
+
+
 def _same(native, plain, when=None) -> None:
     assert store_state(native) == store_state(plain), when
     assert _explicit(native) == _explicit(plain), when
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(rules_(), min_size=1, max_size=4), recursion, st.lists(triple, max_size=10),
        st.lists(st.lists(st.tuples(st.one_of(triple.map(lambda t: (t,)), other), st.sampled_from([0, 0, 1, 2, 5])),
                          max_size=6), min_size=1, max_size=7),
        st.lists(st.integers(0, 6), max_size=2), st.integers(0, 7))
-def test_native_engine_equals_the_dict_engine(rules, extra, graph, stream, retract_at, restore_at):
+def test_native_engine_equals_the_dict_engine(flush, rules, extra, graph, stream, retract_at, restore_at):
     program = parse(f"@prefix : <{EX}> .\n" + "\n".join(rules) + "\n" + extra)
     d = TermDictionary()
     native, plain = Materialiser(program.rules, d, native=True), Materialiser(program.rules, d)
@@ -66,7 +77,7 @@ def test_native_engine_equals_the_dict_engine(rules, extra, graph, stream, retra
 
 
 @pytest.mark.parametrize("profile", ["rdfs", "rdfs_full", "owl2rl"])
-def test_profiles_on_a_lubm_like_window(profile):
+def test_profiles_on_a_lubm_like_window(flush, profile):
     """The profiles' rules compile (none left to Python plans); a window slides over the graph."""
     rules = [r for r in profile_rules(profile) if not r.is_fact]
     d = TermDictionary()
