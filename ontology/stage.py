@@ -30,6 +30,7 @@ from typing import Callable, Iterable, Iterator, cast
 
 
 from dotr.rules import TimeOrderError, check, ir
+from dotr.rules.lang.collector import paused
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.engine.frames import facts_of
 from dotr.rules.engine.inputs import FactReader
@@ -139,6 +140,10 @@ class OntologicalStage:
         """Add facts that hold at every time point (also while streaming); a
         :class:`~ontology.rdf_files.TripleBatch` (``load_background``'s) is interned in bulk; an
         rdflib ``Graph`` gives its triples, a pandas DataFrame its rows (``rules.engine.frames``)."""
+        with paused():  # (its terms and the facts' tuples live on: collections would find nothing)
+            self._add_background(facts)
+
+    def _add_background(self, facts: Iterable[Fact | TripleBatch]) -> None:
         listed = facts if isinstance(facts, list) else list(facts_of(facts))
         batches = [f for f in listed if type(f) is TripleBatch]
         typing = self._typing

@@ -82,7 +82,9 @@ class TermDictionary:
         self._ids: dict[Term, int] = {}  # every term but names and IRIs
         self._names: dict[str, int] = {}  # names by their text (a dataclass hashes slowly)
         self._iris: dict[str, int] = {}  # IRIs by their text
-        self._terms: list[list | None] = []  # per chunk, its ids' terms (None: every one forgotten)
+        # per chunk, its ids' terms (None: every one forgotten; an IRI's value, a str, until term()
+        # makes its Iri)
+        self._terms: list[list | None] = []
         self._values: list[list | None] = []
         self._keys: list[list | None] = []  # sort_key of each stored term
         self._held: list[int] = []  # per chunk, how many of its terms are not forgotten
@@ -132,10 +134,11 @@ class TermDictionary:
         return found
 
     def intern_iri(self, value: str) -> int:
-        """``intern(Iri(value))``, faster (for the IRIs of a background)."""
+        """``intern(Iri(value))``, faster (for the IRIs of a background: the ``Iri`` itself is
+        made when :meth:`term` first asks for it)."""
         found = self._iris.get(value)
         if found is None:
-            found = self._iris[value] = self._add(Iri(value), None, (2, 0, value))
+            found = self._iris[value] = self._add(value, None, (2, 0, value))
         return found
 
     def number(self, value: object) -> int | None:
@@ -167,7 +170,11 @@ class TermDictionary:
         whole chunk is forgotten; nothing may ask)."""
         if term_id >= FIRST_INT_ID:
             return Num(term_id - INT_OFFSET)
-        return self._terms[term_id >> CHUNK_BITS][term_id & _MASK]
+        chunk = self._terms[term_id >> CHUNK_BITS]
+        term = chunk[term_id & _MASK]
+        if type(term) is str:  # an IRI's value (intern_iri): its Iri made once, now
+            term = chunk[term_id & _MASK] = Iri(term)
+        return term
 
     def value(self, term_id: int) -> object:
         if term_id >= FIRST_INT_ID:
@@ -209,6 +216,8 @@ class TermDictionary:
             del self._names[term.value]
         elif type(term) is Iri:
             del self._iris[term.value]
+        elif type(term) is str:  # (an IRI's value: intern_iri)
+            del self._iris[term]
         elif term is not None:
             del self._ids[term]
 
@@ -278,7 +287,7 @@ class TermDictionary:
                 continue
             for term in terms[max(start - first, 0):]:
                 if term is not None:
-                    out.append(term)
+                    out.append(Iri(term) if type(term) is str else term)
                 else:
                     hole(1)
         return out
