@@ -356,6 +356,15 @@ cdef int delta_add(Table *t, int64_t row, int64_t expiry, int64_t epoch, int64_t
     return 0
 
 
+cdef inline void delta_own(Table *t, int64_t *v, int64_t expiry, int64_t epoch, int64_t src) noexcept:
+    """A transitive step ``src`` concluded the fact of row ``v`` with the expiry it has in this
+    epoch's delta, which another rule gave it: the step need not be fed it (as when the step's
+    conclusions are stored first: ``ontology.materialise``)."""
+    cdef int64_t mark = v[t.arity + F_DELTA]
+    if (mark >> DOTR_ROW_BITS) == (epoch & DOTR_EPOCH_MASK) and t.dexps[mark & DOTR_ROW_MASK] == expiry:
+        t.dsrcs[mark & DOTR_ROW_MASK] = src
+
+
 # --------------------------------------------------------------------------- Python objects
 
 @cython.final
@@ -529,6 +538,8 @@ cdef class NativeStore:
             if explicit and v[t.arity + F_XEXP] < expiry:
                 self._explicit_until(t, row, expiry)
             if v[t.arity + F_EXP] >= expiry:
+                if src >= 0 and delta and v[t.arity + F_EXP] == expiry:
+                    delta_own(t, v, expiry, self.epoch, src)
                 return 0
             v[t.arity + F_EXP] = expiry
             result = 2
