@@ -28,6 +28,22 @@ from libc.string cimport memcpy, memset
 
 from dotr.rules.engine.store import UNUSED_INDEX_SLACK as _SLACK
 
+cdef extern from *:
+    """
+    #ifdef __GLIBC__
+    #include <malloc.h>
+    /* blocks of 1 MB and more mapped on their own: grown by remapping (no copy) and given back
+       when freed. glibc's default threshold rises to the size of a mapped block freed (up to
+       32 MB), after which tables grown by doubling leave their former arrays in the heap. */
+    static void dotr_map_large_blocks(void) { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
+    #else
+    static void dotr_map_large_blocks(void) {}
+    #endif
+    """
+    void dotr_map_large_blocks() noexcept nogil
+
+dotr_map_large_blocks()
+
 INF = DOTR_INF
 
 cdef int64_t INITIAL_ROWS = 8
