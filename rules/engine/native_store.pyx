@@ -2,11 +2,12 @@
 """The fact store in compiled code: what ``rules.engine.store.DictStore`` holds, in C arrays.
 
 Each relation is a table of rows: a row holds a fact's term ids, its expiry, its expiry as an
-explicit fact and the semi-naive bookkeeping, side by side (one cache line for a triple: the
-maintenance of a large window is bound by memory latency, not by instructions). An
-open-addressing hash table maps facts to rows; its slots keep a tag of the hash beside the row, so
-that a probe of an absent fact rarely reads a row. Hash indexes map the values at some positions
-to chains of rows; an index that nothing asks for while its relation changes by more than its size
+explicit fact and the semi-naive bookkeeping, side by side (40 bytes for a triple, in one or two
+cache lines: the maintenance of a large window is bound by memory latency, not by instructions).
+An open-addressing hash table, at most 70% full, maps facts to rows; its slots keep a tag of the
+hash beside the row, so that a probe of an absent fact rarely reads a row. Hash indexes map the
+values at some positions to chains of rows (two links a row; a key's slot is found by hashing);
+an index that nothing asks for while its relation changes by more than its size
 is dropped (and rebuilt when asked for again), as in the dict store. Freed rows are reused. Expiry
 buckets list ``(table, row)`` pairs per expiry, lazily (an entry whose row has another expiry now
 is skipped); dropping them prefetches the rows and slots a few entries ahead.
