@@ -226,7 +226,8 @@ def run_undo(windows: list[int], points: int, pairs: int) -> list[dict]:
                          "plain_range": [min(plain), max(plain)], "skip_s": statistics.median(skip),
                          "skip_range": [min(skip), max(skip)], "ratio": statistics.median(ratios),
                          "ratio_range": [min(ratios), max(ratios)]})
-            print(f"window {n:>4}, {points} time points: {rows[-1]['plain_s']:.2f} s ({min(plain):.2f}-{max(plain):.2f}), "
+            print(f"window {n:>4}, {points} time points: {rows[-1]['plain_s']:.2f} s "
+                  f"({min(plain):.2f}-{max(plain):.2f}), "
                   f"--on-error skip {rows[-1]['skip_s']:.2f} s ({min(skip):.2f}-{max(skip):.2f}): "
                   f"{rows[-1]['ratio']:.3f}x ({min(ratios):.3f}-{max(ratios):.3f})", flush=True)
     return rows

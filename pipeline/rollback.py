@@ -9,14 +9,13 @@ those time points again.
 
 A snapshot costs time in proportion to the state (a wide window over many distinct constants
 makes it large), so one is taken only once the time points evaluated since the last one have
-cost ``ratio`` times the CPU time it took (at most ``1 / ratio`` more CPU on a run that rejects
-nothing), or hold ``max_kept`` facts (the memory the time points kept take). Rewinding costs a
-reasoner's construction, reading the snapshot, and evaluating the time points kept again: about
-``ratio`` times the last snapshot's cost.
+cost ``RATIO`` times the CPU time it took (about ``1 / RATIO`` more CPU on a run that rejects
+nothing, more while the state grows), or hold ``MAX_KEPT`` facts (the memory the time points kept
+take). Rewinding costs a reasoner's construction, reading the snapshot, and evaluating the time
+points kept again: about ``RATIO`` times the last snapshot's cost.
 
 >>> from dotr import examples
 >>> from dotr.pipeline.reasoner import Reasoner
->>> from dotr.rules.engine.guard import GUARD, BudgetExceeded
 >>> trex = examples.path("trex")
 >>> def build():
 ...     return Reasoner.from_files(trex / "rules.dotr", [trex / "ontology.ttl"])
@@ -67,10 +66,8 @@ class Point:
 class Rollback:
     """A reasoner's state at a recent time point and the time points evaluated after it."""
 
-    def __init__(self, ratio: float | None = None, max_kept: int | None = None):
-        self.ratio = ratio if ratio is not None else RATIO
-        self.max_kept = max_kept if max_kept is not None else MAX_KEPT
-        self.snapshots = 0  # taken so far
+    def __init__(self) -> None:
+        self.ratio, self.max_kept = RATIO, MAX_KEPT
         self._state = b""
         self._cost = 0.0  # CPU seconds the last snapshot took
         self._kept: list[Point] = []
@@ -83,7 +80,6 @@ class Rollback:
         self._state = state_file.encode(_KIND, reasoner.temporal_snapshot())
         self._cost = time.process_time() - start
         self._kept, self._kept_size, self._spent = [], 0, 0.0
-        self.snapshots += 1
 
     def evaluated(self, reasoner: Reasoner, point: Point, seconds: float) -> None:
         """``reasoner`` has evaluated ``point`` (in ``seconds`` of CPU time): keep it, or take a

@@ -386,7 +386,8 @@ class EmbeddedRun:
     def _undo(self, err: BudgetExceeded, records: Taken) -> None:
         """Reject the records of the time point that could not finish, the reasoner as if they
         had never come (the time points without input written before it are not written again)."""
-        self.reasoner = self._rollback.rewind(self._build, self._notice)
+        reasoner = self._rollback.rewind(self._build, self._notice)
+        reasoner.on_stage, self.reasoner = self.reasoner.on_stage, reasoner
         if self.on_reasoner is not None:
             self.on_reasoner(self.reasoner)
         for line, raw in records.records:

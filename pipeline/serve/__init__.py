@@ -81,7 +81,6 @@ class Service:
 
     def _replaced(self, reasoner) -> None:
         """The run undid a time point with a new reasoner (--on-error skip): serve it."""
-        self.stages.wrap(reasoner)
         self.dataset.reasoner = reasoner
 
     def metrics(self) -> bytes:

@@ -183,7 +183,7 @@ class _Validator:
                 self.diags.extend(diags)
                 if query is not None:
                     self._selects[key] = query
-                    self.diags.extend(joins.warnings(event.query, query.algebra["p"], f"event {event.name}"))
+                    self.diags.extend(joins.query_warnings(event.query, query.algebra["p"], f"event {event.name}"))
             if query is not None:
                 self.queries.put("select", event.query, query)
                 reads = query_reads(query.algebra)

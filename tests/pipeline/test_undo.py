@@ -21,8 +21,10 @@ from dotr.rules.engine.guard import GUARD
 ROOT = Path(__file__).parents[2]
 CROSS = "big(A, B, C, D) :- p(A), q(B), r(C), s(D) .\n"  # (a time point of n facts each: n^4)
 PROGRAMS = {
-    "windows": CROSS + "seen(X) :- [3] <> p(X) .\nkept(X) :- [2] [] q(X) .\nlone(X) :- [4] <> r(X), not [2] <> s(X) .\n",
-    "windows in ms": "@timeunit ms .\n" + CROSS + "seen(X) :- [3 ms] <> p(X) .\nlone(X) :- [4 ms] <> r(X), not s(X) .\n",
+    "windows": CROSS + "seen(X) :- [3] <> p(X) .\nkept(X) :- [2] [] q(X) .\n"
+                       "lone(X) :- [4] <> r(X), not [2] <> s(X) .\n",
+    "windows in ms": "@timeunit ms .\n" + CROSS + "seen(X) :- [3 ms] <> p(X) .\n"
+                                                   "lone(X) :- [4 ms] <> r(X), not s(X) .\n",
     "@T and tuples": CROSS + "@T was(X) :- [5] @T p(X) .\nlast(X) :- [6 #] <> q(X) .\n",
     "sequence": "@prefix : <http://e/> .\nquery Q := select ?a ?b where { ?a :p ?x } seq { ?b :q ?y } within 4 .\n"
                 + "event Big(?a, ?c, ?e) := select ?a ?c ?e where { ?a :r ?b . ?c :r ?d . ?e :r ?f } .\n",
@@ -77,7 +79,8 @@ def _run(tmp_path: Path, rules: Path, stream: Path, name: str, *extra: str) -> t
     return code, out.read_text(), rejects.read_text() if rejects.exists() else ""
 
 
-@pytest.mark.parametrize("ratio", [0, 1, None, float("inf")], ids=["snapshot each", "often", "default", "at start only"])
+@pytest.mark.parametrize("ratio", [0, 1, None, float("inf")],
+                         ids=["snapshot each", "often", "default", "at start only"])
 @pytest.mark.parametrize("program", sorted(PROGRAMS))
 @pytest.mark.parametrize("extra", [(), ("--changes",), ("--all-time-points",)], ids=["", "changes", "all"])
 def test_a_rejected_time_point_is_as_if_its_records_never_came(tmp_path, monkeypatch, capsys, ratio, program, extra):
@@ -108,7 +111,8 @@ def test_a_rejected_time_point_is_as_if_its_records_never_came(tmp_path, monkeyp
 def test_without_skip_an_exploding_time_point_still_stops_the_run(tmp_path, capsys):
     rules = tmp_path / "r.dotr"
     rules.write_text(PROGRAMS["windows"])
-    _write(tmp_path / "s.jsonl", [{"t": 1, "facts": ["p(1)"]}, {"t": 2, "facts": _facts("windows", random.Random(), True)},
+    _write(tmp_path / "s.jsonl", [{"t": 1, "facts": ["p(1)"]},
+                                  {"t": 2, "facts": _facts("windows", random.Random(), True)},
                                   {"t": 3, "facts": ["p(2)"]}])
     code, out, rejects = _run(tmp_path, rules, tmp_path / "s.jsonl", "stop")
     assert code == 4 and rejects == "" and [json.loads(line)["t"] for line in out.splitlines()] == [1]

@@ -393,7 +393,7 @@ def parse_csparql(decl: QueryDecl, prefixes: dict[str, str], ms: bool
     if query is None:
         return None, diags
     return CSparqlQuery(decl.name, form, stream_op, every, tuple(windows), tuple(background), sparql,
-                        decl.span, tuple(named)), joins.warnings(sparql, query.algebra["p"], f"query {decl.name}")
+                        decl.span, tuple(named)), joins.query_warnings(sparql, query.algebra["p"], f"query {decl.name}")
 
 
 def translate(query: CSparqlQuery, prefixes: dict[str, str]) -> Any:

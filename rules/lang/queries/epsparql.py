@@ -466,7 +466,7 @@ def cross_product_warnings(query: EpQuery) -> list[Diagnostic]:
     """
     what = f"query {query.name}"
     for group in query.groups:
-        found = joins.warnings(group.text, query.selects[group.text.text].algebra["p"], what)
+        found = joins.query_warnings(group.text, query.selects[group.text.text].algebra["p"], what)
         if found:
             return found
     selects = query.selects

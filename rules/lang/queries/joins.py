@@ -231,7 +231,7 @@ def _order(text: str, groups: list[set[str]]) -> list[tuple[int | None, set[str]
     return sorted(placed, key=lambda item: (item[0] is None, item[0] or 0))
 
 
-def warnings(text: SparqlText, algebra_pattern, what: str = "query") -> list[Diagnostic]:
+def query_warnings(text: SparqlText, algebra_pattern, what: str = "query") -> list[Diagnostic]:
     """W305 for the first cross product of a query's pattern, at the second group's first
     variable (``what`` names the query in the message)."""
     found = cross_products(algebra_pattern)
@@ -259,4 +259,4 @@ def operands_warning(what: str, op: str, right: set[str], text: SparqlText) -> D
 
 
 __all__ = ["CrossProduct", "conjuncts", "connected", "cross_products", "expression_vars", "operands_warning",
-           "scope", "triple_vars", "warnings"]
+           "scope", "query_warnings", "triple_vars"]
