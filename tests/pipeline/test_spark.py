@@ -669,7 +669,7 @@ def test_max_gap_between_files_and_micro_batches_rejects_what_the_embedded_run_r
     embedded_rejects = [json.loads(line) for line in (tmp_path / "embedded.rejects").read_text().splitlines()]
     assert sorted((reason, record) for *_, reason, record in rejects) == \
         sorted((r["reason"], r["record"]) for r in embedded_rejects)
-    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == embedded("cooling", lines)
+    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == example_output("cooling", lines)
 
 
 def far_reason(record: str, previous: int) -> tuple[str, str]:

@@ -2,14 +2,11 @@
 variable once joined as the planner joins them (not where a pattern is merely written apart from
 the group that uses its variables, as CityBench writes its type patterns)."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
+from dotr.examples.workloads.citybench import queries
 from dotr.rules import check_text
 
-ROOT = Path(__file__).parents[2]
 P = "@prefix : <http://e/> .\n"
 
 
@@ -73,11 +70,6 @@ def test_csparql():
 
 
 def test_the_citybench_queries_as_written_are_not_warned_about(tmp_path):
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks.citybench import queries
-    finally:
-        sys.path.remove(str(ROOT))
     (tmp_path / "repository.n3").write_text("")
     for name, forms in queries().items():
         for form in ("written", "reshaped"):
