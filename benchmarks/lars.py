@@ -14,6 +14,11 @@ time point over 20,000 constants, 400 time points) through ``dotr run`` at each 
 without ``--changes``: whole-process CPU seconds, the windows in turn in each of ``--pairs``
 rounds, median and range.
 
+``--undo [WINDOW ...]`` runs only the many-constants program through ``dotr run`` without and with
+``--on-error skip`` (which keeps the reasoner's state to undo a time point that cannot finish),
+over ``--points`` time points (2000), in turn in each of ``--pairs`` rounds: whole-process CPU
+seconds, median and range, and the ratio.
+
 ``--growth [WINDOW ...]`` runs only the cost per time point as the window grows, through the
 engine's API on interned atoms and, beside it, through ``dotr run`` (JSON Lines in, output file
 written; the CPU time of a run over the first n + 10 time points taken from one over n + 1010, so
@@ -184,27 +189,62 @@ def run_growth_cli(program: str, data, timed: int, pairs: int = 3) -> float:
         return statistics.median(cpu(data) - cpu(data[:-timed]) for _ in range(pairs)) / timed
 
 
+def _constants_files(tmp: Path, windows: list[int], points: int) -> None:
+    """The many-constants stream (``stream.jsonl``) and program per window (``wN.dotr``) in ``tmp``."""
+    (tmp / "stream.jsonl").write_text("".join(json.dumps({"t": t, "facts": [
+        f"{p}({', '.join(args)})" for p, args in facts]}) + "\n" for t, facts in enumerate(stream("constants", 100, points))))
+    for n in windows:
+        (tmp / f"w{n}.dotr").write_text(MANY_CONSTANTS["many constants"].format(n=n, m=n * 100) + "\n")
+
+
+def _run_cpu(tmp: Path, n: int, *extra: str) -> float:
+    """CPU seconds (user + system) of ``dotr run`` over ``tmp``'s stream with window ``n``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "dotr", "run", "--rules", str(tmp / f"w{n}.dotr"),
+                    "--input", str(tmp / "stream.jsonl"), "--output", str(tmp / "out.jsonl"), "-q", *extra],
+                   check=True, cwd=Path(__file__).resolve().parents[1])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def run_undo(windows: list[int], points: int, pairs: int) -> list[dict]:
+    """``--undo``: what ``--on-error skip`` costs a run that rejects nothing (the reasoner's state
+    kept to undo a time point that cannot finish): the many-constants program through ``dotr
+    run`` at each window without and with it, in turn in each pair; whole-process CPU seconds,
+    median and range, and the ratio with to without in the same pair."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        _constants_files(tmp, windows, points)
+        for n in windows:
+            plain, skip = [], []
+            for _ in range(pairs):
+                plain.append(_run_cpu(tmp, n))
+                skip.append(_run_cpu(tmp, n, "--on-error", "skip"))
+            ratios = [b / a for a, b in zip(plain, skip)]
+            rows.append({"window": n, "points": points, "plain_s": statistics.median(plain),
+                         "plain_range": [min(plain), max(plain)], "skip_s": statistics.median(skip),
+                         "skip_range": [min(skip), max(skip)], "ratio": statistics.median(ratios),
+                         "ratio_range": [min(ratios), max(ratios)]})
+            print(f"window {n:>4}, {points} time points: {rows[-1]['plain_s']:.2f} s "
+                  f"({min(plain):.2f}-{max(plain):.2f}), "
+                  f"--on-error skip {rows[-1]['skip_s']:.2f} s ({min(skip):.2f}-{max(skip):.2f}): "
+                  f"{rows[-1]['ratio']:.3f}x ({min(ratios):.3f}-{max(ratios):.3f})", flush=True)
+    return rows
+
+
 def run_constants(windows: list[int], points: int, pairs: int) -> list[dict]:
     """``--constants``: the many-constants program through ``dotr run`` (a stream file in, the
     output file written) at each window, with and without ``--changes``: CPU seconds of the
     whole process, the windows run in turn within each pair; median and range, and each
     window's ratio to the first one's in the same pair."""
-    root = Path(__file__).resolve().parents[1]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        (tmp / "stream.jsonl").write_text("".join(json.dumps({"t": t, "facts": [
-            f"{p}({', '.join(args)})" for p, args in facts]}) + "\n" for t, facts in enumerate(stream("constants", 100, points))))
-        for n in windows:
-            (tmp / f"w{n}.dotr").write_text(MANY_CONSTANTS["many constants"].format(n=n, m=n * 100) + "\n")
+        _constants_files(tmp, windows, points)
 
         def cpu(n: int, *extra: str) -> float:
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            subprocess.run([sys.executable, "-m", "dotr", "run", "--rules", str(tmp / f"w{n}.dotr"),
-                            "--input", str(tmp / "stream.jsonl"), "--output", str(tmp / "out.jsonl"), "-q", *extra],
-                           check=True, cwd=root)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            return _run_cpu(tmp, n, *extra)
 
         for extra in ((), ("--changes",)):
             times: dict[int, list[float]] = {n: [] for n in windows}
@@ -237,7 +277,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--windows", type=int, nargs="+", default=[1, 20, 40, 80])
     ap.add_argument("--rates", type=int, nargs="+", default=[200, 400, 800])
-    ap.add_argument("--points", type=int, default=40)
+    ap.add_argument("--points", type=int, default=None, help="time points (default 40; --undo 2000)")
     ap.add_argument("--naive", action="store_true", help="also run the naive mode (slow)")
     ap.add_argument("--growth", type=int, nargs="*", metavar="WINDOW",
                     help="only the cost per time point as the window grows (default windows 10 100 400; "
@@ -245,10 +285,20 @@ def main(argv=None):
     ap.add_argument("--constants", type=int, nargs="*", metavar="WINDOW",
                     help="only the many-constants program through dotr run (default windows 10 300; "
                          "100 atoms per time point over 20,000 constants)")
-    ap.add_argument("--pairs", type=int, default=5, help="--constants: runs of each window, in turn; --growth: pairs of runs per cell")
+    ap.add_argument("--undo", type=int, nargs="*", metavar="WINDOW",
+                    help="only the many-constants program through dotr run without and with --on-error skip "
+                         "(default windows 10 300; --points time points, 2000 if not given)")
+    ap.add_argument("--pairs", type=int, default=5,
+                    help="--constants, --undo: runs of each, in turn; --growth: pairs of runs per cell")
     ap.add_argument("--json", default="benchmarks/results/lars.json")
     args = ap.parse_args(argv)
     rows = []
+    if args.undo is not None:
+        rows = run_undo(args.undo or [10, 300], args.points or 2000, args.pairs)
+        if args.json:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(rows, indent=2))
+        return
     if args.constants is not None:
         rows = run_constants(args.constants or [10, 300], 400, args.pairs)
         if args.json:
@@ -281,7 +331,7 @@ def main(argv=None):
         for n in args.windows:
             for rate in args.rates:
                 program = template.format(n=n)
-                data = stream(kind, rate, max(args.points, n + 10))
+                data = stream(kind, rate, max(args.points or 40, n + 10))
                 us = run_engine(program, data) * 1e6
                 row = {"workload": name, "window": n, "rate": rate, "us_per_atom": us}
                 naive = ""

@@ -284,6 +284,11 @@ STREAM = rdflib.URIRef("http://dotr.invalid/stream")
 MAX_GAP = {"ticks": 10**6, "ms": 10**10}
 
 
+def gap_reason(t: int, previous: int, max_gap: int) -> str:
+    """Why a record at ``t`` is rejected after one at ``previous`` (``--max-gap``)."""
+    return f"time {t} is {t - previous:,} after the previous record's {previous} (more than --max-gap {max_gap:,})"
+
+
 def bounded_gaps(items: Iterable[Record | InputError], max_gap: int,
                  previous: int | None = None) -> Iterator[Record | InputError]:
     """``items`` with each record whose time is more than ``max_gap`` after the latest time passed
@@ -296,8 +301,7 @@ def bounded_gaps(items: Iterable[Record | InputError], max_gap: int,
     for item in items:
         if isinstance(item, Record) and max_gap:
             if previous is not None and item.t - previous > max_gap:
-                yield _with_raw(InputError(f"time {item.t} is {item.t - previous:,} after the previous record's "
-                                           f"{previous} (more than --max-gap {max_gap:,})", item.line), item.raw)
+                yield _with_raw(InputError(gap_reason(item.t, previous, max_gap), item.line), item.raw)
                 continue
             previous = item.t if previous is None else max(previous, item.t)
         yield item

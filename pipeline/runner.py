@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from dotr.rules import InputError
-from dotr.rules.engine.guard import GUARD
+from dotr.rules.engine.guard import GUARD, BudgetExceeded
 
 from . import state_file
 from .checkpoint import Checkpoint
@@ -35,6 +35,7 @@ from .process import EXIT_OK, Interrupted, signal_code
 from .mqtt import Login, is_mqtt
 from .reasoner import Reasoner
 from .records import Result
+from .rollback import Point, Rollback
 from .sinks import Tee, open_sink
 from .sources import open_source
 from .sources.formats import FORMATS, Reading
@@ -89,24 +90,37 @@ class RunState:
     counts: dict = field(default_factory=lambda: {"records": 0, "time points": 0, "outputs": 0})
     finished: bool = False
     stats: dict | None = None  # the conclusions counted (RunStats.saved; None: not counted)
+    # the last time point written (after a time point undone, those before it evaluated again are not written again)
+    written: int | None = None
 
     def to_data(self) -> dict:
         return {"lines": self.lines, "input_sha256": self.input_sha256, "output": self.output,
                 "rejects": self.rejects, "rejected": self.rejected, "previous": self.previous,
-                "counts": self.counts, "finished": self.finished, "stats": self.stats}
+                "counts": self.counts, "finished": self.finished, "stats": self.stats,
+                "written": self.written}
 
     @classmethod
     def from_data(cls, data: dict) -> "RunState":
         state = cls(lines=data["lines"], input_sha256=data["input_sha256"], output=tuple(data["output"]),
                     rejects=tuple(data["rejects"]), rejected=data["rejected"], previous=list(data["previous"]),
-                    counts=dict(data["counts"]), finished=data["finished"], stats=data.get("stats"))
+                    counts=dict(data["counts"]), finished=data["finished"], stats=data.get("stats"),
+                    written=data.get("written"))
         if not (type(state.lines) is int and type(state.input_sha256) is str and type(state.finished) is bool
                 and _committed(state.output) and _committed(state.rejects) and type(state.rejected) is int
                 and all(type(f) is str for f in state.previous)
                 and set(state.counts) == {"records", "time points", "outputs"}
-                and all(type(n) is int for n in state.counts.values())):
+                and all(type(n) is int for n in state.counts.values())
+                and (state.written is None or type(state.written) is int)):
             raise ValueError("not a run's state")
         return state
+
+
+@dataclass
+class Taken:
+    """The records of a time point: how many, and (to reject them) their lines and texts."""
+
+    count: int = 0
+    records: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _committed(value: tuple) -> bool:
@@ -147,6 +161,9 @@ class EmbeddedRun:
         # time point), with the rejects before its first record
         self._in_gap = False
         self._rejects_mark: tuple[int, tuple[int, str]] = (0, (0, ""))
+        # --on-error skip: a time point that cannot finish is undone (pipeline/rollback.py)
+        self._rollback = Rollback() if options.on_error == "skip" else None
+        self.on_reasoner: Callable[[Reasoner], None] | None = None  # told of the reasoner that replaces one
 
     # ------------------------------------------------------------------------ start
     def start(self) -> bool:
@@ -199,6 +216,8 @@ class EmbeddedRun:
                 raise state_file.StateFileError(f"{self.o.checkpoint}: not a reasoner's state for these rules "
                                                 f"({type(err).__name__}: {err})") from None
         self.reasoner.on_notice = self._notice
+        if self._rollback is not None:
+            self._rollback.mark(self.reasoner)
         return True
 
     @property
@@ -299,16 +318,18 @@ class EmbeddedRun:
 
     def _evaluate(self, records: Iterator[Record]) -> None:
         state = self.state
-        pending_t, pending, count, change = None, {}, 0, BackgroundChange()
+        # the time point's records: how many, and with --on-error skip their lines and texts (to reject them)
+        pending_t, pending, taken, change = None, {}, Taken(), BackgroundChange()
+        keep = self._rollback is not None
         for record in records:
             if pending_t is not None and record.t != pending_t:
-                self._time_point(pending_t, pending, count, change)
-                pending, count, change = {}, 0, BackgroundChange()
+                evaluated = self._time_point(Point(pending_t, pending, change), taken)
+                pending, taken, change = {}, Taken(), BackgroundChange()
                 if record.line:
                     state.lines = record.line - 1  # the lines before this record are evaluated
                 if self._stop is not None:
                     raise Interrupted(self._stop)
-                if self._commit_due():
+                if self._commit_due() or not evaluated:  # (a re-run does not meet a rejected time point again)
                     self._busy = True
                     self.commit()
                     self._busy = False
@@ -321,30 +342,59 @@ class EmbeddedRun:
             pending.setdefault(record.stream, []).extend(record.facts)
             if record.background:
                 change.update(record.background)
-            count += 1
+            taken.count += 1
+            if keep:
+                taken.records.append((record.line, record.raw))
         if pending_t is not None:
-            self._time_point(pending_t, pending, count, change)
+            self._time_point(Point(pending_t, pending, change), taken)
             state.lines = self._input.lines_read
 
-    def _time_point(self, t: int, facts: dict, records: int, change: BackgroundChange | None = None) -> None:
-        """Evaluate ``t`` (and the time points before it where the output can change) and write."""
+    def _time_point(self, point: Point, records: Taken) -> bool:
+        """Evaluate ``point`` (and the time points before it where the output can change) and
+        write; False if it could not finish and its records were rejected (``--on-error skip``)."""
         self._busy = True
         GUARD.cancel(None)
         try:
             with self.lock:
-                clock = time.perf_counter
+                clock, cpu = time.perf_counter, time.process_time()
                 start = clock()
-                for result in self._results(t, facts, change):
-                    now = clock()
-                    matches = self.reasoner.last_matches if result.graphs else None
-                    self.output.result(result, now - start,
-                                       [m if isinstance(m, str) else m.pattern for m in matches] if matches else None)
-                    start = clock()
-                self.state.counts["records"] += records
+                try:
+                    for result in self._results(point.t, point.facts, point.change):
+                        now = clock()
+                        if self.state.written is not None and result.t <= self.state.written:
+                            start = now  # (evaluated again after a time point was undone: written before)
+                            continue
+                        matches = self.reasoner.last_matches if result.graphs else None
+                        self.output.result(result, now - start,
+                                           [m if isinstance(m, str) else m.pattern for m in matches] if matches else None)
+                        self.state.written = result.t
+                        start = clock()
+                except BudgetExceeded as err:
+                    if self._rollback is None or err.t != point.t:  # (a time point without input: no record to reject)
+                        raise
+                    self._undo(err, records)
+                    return False
+                self.state.counts["records"] += records.count
                 self.output.flush()
+                if self._rollback is not None:
+                    self._rollback.evaluated(self.reasoner, point, time.process_time() - cpu)
+                return True
         finally:
             self._busy = False
             GUARD.cancel(None)  # (a signal that came after the engines' last check: _stop has it)
+
+    def _undo(self, err: BudgetExceeded, records: Taken) -> None:
+        """Reject the records of the time point that could not finish, the reasoner as if they
+        had never come (the time points without input written before it are not written again)."""
+        reasoner = self._rollback.rewind(self._build, self._notice)
+        reasoner.on_stage, self.reasoner = self.reasoner.on_stage, reasoner
+        if self.on_reasoner is not None:
+            self.on_reasoner(self.reasoner)
+        for line, raw in records.records:
+            self.output.reject({"line": line, "reason": str(err), "record": raw})
+        self.output.flush()
+        if self._notice is not None:
+            self._notice(f"{err}: its {records.count} record{'s' * (records.count != 1)} rejected, the run goes on")
 
     def _results(self, t: int, facts: dict, change: BackgroundChange | None) -> Iterator[Result]:
         self._in_gap = True

@@ -68,6 +68,7 @@ class Service:
         run = self.run
         run.reasoner.on_stage = self.stages.add
         self.dataset = Dataset(run.reasoner, run.lock)
+        run.on_reasoner = self._replaced
         self._registry = registry(run, self.stages)
         try:
             self._server = Server(self.address, self)
@@ -77,6 +78,10 @@ class Service:
         threading.Thread(target=self._server.serve_forever, name="dotr-http", daemon=True).start()
         host, port = self._server.server_address[:2]
         return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+    def _replaced(self, reasoner) -> None:
+        """The run undid a time point with a new reasoner (--on-error skip): serve it."""
+        self.dataset.reasoner = reasoner
 
     def metrics(self) -> bytes:
         return exposition(self.run, self.stages, self._registry)

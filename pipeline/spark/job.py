@@ -55,7 +55,7 @@ from dotr.temporal.keys import JointPartition
 from .. import state_file
 from ..files import MAX_RECORD_SIZE
 from ..input_facts import intern_all
-from ..io import MAX_GAP, BackgroundChange, read_jsonl
+from ..io import MAX_GAP, BackgroundChange, gap_reason, read_jsonl
 from ..keys import carried, make_partition, split_keys, split_point
 from ..reasoner import Reasoner
 from ..records import Result, carry_facts, merge_records
@@ -189,6 +189,8 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
     by_t: dict[int, list] = defaultdict(list)
     seen: dict[RecordId, tuple[int, BackgroundChange]] = {}  # the change records (copies too)
     first = worker.labels[0]
+    rows = list(rows)
+    spans = {(row[0], row[1]): row[4].hex() for row in rows if row[3] == "span"}  # (a local file's records)
     for row in read_spans(rows):
         source, line, t, fmt, payload = row[:5]
         if fmt == "change" and log is not None:
@@ -210,7 +212,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
         reasoner = worker.enricher_with(made, bisect.bisect_right(times, t))
         stage, d, base = reasoner.ontology, reasoner.dictionary, reasoner.ontology_terms
         facts: dict = {}  # stream -> facts
-        good = 0
+        good: list[tuple] = []  # the records taken: (source, line, their span in a local file or None)
         for source, line, _, fmt, payload in sorted(by_t[t], key=lambda r: (r[0], r[1])):
             if fmt in ("pickle", "change"):
                 stream, items = pickle.loads(payload)[:2]
@@ -218,7 +220,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
                     out.append((t, first, "reject", reject_row(source, line, NO_CHANGES, None)))
                     continue
                 facts.setdefault(stream, []).extend(items)
-                good += 1
+                good.append((source, line, spans.get((source, line))))
                 continue
             text = payload.decode("utf-8", errors="replace")
             record = next(read_jsonl([text], line, parse=False))
@@ -230,7 +232,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
                 if record.background:  # (a source that does not mark them: not spread over the tasks)
                     raise InputError(NO_CHANGES, line)
                 facts.setdefault(record.stream, []).extend(intern_all(stage, record.facts))
-                good += 1
+                good.append((source, line, spans.get((source, line))))
             except InputError as err:
                 out.append((t, first, "reject", reject_row(source, line, err, text)))
         if t in here:
@@ -238,6 +240,7 @@ def enrich_rows(worker: _Worker, rows: Iterable[tuple], log: ChangeLog | None = 
             out.extend((t, label, "change", change) for label in worker.labels)
         if not good:  # as in the embedded pipeline: a skipped record does not make a time point
             continue
+        out.append((t, first, "records", json.dumps(good).encode()))  # (rejected if t is too far ahead)
         try:
             point = reasoner.enrich(t, facts)
         except DotrError as err:
@@ -288,15 +291,16 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
     points = {t: payload for t, kind, payload in rows if kind == "point"}
     cached = worker.engines.pop(group, None)  # (put back at the end: a micro-batch that fails half
     if cached is not None and cached[0] == version:  # way leaves no engine its retry could take)
-        _, engine, printed = cached
+        _, engine, printed, latest = cached
     else:  # a new worker, or a micro-batch run again after a failure
-        engine, printed = worker.fresh_reasoner(group), []
+        engine, printed, latest = worker.fresh_reasoner(group), [], None
         if blob is not None:
             saved = state_file.decode(blob, STATE_KIND, "the Spark job's state")[1]
             if saved.get("background_changes"):
                 worker.changed.add(group)
-            printed = saved.pop("printed", [])
+            printed, latest = saved.pop("printed", []), saved.pop("latest", None)
             engine.restore_temporal(saved)
+            latest = latest if latest is not None else engine.last_t  # (a state saved before it was kept)
     if changes:  # (before any is made: a failure half way leaves the background changed)
         worker.changed.add(group)
     keep_empty, carry = worker.options.get("keep_empty", False), worker.options.get("carry", False)
@@ -315,11 +319,18 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
                 record["group"], printed = group, result.facts
             out.append((result.t, "result", json.dumps(record, ensure_ascii=False), graphs))
 
-    rejects = sorted(((t, json.loads(payload)) for t, kind, payload in rows if kind == "reject"),
-                     key=lambda tr: (tr[1]["source"], tr[1]["line"] or 0))
+    times = sorted(points.keys() | changes.keys())
+    far, latest = far_ahead(times, engine.last_t, latest, worker.options.get("max_gap", 0), set(points))
+    rejects = [(t, json.loads(payload)) for t, kind, payload in rows if kind == "reject"]
+    if group == 0:
+        rejects += [(t, reject) for t, kind, payload in rows if kind == "records" and t in far
+                    for reject in far_rejects(json.loads(payload), far[t])]
+    rejects.sort(key=lambda tr: (tr[1]["source"], tr[1]["line"] or 0))
     out.extend((t, "reject", json.dumps(r), None) for t, r in rejects)
     before, made = engine.last_t, []
-    for t in sorted(points.keys() | changes.keys()):
+    for t in times:
+        if t in far:  # (its records rejected above)
+            continue
         if engine.last_t is not None and t <= engine.last_t:
             if group == 0:
                 reason = f"time point {t} arrived after time point {engine.last_t} was evaluated"
@@ -342,9 +353,48 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
             log.record(*change)
         log.close_batch(engine.last_t, before, [rid for _, _, ids in changes.values() for rid in ids])
     version = secrets.randbits(62)  # unique: a cached engine matches only the state it wrote
-    worker.engines[group] = (version, engine, printed)
-    saved = {**engine.temporal_snapshot(), "printed": printed}
+    worker.engines[group] = (version, engine, printed, latest)
+    saved = {**engine.temporal_snapshot(), "printed": printed, "latest": latest}
     return out, (version, state_file.encode(STATE_KIND, saved))
+
+
+def far_ahead(times: list[int], last_t: int | None, latest: int | None, max_gap: int, points: set[int]
+              ) -> tuple[dict[int, str], int | None]:
+    """The time points of a micro-batch (``times``, in order) more than ``max_gap`` after the
+    latest time taken before them (``latest``, from the micro-batches before; 0: no bound), with
+    the reason, as :func:`~pipeline.io.bounded_gaps` gives it to the embedded run; and the latest
+    time taken after the micro-batch. The split step checks the records of one file; this, the
+    gaps between files and micro-batches. Late time points (at or before ``last_t``, or before a
+    time point of ``points`` evaluated in the micro-batch) are not taken.
+
+    >>> far, latest = far_ahead([5, 2_000_000, 2_000_001], 4, 4, 1_000_000, {5, 2_000_000, 2_000_001})
+    >>> far[2_000_001]
+    "time 2000001 is 1,999,996 after the previous record's 5 (more than --max-gap 1,000,000)"
+    >>> sorted(far), latest
+    ([2000000, 2000001], 5)
+    """
+    far: dict[int, str] = {}
+    for t in times:
+        if last_t is not None and t <= last_t:  # (late: rejected as such)
+            continue
+        if max_gap and latest is not None and t - latest > max_gap:
+            far[t] = gap_reason(t, latest, max_gap)
+            continue
+        latest = t if latest is None else max(latest, t)
+        if t in points:
+            last_t = t
+    return far, latest
+
+
+def far_rejects(records: list[tuple], reason: str) -> list[dict]:
+    """The rejects of the records of a time point too far ahead (:func:`far_ahead`), each
+    ``(source, line, span)``: their text read back from their file when the split step left it
+    there (``span``: a local file's JSON Lines record), else None."""
+    rows = [(source, line, None, "span" if span else "none", bytes.fromhex(span) if span else b"")
+            for source, line, span in records]
+    return [{"source": source, "line": line, "reason": reason,
+             "record": payload.decode("utf-8", "replace").strip() if fmt == "jsonl" else None}
+            for source, line, _, fmt, payload in read_spans(rows)]
 
 
 # ------------------------------------------------------------------------- the job
@@ -377,7 +427,8 @@ class SparkPipeline:
         self.groups = _group_labels(spark, groups)
         bundle = pickle.dumps((checked, stage.snapshot(), {"include_background": include_background},
                                {"keep_empty": keep_empty, "keys": self.keys, "groups": self.groups,
-                                "carry": self.carry}), protocol=pickle.HIGHEST_PROTOCOL)
+                                "carry": self.carry, "max_gap": self.checks["max_gap"]}),
+                              protocol=pickle.HIGHEST_PROTOCOL)
         self.spark = spark
         self.job = hashlib.sha1(bundle).hexdigest()
         self.input_format = input_format

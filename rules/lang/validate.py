@@ -18,7 +18,7 @@ from rdflib import URIRef, Variable as RdfVariable
 from . import ir
 from .analysis import Analysis, analyse, body_atoms, dependency_graph, pred_key, pred_text
 from .digraph import shortest_path
-from .queries import ParsedQueries
+from .queries import ParsedQueries, joins
 from .queries.csparql import is_csparql, parse_csparql
 from .queries.epsparql import is_epsparql, parse_epsparql
 from .errors import Diagnostic, MAX_ARITY
@@ -183,6 +183,7 @@ class _Validator:
                 self.diags.extend(diags)
                 if query is not None:
                     self._selects[key] = query
+                    self.diags.extend(joins.query_warnings(event.query, query.algebra["p"], f"event {event.name}"))
             if query is not None:
                 self.queries.put("select", event.query, query)
                 reads = query_reads(query.algebra)

@@ -196,3 +196,24 @@ def test_a_port_in_use_is_one_line():
         assert run.stderr == f"dotr: --http 127.0.0.1:{port}: cannot listen (address already in use)\n"
     finally:
         served.kill()
+
+
+def test_after_a_time_point_undone_sparql_answers_from_the_reasoner_that_goes_on(tmp_path):
+    """--on-error skip rebuilds the reasoner to undo a time point past --max-derived: /sparql and
+    /health follow the new one."""
+    def placed(t: int, sensors: range) -> str:
+        triples = " ".join(f":s{s} :is_at_location :locA ." for s in sensors)
+        return json.dumps({"t": t, "turtle": f"@prefix : <{B}> . {triples}"})
+
+    served = Served("--on-error", "skip", "--max-derived", "60", "--rejects", str(tmp_path / "rejects.jsonl"))
+    try:
+        events = served.events()
+        for line in (placed(0, range(2)), placed(1000, range(100, 160)), placed(2000, range(7, 9)), placed(3000, [])):
+            served.send(line)
+        assert [json.loads(e)["t"] for e in events.wait_for(2)] == [0, 2000]
+        rows = served.select(f"SELECT ?s {{ ?s <{B}is_in_room> ?room ; <{B}is_at_location> ?l }}")
+        assert sorted(r["s"].split("#")[1] for r in rows) == ["s7", "s8"]
+        assert json.loads(served.get("/health"))["last_t"] == 2000
+    finally:
+        served.kill()
+    assert [json.loads(line)["line"] for line in (tmp_path / "rejects.jsonl").read_text().splitlines()] == [2]

@@ -634,3 +634,44 @@ def test_spark_rejects_what_the_embedded_run_rejects_and_prints_what_it_prints(s
     for engine in ("embedded", "spark"):  # --on-error stop: the first bad record, named alike
         assert main([*args, "--engine", engine, "--output", str(tmp_path / "stop.jsonl")]) == 3
         assert capsys.readouterr().err.splitlines()[0] == f"{stream}:line 2: the line is not valid UTF-8"
+
+
+@pytest.mark.parametrize("per_trigger,order", [(1, "abcde"), (None, "acebd")],
+                         ids=["a micro-batch per file", "one micro-batch"])
+def test_max_gap_between_files_and_micro_batches_rejects_what_the_embedded_run_rejects(spark, tmp_path, per_trigger,
+                                                                                       order):
+    """Records far ahead of the file before their own (the cooling rules: tick by tick in a gap,
+    where freeze holds) are rejected as `dotr run` rejects them from the files' records in the
+    order the job takes them: file by file over micro-batches, in time order within one (the
+    same reasons and records); the output is the embedded one without them."""
+    rules, ontologies = files("cooling")
+    lines = stream("cooling")
+    far = [json.dumps({"t": 1000, "facts": ["temp(1)"]}), json.dumps({"t": 1001, "facts": ["temp(160)"]})]
+    parts = {"a": lines[:6], "b": far, "c": lines[6:9], "d": far[1:], "e": lines[9:]}
+    for name, part in parts.items():
+        publish(tmp_path / "in", f"{name}.jsonl", part)
+    taken = tmp_path / "taken.jsonl"
+    taken.write_text("".join(line + "\n" for name in order for line in parts[name]))
+    assert main(["run", "-q", "--rules", rules, "--ontology", ontologies[0], "--input", str(taken), "--output",
+                 str(tmp_path / "embedded.jsonl"), "--max-gap", "100", "--on-error", "skip", "--rejects",
+                 str(tmp_path / "embedded.rejects")]) == 0
+    job = SparkPipeline(spark, rules, ontologies, max_gap=100)
+    out: list[dict] = []
+    query = job.foreach(job.results(job.read_files(tmp_path / "in", max_files_per_trigger=per_trigger)),
+                        lambda _, batch: out.extend(batch), tmp_path / "checkpoint")
+    query.awaitTermination()
+    assert query.exception() is None
+    rejects = [(Path(r["source"]).name, r["line"], r["reason"], r["record"]) for r in out if r["kind"] == "reject"]
+    assert sorted(rejects) == [("b.jsonl", 1, *far_reason(far[0], 5)), ("b.jsonl", 2, *far_reason(far[1], 5)),
+                               ("d.jsonl", 1, *far_reason(far[1], 8))] if per_trigger else \
+        [("b.jsonl", 1, *far_reason(far[0], 15)), ("b.jsonl", 2, *far_reason(far[1], 15)),
+         ("d.jsonl", 1, *far_reason(far[1], 15))]
+    embedded_rejects = [json.loads(line) for line in (tmp_path / "embedded.rejects").read_text().splitlines()]
+    assert sorted((reason, record) for *_, reason, record in rejects) == \
+        sorted((r["reason"], r["record"]) for r in embedded_rejects)
+    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == example_output("cooling", lines)
+
+
+def far_reason(record: str, previous: int) -> tuple[str, str]:
+    t = json.loads(record)["t"]
+    return f"time {t} is {t - previous:,} after the previous record's {previous} (more than --max-gap 100)", record

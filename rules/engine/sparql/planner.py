@@ -32,6 +32,8 @@ from __future__ import annotations
 from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
 
 from dotr.rules import ir
+from dotr.rules.lang.queries.joins import conjuncts as _conjuncts, expression_vars as expr_vars
+from dotr.rules.lang.queries.joins import triple_vars as _triple_vars
 from dotr.rules.lang.queries.sparql import rdf_term as from_rdflib
 from dotr.rules.engine.sparql.expr import compile_expr, unsupported
 from dotr.rules.engine.sparql.operators import (BGP, Aggregate, Distinct, Extend, Filter, Graph, Join, LeftJoin,
@@ -45,41 +47,6 @@ def compile_pattern(algebra, d: TermDictionary, span=None):
     """Compile an rdflib algebra node (a query's ``algebra["p"]``: SELECT, CONSTRUCT or ASK) into
     an operator whose ``run(ds)`` gives the solutions over a ``Dataset``."""
     return _Compiler(d, span).op(algebra)
-
-
-def expr_vars(expr) -> set[str]:
-    """The variables an expression (rdflib's parsed form) reads."""
-    from rdflib.plugins.sparql.parserutils import CompValue
-
-    found: set[str] = set()
-
-    def walk(node) -> None:
-        if isinstance(node, Variable):
-            found.add(str(node))
-        elif isinstance(node, CompValue):
-            for key, value in node.items():
-                if not key.startswith("_"):
-                    walk(value)
-        elif isinstance(node, (list, tuple)):
-            for item in node:
-                walk(item)
-
-    walk(expr)
-    return found
-
-
-def _conjuncts(expr) -> list:
-    """A filter's ``&&`` operands (each a filter of its own: ``a && b`` holds when both hold)."""
-    from rdflib.plugins.sparql.parserutils import CompValue
-
-    if isinstance(expr, CompValue) and expr.name == "ConditionalAndExpression":
-        return [part for e in [expr.expr, *(expr.other or [])] for part in _conjuncts(e)]
-    return [expr]
-
-
-def _triple_vars(triples) -> set[str]:
-    return {str(x) if isinstance(x, Variable) else "_:" + str(x)
-            for t in triples for x in t if isinstance(x, (Variable, BNode))}
 
 
 class _Group:
@@ -147,7 +114,8 @@ class _Compiler:
 
     # --------------------------------------------------------------------------- joins
     def _group(self, node) -> _Group:
-        """The parts of the join ``node`` heads, and the filters over all of them."""
+        """The parts of the join ``node`` heads, and the filters over all of them (``dotr check``
+        finds cross products in the same parts: ``rules.lang.queries.joins``)."""
         name = node.name
         if name == "BGP":
             group = _Group()

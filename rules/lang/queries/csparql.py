@@ -43,6 +43,7 @@ from urllib.parse import unquote, urlparse
 
 from ..errors import Diagnostic
 from ..ir import UNIT_MS, QueryDecl, SparqlText, Span, iso_duration_ms
+from . import joins
 from .sparql import _translate
 
 STREAM_OPS = ("rstream", "istream", "dstream")
@@ -392,7 +393,7 @@ def parse_csparql(decl: QueryDecl, prefixes: dict[str, str], ms: bool
     if query is None:
         return None, diags
     return CSparqlQuery(decl.name, form, stream_op, every, tuple(windows), tuple(background), sparql,
-                        decl.span, tuple(named)), []
+                        decl.span, tuple(named)), joins.query_warnings(sparql, query.algebra["p"], f"query {decl.name}")
 
 
 def translate(query: CSparqlQuery, prefixes: dict[str, str]) -> Any:

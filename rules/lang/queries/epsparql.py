@@ -27,6 +27,7 @@ from rdflib import BNode, Variable
 
 from ..errors import Diagnostic
 from ..ir import UNIT_MS, SparqlText, Span, iso_duration_ms
+from . import joins
 from .sparql import parse_select, parse_template
 
 #: EP-SPARQL operators (lower case) and the paper's algebra names
@@ -454,6 +455,54 @@ def _duration_limits(expr):
                 yield math.ceil(value) - 1 if op == "<" else math.floor(value)  # durations are integers
 
 
+def cross_product_warnings(query: EpQuery) -> list[Diagnostic]:
+    """W305 for the first cross product of ``query``: in a group, or between the operands of an
+    operator that joins them (all but ``union``).
+
+    >>> q, diags = parse_epsparql("Q", SparqlText("select * where { ?a :p ?b } seq { ?c :p ?d } within 5"),
+    ...                           {"": "http://ex.org/"})
+    >>> [d.message for d in diags]
+    ['the operands of seq in query Q share no variable: every match of one is combined with every match of the other']
+    """
+    what = f"query {query.name}"
+    for group in query.groups:
+        found = joins.query_warnings(group.text, query.selects[group.text.text].algebra["p"], what)
+        if found:
+            return found
+    selects = query.selects
+
+    def first_group(node: Node) -> Group:
+        while not isinstance(node, Group):
+            node = node.left if isinstance(node, Combine) else node.inner
+        return node
+
+    def variables(node: Node) -> set[str]:
+        if isinstance(node, Group):
+            return joins.scope(selects[node.text.text].algebra["p"])
+        if isinstance(node, Combine):
+            return variables(node.left) | variables(node.right)
+        inner = variables(node.inner)
+        if isinstance(node, Bind):
+            inner |= {v for b in node.binds for v in joins.expression_vars(selects[b.text].algebra["p"])}
+        return inner
+
+    def walk(node: Node) -> Diagnostic | None:
+        if isinstance(node, Group):
+            return None
+        if not isinstance(node, Combine):
+            return walk(node.inner)
+        inside = walk(node.left)
+        if inside is None and node.op != "union":
+            left, right = variables(node.left), variables(node.right)
+            condition = {v for c in node.condition for v in joins.expression_vars(selects[c.text].algebra["p"])}
+            if left and right and not left & (right | condition):
+                return joins.operands_warning(what, node.op, right, first_group(node.right).text)
+        return inside or walk(node.right)
+
+    found = walk(query.root)
+    return [found] if found is not None else []
+
+
 def parse_epsparql(name: str, text: SparqlText, prefixes: dict[str, str], ms: bool = False
                    ) -> tuple[EpQuery | None, list[Diagnostic]]:
     """The query's tree and its diagnostics (errors, and the W410 warning of an unbounded query).
@@ -465,7 +514,7 @@ def parse_epsparql(name: str, text: SparqlText, prefixes: dict[str, str], ms: bo
         return None, parser.diags + [Diagnostic(err.code, err.message, parser.span(err.offset), err.hint)]
     if any(d.severity == "error" for d in parser.diags):
         return None, parser.diags
-    diags = parser.diags
+    diags = parser.diags + cross_product_warnings(query)
     if query.horizon is None:
         horizon = DEFAULT_HORIZON["ms" if ms else "ticks"]
         diags.append(Diagnostic("W410", f"query {name} is unbounded: partial matches are kept for the default "
