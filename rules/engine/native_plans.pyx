@@ -46,6 +46,9 @@ cdef enum:
 #: int64 of derivations (a triple's take 4) above which they are stored before a plan goes on:
 #: a round's derivations take bounded memory (``flush_at`` sets it)
 cdef int64_t FLUSH = 1 << 20
+#: derivations stored before their round ended, not charged to the time point's budget yet (the
+#: round's charge counts what they added): what a round has made is its buffer's and these
+cdef int64_t FLUSHED = 0
 
 
 def flush_at(int64_t words) -> int:
@@ -141,10 +144,10 @@ cdef class Out:
             if grown == NULL:
                 raise MemoryError()
             self.data, self.cap = grown, 2 * (self.cap + arity)
-            GUARD.check(self.n // (2 + arity))  # (a round that grows without bound stops here)
+            GUARD.check(self.n // (2 + arity) + FLUSHED)  # (a round that grows without bound stops here)
         self.pushes += 1
         if not (self.pushes & 0x3FFFF):  # (and every 2^18 rows: a signal acts within milliseconds)
-            GUARD.check(self.n // (2 + arity))
+            GUARD.check(self.n // (2 + arity) + FLUSHED)
         cdef int64_t *d = self.data + self.n
         cdef int j
         d[0], d[1] = tid, expiry
@@ -238,8 +241,7 @@ cdef class Plan:
                 if self.bind(s, v) and self.passes(s.test0, s.ntests):
                     self.step(store, 0, exps[k], out)
                     if out.n > FLUSH:  # stored now: a round's derivations take bounded memory
-                        apply_out(store, out)
-                        out.n = 0
+                        flush_out(store, out)
                         self.resolve(store)  # (an index may have been dropped)
         return 0
 
@@ -535,12 +537,13 @@ cdef class NativeRules:
             key[0], key[1] = ids[triples[k]], ids[triples[k + 2]]
             self.out.push(t.id, expiry, key, 2)
             if self.out.n > FLUSH:
-                apply_out(store, self.out, explicit)
-                self.out.n = 0
+                flush_out(store, self.out, explicit)
         return self._fixpoint(store, explicit)
 
     cdef int _begin(self, NativeStore store) except -1:
+        global FLUSHED
         cdef int64_t i
+        FLUSHED = 0
         store.next_epoch()
         for i in range(store.ntables):
             store.tables[i].dn = 0
@@ -549,6 +552,7 @@ cdef class NativeRules:
 
     cdef int64_t _fixpoint(self, NativeStore store, bint explicit) except -1:
         """Store the derivations pushed (the input), then run the semi-naive rounds."""
+        global FLUSHED
         cdef int64_t i, n, count = 0, total
         cdef Table *t
         cdef Plan step
@@ -561,6 +565,7 @@ cdef class NativeRules:
                 self._trim(store)
                 return count
             count += total
+            FLUSHED = 0
             GUARD.charge(total)  # (the budget of the time point, and a cancellation: between rounds)
             # the round reads its delta from the tables' second arrays, while its derivations,
             # stored as they come (a plan stores them once they fill FLUSH), build the next
@@ -688,9 +693,18 @@ cdef class NativeRules:
         return 0
 
 
-cdef int apply_out(NativeStore store, Out out, bint explicit=False) except -1:
+cdef int flush_out(NativeStore store, Out out, bint explicit=False) except -1:
+    """Store ``out``'s derivations before the round ends, and empty it (they count towards the
+    time point's budget from now: ``FLUSHED``)."""
+    global FLUSHED
+    FLUSHED += apply_out(store, out, explicit)
+    out.n = 0
+    return 0
+
+
+cdef int64_t apply_out(NativeStore store, Out out, bint explicit=False) except -1:
     """Store the derivations of ``out`` (a transitive step's own, or not), putting what is new or
-    rose in the next delta. Bound by memory latency: the slot of the record AHEAD records on is
+    rose in the next delta; returns how many there were. Bound by memory latency: the slot of the record AHEAD records on is
     prefetched, and the row that the slot of the record half as far on names (``hashes`` keeps
     the hashes of the records in between)."""
     cdef int64_t p = 0, q = 0, r = 0, s, k = 0
@@ -725,4 +739,4 @@ cdef int apply_out(NativeStore store, Out out, bint explicit=False) except -1:
             DOTR_PREFETCH(t.slots + (h & <uint64_t>(t.nslots - 1)))
             q += 2 + t.arity
         k += 1
-    return 0
+    return k

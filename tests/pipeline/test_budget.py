@@ -55,6 +55,17 @@ def test_an_exploding_time_point_is_an_error_naming_it(tmp_path, capsys, program
     assert main(["run", "-q", "--rules", rules, "--input", stream, "--output", str(out), "--max-derived", "0"]) == 0
 
 
+def test_the_budget_stops_a_round_whose_derivations_are_stored_as_they_come(tmp_path, capsys):
+    """A round stores its derivations once they fill a buffer (bounded memory): those stored count
+    towards the budget at once, so the round stops there, not after making all of them (9M
+    derivations here, 25 s, when the stored ones were counted only at the round's end)."""
+    rules, stream, out = _files(tmp_path, "big(A, B) :- p(A), q(B).\n", [f"{p}({i})" for p in "pq" for i in range(3000)])
+    started = time.process_time()
+    code = main(["run", "-q", "--rules", rules, "--input", stream, "--output", str(out), "--max-derived", "1000000"])
+    assert code == 4, capsys.readouterr().err
+    assert time.process_time() - started < 8.0
+
+
 def test_the_budget_is_a_count(tmp_path, capsys):
     rules, stream, out = _files(tmp_path, CROSS, ["p(1)"])
     with pytest.raises(SystemExit) as stop:
