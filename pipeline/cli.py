@@ -247,7 +247,34 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                 raise state_file.StateFileError(f"--resume {args.resume}: not a reasoner's state for these rules "
                                                 f"({type(err).__name__}: {err})") from None
         background = load_background(args.ontology, follow_imports=args.follow_imports, notice=_notice)
+        backgrounds[tuple(args.ontology)] = background
         return Reasoner(checked, background, **reasoner_options)
+
+    backgrounds: dict[tuple, object] = {}  # the backgrounds loaded, by their files (reused by program changes)
+
+    def load(change) -> tuple[CheckResult, object]:
+        """The program and background of a program change (pipeline.runner)."""
+        new = check(change.rules)
+        if not new.ok:
+            raise DotrError(_first_error(new))
+        if args.format != "jsonl":
+            from .io import answering_queries, not_triples
+
+            others = not_triples(new) + answering_queries(new)
+            if others:
+                raise DotrError(f"--format {args.format} writes RDF triples, and the new program writes "
+                                f"{', '.join(others)} otherwise")
+        files = change.ontology if change.ontology is not None else (
+            run.in_effect.ontology if run.in_effect is not None and run.in_effect.ontology is not None
+            else args.ontology)
+        key = tuple(files)
+        if change.ontology is not None or key not in backgrounds:  # (named in the record: read again)
+            for path in files:
+                if not os.path.isfile(path):
+                    raise DotrError(f"the ontology file {path}: " + (
+                        "a directory, not an RDF file" if os.path.isdir(path) else "no such file"))
+            backgrounds[key] = load_background(files, follow_imports=args.follow_imports, notice=_notice)
+        return new, backgrounds[key]
 
     run = None
     try:
@@ -262,7 +289,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         rules_print = program["rules"]
         run = EmbeddedRun(options, build, program,
                           OutputOptions(args.format, prefixes, args.full_iris, args.changes, args.all_time_points),
-                          notice=_notice)
+                          notice=_notice, load=load)
         run.stats.counting = _counted(args)
         progress = _progress(args, run.stats, run.state.counts, prefixes)
         run.on_time_point = progress.update if progress is not None else None
@@ -326,6 +353,13 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     _rejected(run.output, args)
     _report(args, run.stats, run.state.counts, run.output.rejected, Readable(prefixes))
     return code
+
+
+def _first_error(result: CheckResult) -> str:
+    """A rule file's first error, on one line: its file, line and column, code and message."""
+    diag = next(d for d in result.diagnostics if d.severity == "error")
+    where = f"{diag.span.path}:{diag.span.line}:{diag.span.column}: " if diag.span is not None else ""
+    return f"{where}error[{diag.code}]: {diag.message}"
 
 
 #: the kind of ``--snapshot`` state files

@@ -23,13 +23,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from dotr.rules import InputError
+from dotr.rules import DotrError, InputError
 from dotr.rules.engine.guard import GUARD
 
 from . import state_file
 from .checkpoint import Checkpoint
 from .files import MAX_RECORD_SIZE, OutputFile
-from .io import MAX_GAP, BackgroundChange, Record, taken
+from .io import MAX_GAP, BackgroundChange, ProgramChange, Record, taken
 from .output import Output, OutputOptions, rejects_path
 from .process import EXIT_OK, Interrupted, signal_code
 from .mqtt import Login, is_mqtt
@@ -39,6 +39,7 @@ from .sinks import Tee, open_sink
 from .sources import open_source
 from .sources.formats import FORMATS, Reading
 from .summary import RunStats
+from .swap import swapped
 
 #: seconds a time point under way when a signal comes may take to finish before it is abandoned
 CANCEL_AFTER = 0.5
@@ -119,12 +120,17 @@ class EmbeddedRun:
 
     ``build`` makes the reasoner (from the files, or from ``--resume``); ``program`` is the
     program's fingerprint (:func:`~dotr.pipeline.checkpoint.fingerprint`), which a checkpoint
-    must match; ``notice`` takes what the reasoner has to say on the way."""
+    must match; ``notice`` takes what the reasoner has to say on the way; ``load`` reads the
+    program and background of a program change (a record's ``"program"``), raising a
+    :class:`DotrError` when it cannot be applied."""
 
     def __init__(self, options: Options, build: Callable[[], Reasoner], program: dict | None = None,
-                 output: OutputOptions | None = None, notice: Callable[[str], None] | None = None):
+                 output: OutputOptions | None = None, notice: Callable[[str], None] | None = None,
+                 load: Callable[[ProgramChange], tuple] | None = None):
         self.o = options
         self._build = build
+        self._load = load
+        self.in_effect: ProgramChange | None = None  # the last program change made (None: the command line's)
         self._program = program or {}
         self._output_options = output or OutputOptions(options.format, {}, options.full_iris, options.changes,
                                                        options.all_time_points)
@@ -299,11 +305,11 @@ class EmbeddedRun:
 
     def _evaluate(self, records: Iterator[Record]) -> None:
         state = self.state
-        pending_t, pending, count, change = None, {}, 0, BackgroundChange()
+        pending_t, pending, count, change, programs = None, {}, 0, BackgroundChange(), []
         for record in records:
             if pending_t is not None and record.t != pending_t:
-                self._time_point(pending_t, pending, count, change)
-                pending, count, change = {}, 0, BackgroundChange()
+                self._time_point(pending_t, pending, count, change, programs)
+                pending, count, change, programs = {}, 0, BackgroundChange(), []
                 if record.line:
                     state.lines = record.line - 1  # the lines before this record are evaluated
                 if self._stop is not None:
@@ -321,12 +327,15 @@ class EmbeddedRun:
             pending.setdefault(record.stream, []).extend(record.facts)
             if record.background:
                 change.update(record.background)
+            if record.program is not None:
+                programs.append((record.program, record.raw))
             count += 1
         if pending_t is not None:
-            self._time_point(pending_t, pending, count, change)
+            self._time_point(pending_t, pending, count, change, programs)
             state.lines = self._input.lines_read
 
-    def _time_point(self, t: int, facts: dict, records: int, change: BackgroundChange | None = None) -> None:
+    def _time_point(self, t: int, facts: dict, records: int, change: BackgroundChange | None = None,
+                    programs: list[tuple[ProgramChange, str]] = ()) -> None:
         """Evaluate ``t`` (and the time points before it where the output can change) and write."""
         self._busy = True
         GUARD.cancel(None)
@@ -334,7 +343,7 @@ class EmbeddedRun:
             with self.lock:
                 clock = time.perf_counter
                 start = clock()
-                for result in self._results(t, facts, change):
+                for result in self._results(t, facts, change, programs):
                     now = clock()
                     matches = self.reasoner.last_matches if result.graphs else None
                     self.output.result(result, now - start,
@@ -346,7 +355,8 @@ class EmbeddedRun:
             self._busy = False
             GUARD.cancel(None)  # (a signal that came after the engines' last check: _stop has it)
 
-    def _results(self, t: int, facts: dict, change: BackgroundChange | None) -> Iterator[Result]:
+    def _results(self, t: int, facts: dict, change: BackgroundChange | None,
+                 programs: list[tuple[ProgramChange, str]]) -> Iterator[Result]:
         self._in_gap = True
         for result in self.reasoner.between(t):  # (a gap can be long: stop and commit inside it too)
             yield result
@@ -356,6 +366,8 @@ class EmbeddedRun:
                 self.output.flush()
                 self.commit()
         self._in_gap = False
+        for program, raw in programs:
+            self._change_program(t, program, raw)
         if change:
             try:
                 self.reasoner.change_background(change.add, change.remove)
@@ -364,6 +376,21 @@ class EmbeddedRun:
                     raise InputError(str(err), change.line) from None
                 self.output.reject({"line": change.line, "reason": str(err), "record": None})
         yield self.reasoner.step(t, facts)
+
+    def _change_program(self, t: int, change: ProgramChange, raw: str) -> None:
+        """Evaluate the program of ``change`` from ``t`` on; one that cannot be applied is a bad
+        record, and the running program runs on."""
+        try:
+            if self._load is None:
+                raise DotrError("this run cannot change its program")
+            checked, background = self._load(change)
+            self.reasoner = swapped(self.reasoner, checked, background, t)
+            self.in_effect = change
+        except DotrError as err:
+            reason = f"the program change to {change.rules} is not made: {err}"
+            if self.o.on_error == "stop":
+                raise InputError(reason, change.line) from None
+            self.output.reject({"line": change.line, "reason": reason, "record": raw})
 
     # ------------------------------------------------------------------------ input
     def _records(self) -> Iterator[Record]:
