@@ -1,0 +1,112 @@
+"""Program changes in the stream (docs/language.md, "Changing the program"), through ``dotr
+run``: generated whole programs swapped at random time points agree with the composition
+reference read as the docs define a change (program P before T; from T on, P' over the stream
+from T - reach(P) on, as if it had begun there), with background changes before and after the
+swap and a new background file; and the bad records a change can be."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+from dotr.pipeline.cli import main
+from dotr.pipeline.history import reach
+from dotr.rules import check
+from tests.pipeline.test_composition import COVERAGE, programs, reference_output, streams_with_changes
+
+HERE = Path(__file__).parent
+
+
+def write_stream(path: Path, records, swap: dict | None = None) -> None:
+    """The records as JSON Lines, ``swap`` (a record with "t") placed before the first record of a
+    later time point."""
+    lines, placed = [], swap is None
+    for t, facts, payload, change in records:
+        if not placed and t > swap["t"]:
+            lines.append(swap)
+            placed = True
+        record = {"t": t, "facts": facts}
+        if payload:
+            record["turtle"] = payload
+        if change:
+            record["background"] = change
+        lines.append(record)
+    if not placed:
+        lines.append(swap)
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+
+def run(tmp: Path, *options: str) -> tuple[int, list[dict]]:
+    out = tmp / "out.jsonl"
+    code = main(["run", "-q", "--rules", str(tmp / "p.dotr"), "--ontology", str(tmp / "bg.ttl"),
+                 "--input", str(tmp / "stream.jsonl"), "--output", str(out), "--full-iris", *options])
+    return code, [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+
+
+def expected_output(tmp: Path, records, swap_t: int, new_background: bool) -> list[dict]:
+    """P's reference records before T (P evaluated up to T), then P''s from T on over the records
+    of the time points from T - reach(P) on (from the first record when P keeps all), with the
+    background changes made before those applied from the start."""
+    before = records + [(swap_t, [], None, None)]
+    old = [r for r in reference_output(tmp / "p.dotr", (tmp / "bg.ttl").read_text(), before, False)
+           if r["t"] < swap_t]
+    kept_reach = reach(check(tmp / "p.dotr"))
+    first = min(t for t, *_ in before)
+    start = first if kept_reach is None else max(first, swap_t - kept_reach)
+    earlier = {"add": [], "remove": []}  # (a background fact removed then added again: in order)
+    kept = []
+    for t, facts, payload, change in records:
+        if t < start:
+            if change:
+                earlier = _then(earlier, change)
+        else:
+            kept.append((t, facts, payload, change))
+    opening = (start, [], None, earlier if earlier["add"] or earlier["remove"] else None)
+    after = [opening] + [r for r in kept if r[0] < swap_t] + [(swap_t, [], None, None)] + \
+        [r for r in kept if r[0] >= swap_t]
+    background = (tmp / ("bg2.ttl" if new_background else "bg.ttl")).read_text()
+    new = [r for r in reference_output(tmp / "p2.dotr", background, after, False) if r["t"] >= swap_t]
+    return old + new
+
+
+def _then(first: dict, second: dict) -> dict:
+    """One background change doing ``first`` then ``second`` (removals, then additions, each)."""
+    added = [f for f in first["add"] if f not in second.get("remove", [])] + second.get("add", [])
+    removed = [f for f in first["remove"] if f not in second.get("add", [])] + second.get("remove", [])
+    return {"add": list(dict.fromkeys(added)), "remove": list(dict.fromkeys(removed))}
+
+
+def swap_agrees(tmp: Path, old, new, records, swap_t: int, new_background: bool, *options: str) -> list[dict]:
+    for name, (rules, turtle, _) in (("p", old), ("p2", new)):
+        (tmp / f"{name}.dotr").write_text(rules)
+        (tmp / ("bg.ttl" if name == "p" else "bg2.ttl")).write_text(turtle)
+        assume(check(tmp / f"{name}.dotr").ok)  # (a generated negation can close a cycle: not a program)
+    swap = {"t": swap_t, "program": str(tmp / "p2.dotr")}
+    if new_background:
+        swap["ontology"] = [str(tmp / "bg2.ttl")]
+    write_stream(tmp / "stream.jsonl", records, swap)
+    code, actual = run(tmp, *options)
+    assert code == 0
+    expected = expected_output(tmp, records, swap_t, new_background)
+    assert actual == expected, (old[0], new[0], records, swap_t)
+    COVERAGE.update(old[2])
+    COVERAGE.update(new[2])
+    return actual
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), programs(), streams_with_changes(), st.integers(0, 12), st.booleans())
+def test_a_program_swapped_at_a_random_time_point_agrees_with_the_reference(tmp_path_factory, old, new, records,
+                                                                           swap_t, new_background):
+    swap_agrees(tmp_path_factory.mktemp("case"), old, new, records, swap_t, new_background)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), programs(), streams_with_changes(), st.integers(0, 12), st.booleans())
+def test_a_program_swapped_at_a_random_time_point_agrees_with_the_reference_at_length(
+        tmp_path_factory, old, new, records, swap_t, new_background):
+    swap_agrees(tmp_path_factory.mktemp("case"), old, new, records, swap_t, new_background)
