@@ -262,8 +262,8 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
 
             others = not_triples(new) + answering_queries(new)
             if others:
-                raise DotrError(f"--format {args.format} writes RDF triples, and the new program writes "
-                                f"{', '.join(others)} otherwise")
+                raise DotrError(f"--format {args.format} writes RDF triples, and these of the new program's are "
+                                f"not: {', '.join(others)} (leave them out with @output)")
         files = change.ontology if change.ontology is not None else (
             run.in_effect.ontology if run.in_effect is not None and run.in_effect.ontology is not None
             else args.ontology)

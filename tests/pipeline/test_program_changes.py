@@ -110,3 +110,70 @@ def test_a_program_swapped_at_a_random_time_point_agrees_with_the_reference(tmp_
 def test_a_program_swapped_at_a_random_time_point_agrees_with_the_reference_at_length(
         tmp_path_factory, old, new, records, swap_t, new_background):
     swap_agrees(tmp_path_factory.mktemp("case"), old, new, records, swap_t, new_background)
+
+
+# ---------------------------------------------------------------------------------------------
+# Changes that cannot be applied: bad records, the running program runs on
+
+HOT = "hot(X) :- [2] <> temp(X, V), V > 30 .\n"
+WARM = "warm(X) :- [2] <> temp(X, V), V > 28 .\n"
+TEMPS = [{"t": 1, "facts": ["temp(a, 29)"]}, {"t": 2, "facts": ["temp(a, 31)"]}, {"t": 4, "facts": ["temp(b, 29)"]}]
+
+
+def run_records(tmp: Path, records: list[dict], *options: str, rules: str = HOT) -> tuple[int, list[dict]]:
+    (tmp / "p.dotr").write_text(rules)
+    (tmp / "bg.ttl").write_text("")
+    (tmp / "stream.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return run(tmp, *options)
+
+
+def with_change(change: dict) -> list[dict]:
+    return TEMPS[:2] + [{"t": 3, **change}] + TEMPS[2:]
+
+
+@pytest.mark.parametrize("change, rules, reason", [
+    ({"program": "bad.dotr"}, "warm(X) :- temp(X, V), V > 28\n", "bad.dotr:1:30: error[E001]: unexpected end of input"),
+    ({"program": "absent.dotr"}, None, "error[E002]: cannot read absent.dotr"),
+    ({"program": "bad.dotr", "ontology": ["absent.ttl"]}, WARM, "the ontology file absent.ttl: no such file"),
+    ({"program": "bad.dotr"}, "@timeunit ms .\n" + WARM, "the new program's time unit (ms) is not the running one's"),
+    ({"ontology": ["bg.ttl"]}, None, '"ontology" comes with "program"'),
+    ({"program": 3}, None, '"program" is the path of a rule file'),
+])
+def test_a_change_that_cannot_be_applied_is_a_bad_record_and_the_program_runs_on(tmp_path, monkeypatch, capsys,
+                                                                                   change, rules, reason):
+    monkeypatch.chdir(tmp_path)  # (paths in records are relative to the working directory)
+    if rules is not None:
+        (tmp_path / "bad.dotr").write_text(rules)
+    _, unchanged = run_records(tmp_path, TEMPS)
+    code, out = run_records(tmp_path, with_change(change), "--on-error", "skip")
+    assert code == 0 and out == unchanged
+    [reject] = [json.loads(line) for line in (tmp_path / "out.jsonl.rejects.jsonl").read_text().splitlines()]
+    assert reject["line"] == 3 and reason in reject["reason"] and json.loads(reject["record"]) == {"t": 3, **change}
+    capsys.readouterr()
+    code, out = run_records(tmp_path, with_change(change))  # --on-error stop
+    err = capsys.readouterr().err
+    # (a malformed record stops the run as it is read, before the time point ahead of it is written)
+    assert code == 3 and out == unchanged[:0 if "program" not in change or change["program"] == 3 else 1]
+    assert "Traceback" not in err
+    assert err.startswith(f"{tmp_path / 'stream.jsonl'}:line 3: ") and reason in err
+
+
+def test_a_program_writing_what_the_format_cannot_hold_is_a_bad_record(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p2.dotr").write_text("warm(X) :- temp(X, V), V > 28 .\n")
+    rules = "@prefix : <http://ex.org/> .\n:Hot(?x) :- temp(?x, ?v), ?v > 30 .\n"
+    code, _ = run_records(tmp_path, with_change({"program": "p2.dotr"}), "--format", "nquads", "--on-error", "skip",
+                          rules=rules)
+    assert code == 0
+    reject = json.loads((tmp_path / "out.jsonl.rejects.jsonl").read_text())
+    assert "--format nquads writes RDF triples, and these of the new program's are not: warm/1" in reject["reason"]
+
+
+def test_a_bad_change_after_a_good_one_leaves_the_new_program_running(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p2.dotr").write_text(WARM)
+    records = TEMPS[:2] + [{"t": 3, "program": "p2.dotr"}, {"t": 4, "program": "absent.dotr", "facts": ["temp(b, 29)"]}]
+    code, out = run_records(tmp_path, records, "--on-error", "skip")
+    assert code == 0
+    assert out == [{"t": 2, "facts": ["hot(a)"]}, {"t": 3, "facts": ["warm(a)"]},
+                   {"t": 4, "facts": ["warm(a)", "warm(b)"]}]
