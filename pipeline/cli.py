@@ -231,7 +231,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         print("dotr: --follow reads a growing file: give it with --input", file=sys.stderr)
         return 2
     options = _options(args, input_format(args))
-    reasoner_options = {"include_background": args.include_background}
+    reasoner_options = {"include_background": args.include_background, "history": args.history}
     prefixes = checked.program.prefixes
     GUARD.limit = args.max_derived
 
@@ -252,8 +252,8 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
 
     backgrounds: dict[tuple, object] = {}  # the backgrounds loaded, by their files (reused by program changes)
 
-    def load(change) -> tuple[CheckResult, object]:
-        """The program and background of a program change (pipeline.runner)."""
+    def load(change) -> tuple[CheckResult, object, list[str]]:
+        """The program, background and background files of a program change (pipeline.runner)."""
         new = check(change.rules)
         if not new.ok:
             raise DotrError(_first_error(new))
@@ -274,7 +274,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                     raise DotrError(f"the ontology file {path}: " + (
                         "a directory, not an RDF file" if os.path.isdir(path) else "no such file"))
             backgrounds[key] = load_background(files, follow_imports=args.follow_imports, notice=_notice)
-        return new, backgrounds[key]
+        return new, backgrounds[key], list(files)
 
     run = None
     try:
@@ -416,7 +416,7 @@ def _options(args: argparse.Namespace, fmt: str):
                    changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                    checkpoint=args.checkpoint, commit_every=args.commit_every, commit_seconds=args.commit_seconds,
                    max_record_size=args.max_record_size, max_gap=args.max_gap, full_iris=args.full_iris,
-                   replay=args.replay)
+                   replay=args.replay, upgrade=args.upgrade)
 
 
 def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
@@ -676,6 +676,12 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", metavar="DIR",
                         help="commit the output with the state here; the same command run again continues from the "
                              "last commit (embedded and Spark)")
+    parser.add_argument("--history", type=_count, metavar="N",
+                        help="keep at most N time units of the stream for a program change (default: as far as the "
+                             "program reaches back, at most 10000 ticks or an hour in ms)")
+    parser.add_argument("--upgrade", action="store_true",
+                        help="with --checkpoint: a rule file or ontology changed since the last commit is evaluated "
+                             "from the next time point on, over the stream history kept (a program change)")
     parser.add_argument("--commit-every", type=int, default=1000, metavar="N",
                         help="with --checkpoint: commit at least every N time points (default 1000) ...")
     parser.add_argument("--commit-seconds", type=float, default=10.0, metavar="S",

@@ -47,7 +47,7 @@ from dotr.temporal.patterns import PatternEngine
 from . import conclude
 from .conclude import Moment
 from .fact_texts import FactTexts
-from .history import History, reach
+from .history import DEFAULT_LIMIT, History, reach
 from .input_facts import intern_all, intern_input
 from .keys import _lars_meets_graphs, split_keys, split_point
 from .records import Enriched, Result
@@ -62,10 +62,14 @@ class Reasoner:
     """The stages composed; ``step(t, facts)`` evaluates one time point."""
 
     def __init__(self, checked: CheckResult, background: Iterable = (), include_background: bool = False,
-                 max_rounds: int = 10, ontology: OntologicalStage | None = None, freeze_gc: bool = False):
+                 max_rounds: int = 10, ontology: OntologicalStage | None = None, freeze_gc: bool = False,
+                 history: int | None = None):
         """``freeze_gc``: move every object of the process to the garbage collector's permanent
         generation once the background is loaded (``gc.freeze()``: the caller's objects too, so
-        it is for a process that runs dotr alone, as ``dotr run`` does; docs/api.md)."""
+        it is for a process that runs dotr alone, as ``dotr run`` does; docs/api.md).
+        ``history``: how many time units of the stream it keeps at most for a program change
+        (None: :data:`~pipeline.history.DEFAULT_LIMIT`'s; it keeps as much as its program
+        reaches back, :func:`~pipeline.history.reach`)."""
         checked.raise_for_errors()
         self.checked = checked
         self.program = checked.program
@@ -100,7 +104,9 @@ class Reasoner:
         self._background_derived: set[tuple] | None = None
         self._changes: list[tuple[list, list]] = []  # the background changes made, interned (temporal_snapshot)
         #: the stream's recent time points and the background changes, for a program change (pipeline.swap)
-        self.history = History(reach(checked))
+        self.history_limit = history if history is not None else DEFAULT_LIMIT[self.program.timeunit]
+        reaches = reach(checked)
+        self.history = History(self.history_limit if reaches is None else min(reaches, self.history_limit))
         self._unplaced: list[tuple[list, list]] = []  # background changes made, the time point they precede not yet known
         # the steps of conclude, one per stage the program has (pipeline.conclude)
         self._ontology_step = conclude.Ontology(self.ontology)
@@ -240,7 +246,8 @@ class Reasoner:
         background changes made): what the Spark stateful stage keeps per key; the background
         is rebuilt from the broadcast."""
         return {"terms": self.dictionary.snapshot(self._base_terms), "background_changes": list(self._changes),
-                "history": self.history.snapshot(), "unplaced": list(self._unplaced), **self._engines_state()}
+                "history": self.history.snapshot(self.dictionary), "unplaced": list(self._unplaced),
+                **self._engines_state()}
 
     def restore_temporal(self, state: dict) -> None:
         """Continue from :meth:`temporal_snapshot` (on a reasoner freshly built from the same
@@ -252,7 +259,7 @@ class Reasoner:
         d.load(state["terms"])
         self._restore_engines(state)
         if "history" in state:  # (a state written before program changes has none: the history starts anew)
-            self.history = History.restore(state["history"])
+            self.history = History.restore(state["history"], d)
             self._unplaced = [tuple(c) for c in state["unplaced"]]
         m = self.ontology.materialiser
         for removed, add in state.get("background_changes", ()):
@@ -293,7 +300,8 @@ class Reasoner:
         state = self._engines_state()
         walk(state)
         walk(self._changes)
-        walk(self.history.snapshot())
+        walk(list(self.history.points))
+        walk(self.history.changes)
         walk(self._unplaced)
         walk([(rel, fact) for rel, fact, expiry in self.ontology.store if expiry < INF])
         walk(list(self._texts))

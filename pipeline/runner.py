@@ -27,7 +27,7 @@ from dotr.rules import DotrError, InputError
 from dotr.rules.engine.guard import GUARD
 
 from . import state_file
-from .checkpoint import Checkpoint
+from .checkpoint import Checkpoint, CheckpointError, differences, fingerprint
 from .files import MAX_RECORD_SIZE, OutputFile
 from .io import MAX_GAP, BackgroundChange, ProgramChange, Record, taken
 from .output import Output, OutputOptions, rejects_path
@@ -39,7 +39,7 @@ from .sinks import Tee, open_sink
 from .sources import open_source
 from .sources.formats import FORMATS, Reading
 from .summary import RunStats
-from .swap import swapped
+from .swap import like, replay, swapped
 
 #: seconds a time point under way when a signal comes may take to finish before it is abandoned
 CANCEL_AFTER = 0.5
@@ -68,6 +68,7 @@ class Options:
     login: Login | None = None  # an MQTT broker's (--input or --output mqtt://...)
     mapping: Any = None  # a CSV input's (pipeline/sources/csv.py)
     replay: float = 0.0  # a CSV input's pace (0: as fast as it is read)
+    upgrade: bool = False  # a checkpoint's rule file or ontologies changed: evaluated from the next time point on
 
     def fingerprinted(self) -> dict[str, Any]:
         """The options that change what a run writes (a checkpoint continues only with the same)."""
@@ -90,22 +91,27 @@ class RunState:
     counts: dict = field(default_factory=lambda: {"records": 0, "time points": 0, "outputs": 0})
     finished: bool = False
     stats: dict | None = None  # the conclusions counted (RunStats.saved; None: not counted)
+    #: the program a record put in effect: its "rules", "ontology" files, "line", "fingerprint"
+    #: (None: the command line's)
+    program: dict | None = None
 
     def to_data(self) -> dict:
         return {"lines": self.lines, "input_sha256": self.input_sha256, "output": self.output,
                 "rejects": self.rejects, "rejected": self.rejected, "previous": self.previous,
-                "counts": self.counts, "finished": self.finished, "stats": self.stats}
+                "counts": self.counts, "finished": self.finished, "stats": self.stats, "program": self.program}
 
     @classmethod
     def from_data(cls, data: dict) -> "RunState":
         state = cls(lines=data["lines"], input_sha256=data["input_sha256"], output=tuple(data["output"]),
                     rejects=tuple(data["rejects"]), rejected=data["rejected"], previous=list(data["previous"]),
-                    counts=dict(data["counts"]), finished=data["finished"], stats=data.get("stats"))
+                    counts=dict(data["counts"]), finished=data["finished"], stats=data.get("stats"),
+                    program=data.get("program"))
         if not (type(state.lines) is int and type(state.input_sha256) is str and type(state.finished) is bool
                 and _committed(state.output) and _committed(state.rejects) and type(state.rejected) is int
                 and all(type(f) is str for f in state.previous)
                 and set(state.counts) == {"records", "time points", "outputs"}
-                and all(type(n) is int for n in state.counts.values())):
+                and all(type(n) is int for n in state.counts.values())
+                and (state.program is None or type(state.program) is dict and type(state.program.get("rules")) is str)):
             raise ValueError("not a run's state")
         return state
 
@@ -131,6 +137,8 @@ class EmbeddedRun:
         self._build = build
         self._load = load
         self.in_effect: ProgramChange | None = None  # the last program change made (None: the command line's)
+        self._effect_print: dict | None = None  # its fingerprint (checkpoint.fingerprint)
+        self._prefixes: dict[str, str] = {}  # the command line program's, for reading the stream
         self._program = program or {}
         self._output_options = output or OutputOptions(options.format, {}, options.full_iris, options.changes,
                                                        options.all_time_points)
@@ -161,7 +169,7 @@ class EmbeddedRun:
         saved = None
         if self._checkpoint is not None:
             self._checkpoint.open()
-            loaded = self._checkpoint.load(self._program)
+            loaded = self._checkpoint.load(self._program, self.o.upgrade)
             if loaded is not None:
                 saved = loaded[1]
                 try:
@@ -198,14 +206,47 @@ class EmbeddedRun:
         self.output.rejects, self.output.rejected = committed_rejects, state.rejected
         self.output.on_time_point = self.on_time_point
         self.reasoner = self._build()
+        self._prefixes = self.reasoner.program.prefixes  # (the stream is read with the command line's)
         if saved is not None:
             try:
-                self.reasoner.restore_temporal(saved["reasoner"])
+                self._continue(loaded[0], saved["reasoner"])
+            except DotrError:
+                raise
             except Exception as err:  # (as above: a well-formed file that is not a reasoner's state)
                 raise state_file.StateFileError(f"{self.o.checkpoint}: not a reasoner's state for these rules "
                                                 f"({type(err).__name__}: {err})") from None
         self.reasoner.on_notice = self._notice
         return True
+
+    def _continue(self, header: dict, saved: dict) -> None:
+        """Restore the reasoner of the last commit: the command line's, or the one a program
+        change put in effect (its files unchanged); or, with ``--upgrade`` when the command line's
+        files or those in effect changed, evaluate the command line's program from the time point
+        after the last one committed on, over the history the state kept."""
+        state, upgrade = self.state, False
+        if differences(header.get("program", {}), self._program):  # (only the files: Checkpoint.load)
+            upgrade = True
+        elif state.program is not None:
+            effect = ProgramChange(state.program["rules"], list(state.program["ontology"]), state.program["line"])
+            checked, background, files = self._load(effect)
+            changed = differences(state.program["fingerprint"], fingerprint(checked, files, {}))
+            if not changed:
+                self.reasoner = like(self.reasoner, checked, background)
+                self.in_effect, self._effect_print = effect, state.program["fingerprint"]
+            elif self.o.upgrade:
+                upgrade = True
+            else:
+                raise CheckpointError(
+                    f"--checkpoint {self.o.checkpoint}: the program in effect since the program change on line "
+                    f"{effect.line} of the input ({effect.rules}) changed since the last commit: "
+                    f"{'; '.join(changed)}. Restore it, or give --upgrade to evaluate the command line's program "
+                    "from the next time point on")
+        if not upgrade:
+            self.reasoner.restore_temporal(saved)
+            return
+        state.program = None
+        if saved["last_t"] is not None:
+            replay(self.reasoner, saved["history"], saved["last_t"] + 1)
 
     @property
     def source_name(self) -> str:
@@ -239,6 +280,9 @@ class EmbeddedRun:
         state.input_sha256 = self._input.digest
         state.finished = finished
         state.stats = self.stats.saved() if self.stats.counting else None
+        change = self.in_effect
+        state.program = None if change is None else {"rules": change.rules, "ontology": change.ontology,
+                                                      "line": change.line, "fingerprint": self._effect_print}
         self._checkpoint.commit({"run": state.to_data(), "reasoner": self.reasoner.temporal_snapshot()},
                                 self._program)
         if hasattr(self._input, "after_commit"):  # (a broker's messages are acknowledged now)
@@ -383,9 +427,10 @@ class EmbeddedRun:
         try:
             if self._load is None:
                 raise DotrError("this run cannot change its program")
-            checked, background = self._load(change)
+            checked, background, files = self._load(change)
             self.reasoner = swapped(self.reasoner, checked, background, t)
-            self.in_effect = change
+            self.in_effect, self._effect_print = ProgramChange(change.rules, files, change.line), \
+                fingerprint(checked, files, {})
         except DotrError as err:
             reason = f"the program change to {change.rules} is not made: {err}"
             if self.o.on_error == "stop":
@@ -398,7 +443,7 @@ class EmbeddedRun:
         restart: records of time points evaluated before it are skipped too)."""
         o = self.o
         first = self.state.lines + 1
-        last_t, prefixes = self.reasoner.last_t, self.reasoner.program.prefixes
+        last_t, prefixes = self.reasoner.last_t, self._prefixes
         max_gap = o.max_gap if o.max_gap is not None else MAX_GAP[self.reasoner.program.timeunit]
 
         def reject(err: InputError) -> None:

@@ -16,58 +16,56 @@ from __future__ import annotations
 from typing import Iterable
 
 from dotr.rules import UsageError
-from dotr.rules.engine.terms import TermDictionary
 from dotr.rules.lang.loader import CheckResult
 
 from .reasoner import Reasoner
 
 
 def swapped(old: Reasoner, checked: CheckResult, background: Iterable, t: int) -> Reasoner:
-    """A reasoner for ``checked`` and ``background`` that evaluated, without output, the time
-    points ``old`` kept before ``t`` (those from ``t - reach`` on, its
-    :class:`~pipeline.history.History`'s reach; all of them when it keeps all), starting its
-    timeline where ``old``'s began or at ``t - reach`` when that is later, with every background
-    change ``old`` was given, each where it was made (those older than the kept time points from
-    the start). It evaluates ``t`` next. :class:`UsageError` when the time units differ."""
+    """A reasoner for ``checked`` and ``background`` (with ``old``'s options) that evaluated,
+    without output, what ``old`` kept of the stream before ``t`` (:func:`replay`); it evaluates
+    ``t`` next. :class:`UsageError` when the time units differ."""
     if checked.program.timeunit != old.program.timeunit:
         raise UsageError(f"the new program's time unit ({checked.program.timeunit}) is not the running one's "
                          f"({old.program.timeunit}): times would change meaning")
-    new = Reasoner(checked, background, include_background=old.include_background, max_rounds=old.max_rounds)
-    history = old.history
-    start = None if history.reach is None else t - history.reach
-    if history.first is not None and (start is None or start < history.first):
-        start = history.first
-    convert = _converter(old.dictionary, new.dictionary)
-    changes = {}
-    for when, removed, added in history.changes:
-        if start is None or when <= start:  # (the background the kept stream began with)
-            new.change_background([convert(f) for f in added], [convert(f) for f in removed])
+    new = like(old, checked, background)
+    replay(new, old.history.snapshot(old.dictionary), t)
+    new.on_notice = old.on_notice
+    return new
+
+
+def like(old: Reasoner, checked: CheckResult, background: Iterable) -> Reasoner:
+    """A new reasoner for ``checked`` and ``background`` with ``old``'s options."""
+    return Reasoner(checked, background, include_background=old.include_background, max_rounds=old.max_rounds,
+                    history=old.history_limit)
+
+
+def replay(new: Reasoner, history: dict, t: int) -> None:
+    """Evaluate, without output, on a reasoner that evaluated nothing yet, the time points of
+    ``history`` (:meth:`History.snapshot <pipeline.history.History.snapshot>`) before ``t``
+    from ``t - reach`` on, starting the timeline where the
+    history's began or at ``t - reach`` when that is later, with every background change of the
+    history, each where it was made (those older than the kept time points from the start); and
+    the time points up to ``t`` where the output can change. What it prints next is whole
+    (:meth:`Reasoner.forget_printed`)."""
+    reach, first = history["reach"], history["first"]
+    start = t if first is None else max(t - reach, first)  # (nothing evaluated yet: nothing to replay)
+    changes: dict[int, list] = {}
+    for when, removed, added in history["changes"]:
+        if when <= start:  # (the background the kept stream began with)
+            new.change_background(added, removed)
         else:
             changes.setdefault(when, []).append((removed, added))
-    points = {when: streams for when, streams in history.points_from(start)}
-    times = sorted(set(points) | set(changes) | ({start} if start is not None and start < t else set()))
+    points = {when: streams for when, streams in history["points"] if when >= start}
+    times = sorted(set(points) | set(changes) | {start})
     for when in times:
         if when >= t:
             break
         for _ in new.between(when):
             pass
         for removed, added in changes.get(when, ()):
-            new.change_background([convert(f) for f in added], [convert(f) for f in removed])
-        facts = points.get(when, {None: []})
-        new.step(when, {name: [convert(f) for f in items] for name, items in facts.items()})
+            new.change_background(added, removed)
+        new.step(when, {name: list(facts) for name, facts in points.get(when, ())})
     for _ in new.between(t):  # (the time points before t are the old program's)
         pass
     new.forget_printed()
-    new.on_notice = old.on_notice
-    return new
-
-
-def _converter(old: TermDictionary, new: TermDictionary):
-    """An interned fact of ``old``'s (``(relation, ids)``, maybe with an expiry) as ``new``'s."""
-    term, intern = old.term, new.intern
-
-    def convert(fact: tuple) -> tuple:
-        rel, ids = fact[0], fact[1]
-        return (intern(term(rel[0])), rel[1]), tuple(intern(term(i)) for i in ids)
-
-    return convert

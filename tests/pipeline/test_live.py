@@ -97,26 +97,34 @@ def test_killed_with_minus_9_at_random_moments_the_same_command_gives_the_same_o
     args = [*DOTR, "--rules", str(COOLING / "rules.dotr"), "--ontology", str(COOLING / "ontology.ttl"),
             "--input", str(stream), "--output", str(tmp_path / "o.jsonl"), "--checkpoint", str(tmp_path / "ck"),
             "--commit-every", "40"]
+    finish_after_kills(args, rnd, tmp_path / "o.jsonl", tmp_path / "ck", seed)
+    assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes(), seed
+
+
+def finish_after_kills(args: list[str], rnd: random.Random, output: Path, checkpoint: Path, seed: int,
+                       kills_wanted: int = 10, cwd: Path = ROOT) -> None:
+    """Run ``args`` (a ``dotr run`` with ``--checkpoint``) and kill it with -9 after a random
+    0.3-1.6 s, ``kills_wanted`` times (a run that finished first starts over), then run it to
+    the end."""
     kills = 0
-    for _ in range(40):
-        proc = subprocess.Popen(args, cwd=ROOT, stderr=subprocess.PIPE)
+    for _ in range(4 * kills_wanted):
+        proc = subprocess.Popen(args, cwd=cwd, stderr=subprocess.PIPE)
         try:
             proc.wait(timeout=rnd.uniform(0.3, 1.6))
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
             kills += 1
-            if kills >= 10:
+            if kills >= kills_wanted:
                 break
             continue
         assert proc.returncode == 0, (seed, proc.stderr.read())
-        # finished before the kill: start over, so that at least 10 kills land in runs
-        for path in (tmp_path / "o.jsonl", tmp_path / "ck" / "state.dotr"):
+        # finished before the kill: start over, so that enough kills land in runs
+        for path in (output, checkpoint / "state.dotr"):
             path.unlink(missing_ok=True)
-    assert kills >= 10, seed
-    finish = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)  # the same command, left to finish
+    assert kills >= kills_wanted, seed
+    finish = subprocess.run(args, cwd=cwd, capture_output=True, text=True)  # the same command, left to finish
     assert finish.returncode == 0, (seed, finish.stderr)
-    assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes(), seed
 
 
 def test_a_gap_of_a_billion_ticks_costs_what_a_gap_of_one_does(tmp_path):

@@ -177,3 +177,15 @@ def test_a_bad_change_after_a_good_one_leaves_the_new_program_running(tmp_path, 
     assert code == 0
     assert out == [{"t": 2, "facts": ["hot(a)"]}, {"t": 3, "facts": ["warm(a)"]},
                    {"t": 4, "facts": ["warm(a)", "warm(b)"]}]
+
+
+def test_the_cooling_example_retuned_mid_stream_matches_its_golden_output(monkeypatch, tmp_path):
+    """examples/cooling/retune.jsonl: the thresholds change at t = 8; the new program's
+    ``[3] @T`` windows see the readings before it at once (veryHot(5) at 8)."""
+    root = HERE.parents[1]
+    monkeypatch.chdir(root)  # (the record names examples/cooling/retuned.dotr)
+    cooling = root / "examples" / "cooling"
+    out = tmp_path / "out.jsonl"
+    assert main(["run", "-q", "--rules", str(cooling / "rules.dotr"), "--ontology", str(cooling / "ontology.ttl"),
+                 "--input", str(cooling / "retune.jsonl"), "--output", str(out)]) == 0
+    assert out.read_text() == (HERE / "golden" / "cooling-retune.jsonl").read_text()
