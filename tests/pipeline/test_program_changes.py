@@ -7,6 +7,10 @@ swap and a new background file; and the bad records a change can be."""
 from __future__ import annotations
 
 import json
+import random
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,7 @@ from dotr.pipeline.cli import main
 from dotr.pipeline.history import reach
 from dotr.rules import check
 from tests.pipeline.test_composition import COVERAGE, programs, reference_output, streams_with_changes
+from tests.pipeline.test_live import DOTR, finish_after_kills
 
 HERE = Path(__file__).parent
 
@@ -189,3 +194,70 @@ def test_the_cooling_example_retuned_mid_stream_matches_its_golden_output(monkey
     assert main(["run", "-q", "--rules", str(cooling / "rules.dotr"), "--ontology", str(cooling / "ontology.ttl"),
                  "--input", str(cooling / "retune.jsonl"), "--output", str(out)]) == 0
     assert out.read_text() == (HERE / "golden" / "cooling-retune.jsonl").read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# Across a kill: the checkpoint knows the program in effect; --upgrade
+
+COOLING = HERE.parents[1] / "examples" / "cooling"
+
+
+def cooling_stream(path: Path, n: int, seed: int, change_at: int | None = None, program: str = "") -> Path:
+    rnd = random.Random(seed)
+    lines = []
+    for t in range(n):
+        if t == change_at:
+            lines.append(json.dumps({"t": t, "program": program}))
+        lines.append(json.dumps({"t": t, "facts": [f"temp({rnd.choice([1, 50, 95, 120, 140, 160])})"]}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def cooling_args(tmp: Path, stream: Path, output: str, *extra: str) -> list[str]:
+    return [*DOTR, "--rules", str(tmp / "rules.dotr"), "--ontology", str(COOLING / "ontology.ttl"),
+            "--input", str(stream), "--output", str(tmp / output), *extra]
+
+
+@pytest.mark.parametrize("seed", [random.randrange(10**6)])  # other moments in every run
+def test_killed_with_minus_9_around_a_program_change_the_same_command_gives_the_same_output(tmp_path, seed):
+    (tmp_path / "rules.dotr").write_text((COOLING / "rules.dotr").read_text())
+    (tmp_path / "retuned.dotr").write_text((COOLING / "retuned.dotr").read_text())
+    stream = cooling_stream(tmp_path / "s.jsonl", 12000, seed, 6000, str(tmp_path / "retuned.dotr"))
+    whole = subprocess.run(cooling_args(tmp_path, stream, "whole.jsonl"), capture_output=True, text=True)
+    assert whole.returncode == 0, whole.stderr
+    args = cooling_args(tmp_path, stream, "o.jsonl", "--checkpoint", str(tmp_path / "ck"), "--commit-every", "40")
+    finish_after_kills(args, random.Random(seed), tmp_path / "o.jsonl", tmp_path / "ck", seed, cwd=tmp_path)
+    assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes(), seed
+
+
+def test_a_rule_file_edited_before_a_restart_is_refused_unless_upgrade_applies_it_at_the_next_time_point(tmp_path):
+    (tmp_path / "rules.dotr").write_text((COOLING / "rules.dotr").read_text())
+    stream = cooling_stream(tmp_path / "s.jsonl", 3000, 1)
+    old = subprocess.run(cooling_args(tmp_path, stream, "old.jsonl"), capture_output=True, text=True)
+    (tmp_path / "rules.dotr").write_text((COOLING / "retuned.dotr").read_text())
+    new = subprocess.run(cooling_args(tmp_path, stream, "new.jsonl"), capture_output=True, text=True)
+    assert old.returncode == new.returncode == 0
+    (tmp_path / "rules.dotr").write_text((COOLING / "rules.dotr").read_text())
+    args = cooling_args(tmp_path, stream, "o.jsonl", "--checkpoint", str(tmp_path / "ck"), "--commit-every", "50")
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    out = tmp_path / "o.jsonl"
+    while proc.poll() is None and not (out.exists() and out.stat().st_size > 2000):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    (tmp_path / "rules.dotr").write_text((COOLING / "retuned.dotr").read_text())
+    refused = subprocess.run(args, capture_output=True, text=True)
+    assert refused.returncode == 2 and "the rule file" in refused.stderr and "--upgrade" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    upgraded = subprocess.run([*args, "--upgrade"], capture_output=True, text=True)
+    assert upgraded.returncode == 0, upgraded.stderr
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    before = [json.loads(line) for line in (tmp_path / "old.jsonl").read_text().splitlines()]
+    after = [json.loads(line) for line in (tmp_path / "new.jsonl").read_text().splitlines()]
+    # the old program's output up to a time point T inside the stream, the new one's from T on
+    # (the cooling program reaches back 24 ticks: the new one over those is the new one's output)
+    cut = next(i for i, (a, b) in enumerate(zip(written, before)) if a != b)
+    change_t = written[cut]["t"]
+    assert 0 < change_t < 3000 and written == before[:cut] + [r for r in after if r["t"] >= change_t]
+    again = subprocess.run([*args, "--upgrade"], capture_output=True, text=True)  # (finished: the upgrade stands)
+    assert again.returncode == 0 and "has finished" in again.stderr
