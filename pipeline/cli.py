@@ -256,7 +256,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         """The program, background and background files of a program change (pipeline.runner)."""
         new = check(change.rules)
         if not new.ok:
-            raise DotrError(_first_error(new))
+            raise DotrError(first_error(new))
         if args.format != "jsonl":
             from .io import answering_queries, not_triples
 
@@ -355,7 +355,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     return code
 
 
-def _first_error(result: CheckResult) -> str:
+def first_error(result: CheckResult) -> str:
     """A rule file's first error, on one line: its file, line and column, code and message."""
     diag = next(d for d in result.diagnostics if d.severity == "error")
     where = f"{diag.span.path}:{diag.span.line}:{diag.span.column}: " if diag.span is not None else ""
@@ -416,7 +416,7 @@ def _options(args: argparse.Namespace, fmt: str):
                    changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                    checkpoint=args.checkpoint, commit_every=args.commit_every, commit_seconds=args.commit_seconds,
                    max_record_size=args.max_record_size, max_gap=args.max_gap, full_iris=args.full_iris,
-                   replay=args.replay, upgrade=args.upgrade)
+                   replay=args.replay, upgrade=args.upgrade, rules=args.rules)
 
 
 def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -> int:

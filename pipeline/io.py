@@ -135,7 +135,7 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
             change = _background(record.get("background"), prefixes, parse) if "background" in record else None
             if change is not None:
                 change.line = number
-            program = _program(record, number) if "program" in record or "ontology" in record else None
+            program = program_change(record, number) if "program" in record or "ontology" in record else None
             if "facts" not in record and "turtle" not in record and change is None and program is None:
                 raise InputError('a record has "facts", "turtle", "background" or "program"', number)
             stream = record.get("stream")
@@ -170,8 +170,9 @@ def _background(value, prefixes: dict[str, str] | None, parse: bool) -> Backgrou
     return change
 
 
-def _program(record: dict, line: int) -> ProgramChange:
-    """A record's ``"program"`` and ``"ontology"``."""
+def program_change(record: dict, line: int | None) -> ProgramChange:
+    """A record's ``"program"`` and ``"ontology"`` (:class:`InputError` when they are not a
+    path and a list of paths)."""
     rules, ontology = record.get("program"), record.get("ontology")
     if not isinstance(rules, str) or not rules:
         raise InputError('"program" is the path of a rule file' if "program" in record else

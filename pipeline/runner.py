@@ -69,6 +69,7 @@ class Options:
     mapping: Any = None  # a CSV input's (pipeline/sources/csv.py)
     replay: float = 0.0  # a CSV input's pace (0: as fast as it is read)
     upgrade: bool = False  # a checkpoint's rule file or ontologies changed: evaluated from the next time point on
+    rules: str | None = None  # the command line's rule file (SIGHUP under --follow reads it again)
 
     def fingerprinted(self) -> dict[str, Any]:
         """The options that change what a run writes (a checkpoint continues only with the same)."""
@@ -139,6 +140,10 @@ class EmbeddedRun:
         self.in_effect: ProgramChange | None = None  # the last program change made (None: the command line's)
         self._effect_print: dict | None = None  # its fingerprint (checkpoint.fingerprint)
         self._prefixes: dict[str, str] = {}  # the command line program's, for reading the stream
+        #: program changes asked for outside the stream (dotr serve's POST /program, SIGHUP),
+        #: made at the next time point
+        self.pending_programs: list[ProgramChange] = []
+        self.on_program_change: Callable[[Reasoner], None] | None = None  # given the new reasoner
         self._program = program or {}
         self._output_options = output or OutputOptions(options.format, {}, options.full_iris, options.changes,
                                                        options.all_time_points)
@@ -169,7 +174,7 @@ class EmbeddedRun:
         saved = None
         if self._checkpoint is not None:
             self._checkpoint.open()
-            loaded = self._checkpoint.load(self._program, self.o.upgrade)
+            loaded = self._checkpoint.load(self._program, upgrade=True)  # (_continue decides on changed files)
             if loaded is not None:
                 saved = loaded[1]
                 try:
@@ -224,7 +229,14 @@ class EmbeddedRun:
         files or those in effect changed, evaluate the command line's program from the time point
         after the last one committed on, over the history the state kept."""
         state, upgrade = self.state, False
-        if differences(header.get("program", {}), self._program):  # (only the files: Checkpoint.load)
+        changed = differences(header.get("program", {}), self._program)  # (only the files: Checkpoint.load)
+        if changed and not self._reloaded(state.program):
+            if not self.o.upgrade:
+                raise CheckpointError(f"--checkpoint {self.o.checkpoint} belongs to another program: "
+                                      f"{'; '.join(changed)} changed since it was written. Its state cannot "
+                                      "continue with this one: give a new --checkpoint directory (and --output) to "
+                                      "start over, or --upgrade to evaluate the changed rule file or ontologies "
+                                      "from the next time point on")
             upgrade = True
         elif state.program is not None:
             effect = ProgramChange(state.program["rules"], list(state.program["ontology"]), state.program["line"])
@@ -247,6 +259,14 @@ class EmbeddedRun:
         state.program = None
         if saved["last_t"] is not None:
             replay(self.reasoner, saved["history"], saved["last_t"] + 1)
+
+    def _reloaded(self, program: dict | None) -> bool:
+        """Whether the program in effect is the command line's rule file as it is now, read
+        again after the last start (SIGHUP, or a record naming it)."""
+        if program is None or program["rules"] != self.o.rules or program["ontology"] is None:
+            return False
+        checked, _, files = self._load(ProgramChange(program["rules"], list(program["ontology"])))
+        return not differences(program["fingerprint"], fingerprint(checked, files, {}))
 
     @property
     def source_name(self) -> str:
@@ -306,13 +326,20 @@ class EmbeddedRun:
         else:
             raise Interrupted(code)
 
+    def _on_hangup(self, _signum, _frame) -> None:
+        """SIGHUP (under ``--follow``): the command line's rule file, read again, is the program
+        from the next time point on."""
+        self.pending_programs.append(ProgramChange(self.o.rules))
+
     # ------------------------------------------------------------------------ the run
     def run(self) -> int:
         """Evaluate the input; returns the exit code (an :class:`InputError` propagates)."""
         handlers = {}
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        reload = self.o.follow and self.o.rules is not None and self._load is not None
+        for signum, handler in ((signal.SIGINT, self._on_signal), (signal.SIGTERM, self._on_signal),
+                                *([(signal.SIGHUP, self._on_hangup)] if reload else [])):
             try:
-                handlers[signum] = signal.signal(signum, self._on_signal)
+                handlers[signum] = signal.signal(signum, handler)
             except ValueError:  # not the main thread: signals stay as they are
                 pass
         try:
@@ -410,7 +437,8 @@ class EmbeddedRun:
                 self.output.flush()
                 self.commit()
         self._in_gap = False
-        for program, raw in programs:
+        asked, self.pending_programs = self.pending_programs, []
+        for program, raw in [*programs, *((change, None) for change in asked)]:
             self._change_program(t, program, raw)
         if change:
             try:
@@ -421,14 +449,17 @@ class EmbeddedRun:
                 self.output.reject({"line": change.line, "reason": str(err), "record": None})
         yield self.reasoner.step(t, facts)
 
-    def _change_program(self, t: int, change: ProgramChange, raw: str) -> None:
+    def _change_program(self, t: int, change: ProgramChange, raw: str | None) -> None:
         """Evaluate the program of ``change`` from ``t`` on; one that cannot be applied is a bad
-        record, and the running program runs on."""
+        record (``raw`` None and no line: one asked for outside the stream), and the running
+        program runs on."""
         try:
             if self._load is None:
                 raise DotrError("this run cannot change its program")
             checked, background, files = self._load(change)
             self.reasoner = swapped(self.reasoner, checked, background, t)
+            if self.on_program_change is not None:
+                self.on_program_change(self.reasoner)
             self.in_effect, self._effect_print = ProgramChange(change.rules, files, change.line), \
                 fingerprint(checked, files, {})
         except DotrError as err:

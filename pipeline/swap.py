@@ -30,7 +30,7 @@ def swapped(old: Reasoner, checked: CheckResult, background: Iterable, t: int) -
                          f"({old.program.timeunit}): times would change meaning")
     new = like(old, checked, background)
     replay(new, old.history.snapshot(old.dictionary), t)
-    new.on_notice = old.on_notice
+    new.on_notice, new.on_stage = old.on_notice, old.on_stage
     return new
 
 

@@ -61,6 +61,12 @@ class Service:
 
         run.on_time_point = time_point
 
+        def program_change(reasoner) -> None:  # (the run's lock is held; on_stage carried over)
+            if self.dataset is not None:
+                self.dataset.replace(reasoner)
+
+        run.on_program_change = program_change
+
     def start(self) -> str:
         """Listen (after the run's start); returns the service's URL."""
         from .http import Server
@@ -77,6 +83,23 @@ class Service:
         threading.Thread(target=self._server.serve_forever, name="dotr-http", daemon=True).start()
         host, port = self._server.server_address[:2]
         return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+    def change_program(self, body: dict) -> str:
+        """``POST /program``: a program change (``{"program": PATH, "ontology": [...]}``, as a
+        record's) made at the next time point; its rule file is checked now. Raises
+        :class:`DotrError` for one that cannot be made."""
+        from dotr.rules import check
+
+        from ..cli import first_error
+        from ..io import ProgramChange, program_change
+
+        change: ProgramChange = program_change(body, None)
+        checked = check(change.rules)
+        if not checked.ok:
+            raise DotrError(first_error(checked))
+        with self.run.lock:
+            self.run.pending_programs.append(change)
+        return f"the program of {change.rules} is evaluated from the next time point on"
 
     def metrics(self) -> bytes:
         return exposition(self.run, self.stages, self._registry)

@@ -261,3 +261,47 @@ def test_a_rule_file_edited_before_a_restart_is_refused_unless_upgrade_applies_i
     assert 0 < change_t < 3000 and written == before[:cut] + [r for r in after if r["t"] >= change_t]
     again = subprocess.run([*args, "--upgrade"], capture_output=True, text=True)  # (finished: the upgrade stands)
     assert again.returncode == 0 and "has finished" in again.stderr
+
+
+def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen) -> list[dict]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        lines = path.read_text().splitlines() if path.exists() else []
+        if len(lines) >= n:
+            return [json.loads(line) for line in lines]
+        time.sleep(0.05)
+    raise AssertionError(f"{path}: fewer than {n} lines ({proc.poll()})")
+
+
+def test_sighup_under_follow_reads_the_rule_file_again_at_the_next_time_point_and_a_restart_continues(tmp_path):
+    rules, stream, out = tmp_path / "r.dotr", tmp_path / "s.jsonl", tmp_path / "o.jsonl"
+    rules.write_text(HOT)
+    stream.write_text("".join(json.dumps({"t": t, "facts": ["temp(a, 31)"]}) + "\n" for t in range(3)))
+    args = [*DOTR, "--rules", str(rules), "--input", str(stream), "--output", str(out), "--follow",
+            "--checkpoint", str(tmp_path / "ck")]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_lines(out, 2, proc)  # (t = 0 and 1; t = 2 waits for a later record)
+        rules.write_text(WARM)
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        with open(stream, "a") as f:
+            f.write(json.dumps({"t": 3, "facts": ["temp(b, 29)"]}) + "\n")
+        written = _wait_for_lines(out, 3, proc)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130, proc.stderr.read()
+    finally:
+        proc.kill()
+    # the change is made at the next time point evaluated, 2, over the history kept
+    assert written == [{"t": 0, "facts": ["hot(a)"]}, {"t": 1, "facts": ["hot(a)"]}, {"t": 2, "facts": ["warm(a)"]}]
+    # the same command continues: the checkpoint's program is the rule file read again, as it is now
+    with open(stream, "a") as f:
+        f.write(json.dumps({"t": 4, "facts": []}) + "\n")
+    again = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    try:
+        written = _wait_for_lines(out, 4, again)
+        again.send_signal(signal.SIGINT)
+        assert again.wait(timeout=60) == 130, again.stderr.read()
+    finally:
+        again.kill()
+    assert written[3] == {"t": 3, "facts": ["warm(a)", "warm(b)"]}
