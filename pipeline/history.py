@@ -74,13 +74,15 @@ def reach(checked: CheckResult) -> int | None:
             if not isinstance(scope, ir.Within):
                 return None
             total += int(scope.duration) if scope.unit is None else int(scope.duration * ir.UNIT_MS[scope.unit])
-    ms = program.timeunit == "ms"
-    for decl in program.queries:
+    ms, prefixes, parsed = program.timeunit == "ms", program.prefixes, checked.queries
+    for decl in program.queries:  # (parsed once: the engines ask the same cache)
         if is_epsparql(decl.query):
-            query, _ = parse_epsparql(decl.name, decl.query, program.prefixes, ms)
+            query = parsed.require(f"epsparql {decl.name}", decl.query,
+                                   lambda: parse_epsparql(decl.name, decl.query, prefixes, ms), checked.sources)
             total += query.horizon if query.horizon is not None else DEFAULT_HORIZON[program.timeunit]
         elif is_csparql(decl.query):
-            query, _ = parse_csparql(decl, program.prefixes, ms)
+            query = parsed.require(f"csparql {decl.name}", decl.query,
+                                   lambda: parse_csparql(decl, prefixes, ms), checked.sources)
             for window in query.windows:
                 if window.range is None:
                     return None
