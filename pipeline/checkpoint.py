@@ -134,9 +134,7 @@ class Checkpoint:
         if changed:
             raise CheckpointError(f"--checkpoint {self.directory} belongs to another program: "
                                   f"{'; '.join(changed)} changed since it was written. Its state cannot continue "
-                                  "with this one: give a new --checkpoint directory (and --output) to start over"
-                                  + ("" if upgrade else ", or --upgrade to evaluate the changed rule file or "
-                                     "ontologies from the next time point on"))
+                                  "with this one: give a new --checkpoint directory (and --output) to start over")
         return header, data
 
     def commit(self, data: Any, program: dict) -> None:

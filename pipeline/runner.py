@@ -451,7 +451,7 @@ class EmbeddedRun:
 
     def _change_program(self, t: int, change: ProgramChange, raw: str | None) -> None:
         """Evaluate the program of ``change`` from ``t`` on; one that cannot be applied is a bad
-        record (``raw`` None and no line: one asked for outside the stream), and the running
+        record, or for one asked for outside the stream (``raw`` None) a notice, and the running
         program runs on."""
         try:
             if self._load is None:
@@ -464,6 +464,10 @@ class EmbeddedRun:
                 fingerprint(checked, files, {})
         except DotrError as err:
             reason = f"the program change to {change.rules} is not made: {err}"
+            if raw is None:
+                if self._notice is not None:
+                    self._notice(f"{reason}; the program in effect runs on")
+                return
             if self.o.on_error == "stop":
                 raise InputError(reason, change.line) from None
             self.output.reject({"line": change.line, "reason": reason, "record": raw})
