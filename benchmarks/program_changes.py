@@ -3,8 +3,9 @@ against stopping and starting over with the new program.
 
 The background is the LUBM-like ontology of ``lubm_like.py`` (``--background`` triples, as
 N-Triples) under ``@profile rdfs``; the stream is ``--ticks`` time points of 20 readings of its
-entities. The old program keeps the readings of a 20-tick window; the new one adds a rule over
-a 10-tick window. Three commands, whole-process CPU (user + system), run in turn ``--pairs``
+entities (``--distinct``: of 20 new entities each, with new values: every reading brings new
+terms). The old program keeps the readings of a ``--window``-tick window (default 20: the
+history kept); the new one adds a rule over half of it. Three commands, whole-process CPU (user + system), run in turn ``--pairs``
 times (median and range of each):
 
 - *no change*: the old program over the whole stream (the yardstick);
@@ -17,7 +18,8 @@ times (median and range of each):
 In process, the change's parts: building the new program's reasoner on the loaded background (its
 materialisation) and evaluating the kept history without output (``pipeline.swap``).
 
-    python benchmarks/program_changes.py [--background 100000] [--ticks 2000] [--pairs 5]
+    python benchmarks/program_changes.py [--background 100000] [--ticks 2000] [--pairs 5] [--window 20]
+                                         [--distinct]
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.lubm_like import EX, triples  # noqa: E402
 from benchmarks.peers.common import dotr_command  # noqa: E402
 
-OLD = f"@prefix : <{EX}> .\n@profile rdfs .\nrecent(X) :- [20] <> :reading(X, V) .\n"
-NEW = OLD + "busy(X) :- [10] <> :reading(X, V), [10] <> :reading(X, W), V != W .\n"
+OLD = "@prefix : <{ex}> .\n@profile rdfs .\nrecent(X) :- [{w}] <> :reading(X, V) .\n"
+NEW = "busy(X) :- [{h}] <> :reading(X, V), [{h}] <> :reading(X, W), V != W .\n"
 
 
 def cpu(cmds: list[list[str]]) -> float:
@@ -55,10 +57,11 @@ def cpu(cmds: list[list[str]]) -> float:
     return total
 
 
-def records(ticks: int, start: int = 0) -> list[str]:
+def records(ticks: int, distinct: bool) -> list[str]:
     out = []
-    for t in range(start, ticks):
-        nt = " ".join(f"<{EX}e{(t * 7 + i) % 1000}> <{EX}reading> {(t + i) % 97} ." for i in range(20))
+    for t in range(ticks):
+        nt = " ".join(f"<{EX}n{t}_{i}> <{EX}reading> {t * 20 + i} ." if distinct else
+                      f"<{EX}e{(t * 7 + i) % 1000}> <{EX}reading> {(t + i) % 97} ." for i in range(20))
         out.append(json.dumps({"t": t, "turtle": nt}))
     return out
 
@@ -72,14 +75,17 @@ def main(argv=None) -> int:
     ap.add_argument("--background", type=int, default=100_000)
     ap.add_argument("--ticks", type=int, default=2000)
     ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--window", type=int, default=20)
+    ap.add_argument("--distinct", action="store_true", help="every reading of new entities and values")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         d = Path(folder)
         (d / "bg.nt").write_text("".join(f"<{s}> <{p}> <{o}> .\n" for s, p, o in triples(args.background)))
-        (d / "old.dotr").write_text(OLD)
-        (d / "new.dotr").write_text(NEW)
+        old = OLD.format(ex=EX, w=args.window)
+        (d / "old.dotr").write_text(old)
+        (d / "new.dotr").write_text(old + NEW.format(h=args.window // 2))
         change_t = args.ticks // 2
-        lines = records(args.ticks)
+        lines = records(args.ticks, args.distinct)
         (d / "whole.jsonl").write_text("\n".join(lines) + "\n")
         (d / "change.jsonl").write_text("\n".join(lines[:change_t] + [json.dumps(
             {"t": change_t, "program": str(d / "new.dotr")})] + lines[change_t:]) + "\n")
@@ -98,8 +104,9 @@ def main(argv=None) -> int:
             for name, cmds in sides.items():
                 figures[name].append(cpu(cmds))
         base = figures["no change"]
-        print(f"background {args.background:,} triples, {args.ticks:,} ticks of 20 readings, change at "
-              f"{change_t:,}; CPU s of the whole process(es), median (range) of {args.pairs}")
+        print(f"background {args.background:,} triples, {args.ticks:,} ticks of 20 readings"
+              f"{' (all distinct)' if args.distinct else ''}, window {args.window}, change at {change_t:,}; "
+              f"CPU s of the whole process(es), median (range) of {args.pairs}")
         for name, values in figures.items():
             extra = "" if name == "no change" else \
                 f"; less no change: {summary([v - b for v, b in zip(values, base)])}"

@@ -420,7 +420,7 @@ class Reasoner:
         touched = m.retract(removed)
         m.add(add)
         self._changes.append((removed, add))
-        self._unplaced.append((removed, add))
+        self._unplaced.append((remove, add))  # (as asked: another program's background may hold what this one's lacks)
         self._background_derived = None
         self._reprint()
         self._expiries_matter = None  # (decided over the background alone)
