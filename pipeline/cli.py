@@ -220,6 +220,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     from .process import EXIT_BAD_RECORD, EXIT_BUDGET, EXIT_IO, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM
     from .reasoner import Reasoner
     from .runner import EmbeddedRun
+    from .swap import checked_program
 
     if args.checkpoint and (args.input == "-" or args.output == "-" or args.reorder_within or args.resume
                             or args.snapshot):
@@ -254,9 +255,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
 
     def load(change) -> tuple[CheckResult, object, list[str]]:
         """The program, background and background files of a program change (pipeline.runner)."""
-        new = check(change.rules)
-        if not new.ok:
-            raise DotrError(first_error(new))
+        new = checked_program(change.rules)
         if args.format != "jsonl":
             from .io import answering_queries, not_triples
 
@@ -353,13 +352,6 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     _rejected(run.output, args)
     _report(args, run.stats, run.state.counts, run.output.rejected, Readable(prefixes))
     return code
-
-
-def first_error(result: CheckResult) -> str:
-    """A rule file's first error, on one line: its file, line and column, code and message."""
-    diag = next(d for d in result.diagnostics if d.severity == "error")
-    where = f"{diag.span.path}:{diag.span.line}:{diag.span.column}: " if diag.span is not None else ""
-    return f"{where}error[{diag.code}]: {diag.message}"
 
 
 #: the kind of ``--snapshot`` state files

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from dotr.rules import UsageError
+from dotr.rules import DotrError, UsageError, check
 from dotr.rules.lang.loader import CheckResult
 
 from .reasoner import Reasoner
@@ -32,6 +32,17 @@ def swapped(old: Reasoner, checked: CheckResult, background: Iterable, t: int) -
     replay(new, old.history.snapshot(old.dictionary), t)
     new.on_notice, new.on_stage = old.on_notice, old.on_stage
     return new
+
+
+def checked_program(path: str) -> CheckResult:
+    """The rule file of a program change, checked: a :class:`DotrError` naming its first error's
+    file, line and column, on one line, when it has one (or cannot be read)."""
+    result = check(path)
+    if not result.ok:
+        diag = next(d for d in result.diagnostics if d.severity == "error")
+        where = f"{diag.span.path}:{diag.span.line}:{diag.span.column}: " if diag.span is not None else ""
+        raise DotrError(f"{where}error[{diag.code}]: {diag.message}")
+    return result
 
 
 def like(old: Reasoner, checked: CheckResult, background: Iterable) -> Reasoner:

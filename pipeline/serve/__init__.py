@@ -88,15 +88,11 @@ class Service:
         """``POST /program``: a program change (``{"program": PATH, "ontology": [...]}``, as a
         record's) made at the next time point; its rule file is checked now. Raises
         :class:`DotrError` for one that cannot be made."""
-        from dotr.rules import check
-
-        from ..cli import first_error
         from ..io import ProgramChange, program_change
+        from ..swap import checked_program
 
         change: ProgramChange = program_change(body, None)
-        checked = check(change.rules)
-        if not checked.ok:
-            raise DotrError(first_error(checked))
+        checked_program(change.rules)
         with self.run.lock:
             self.run.pending_programs.append(change)
         return f"the program of {change.rules} is evaluated from the next time point on"
