@@ -327,8 +327,9 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
             print(f"dotr: interrupted after {run.state.counts['time points']} time points"
                   + ("; the same command continues from there" if args.checkpoint else ""), file=sys.stderr)
         if args.snapshot and code == 0:
+            effect = run.effect_print  # (after a program change: the snapshot is that program's)
             state_file.write(args.snapshot, SNAPSHOT, {"reasoner": run.reasoner.snapshot()},
-                             {"program": {"rules": rules_print}})
+                             {"program": {"rules": effect["rules"] if effect is not None else rules_print}})
     except RuleError as err:
         print(err.render(), file=sys.stderr)
         return 2

@@ -171,7 +171,8 @@ class Reasoner:
     # ---------------------------------------------------------------------------- state
     def snapshot(self) -> dict:
         """Everything needed to continue the run later, as plain data (a state file's)."""
-        return {"ontology": self.ontology.snapshot(), **self._engines_state()}
+        return {"ontology": self.ontology.snapshot(), **self._engines_state(),
+                "history": self.history.snapshot(self.dictionary)}
 
     @classmethod
     def restore(cls, checked: CheckResult, state: dict, **options) -> "Reasoner":
@@ -179,6 +180,8 @@ class Reasoner:
         background is in the state)."""
         reasoner = cls(checked, ontology=OntologicalStage.restore(checked, state["ontology"]), **options)
         reasoner._restore_engines(state)
+        if "history" in state:  # (a snapshot written before program changes has none)
+            reasoner.history = History.restore(state["history"], reasoner.dictionary)
         return reasoner
 
     #: the stateful engines after the ontological stage, by attribute name

@@ -138,7 +138,7 @@ class EmbeddedRun:
         self._build = build
         self._load = load
         self.in_effect: ProgramChange | None = None  # the last program change made (None: the command line's)
-        self._effect_print: dict | None = None  # its fingerprint (checkpoint.fingerprint)
+        self.effect_print: dict | None = None  # its fingerprint (checkpoint.fingerprint)
         self._prefixes: dict[str, str] = {}  # the command line program's, for reading the stream
         #: program changes asked for outside the stream (dotr serve's POST /program, SIGHUP),
         #: made at the next time point
@@ -244,7 +244,7 @@ class EmbeddedRun:
             changed = differences(state.program["fingerprint"], fingerprint(checked, files, {}))
             if not changed:
                 self.reasoner = like(self.reasoner, checked, background)
-                self.in_effect, self._effect_print = effect, state.program["fingerprint"]
+                self.in_effect, self.effect_print = effect, state.program["fingerprint"]
             elif self.o.upgrade:
                 upgrade = True
             else:
@@ -302,7 +302,7 @@ class EmbeddedRun:
         state.stats = self.stats.saved() if self.stats.counting else None
         change = self.in_effect
         state.program = None if change is None else {"rules": change.rules, "ontology": change.ontology,
-                                                      "line": change.line, "fingerprint": self._effect_print}
+                                                      "line": change.line, "fingerprint": self.effect_print}
         self._checkpoint.commit({"run": state.to_data(), "reasoner": self.reasoner.temporal_snapshot()},
                                 self._program)
         if hasattr(self._input, "after_commit"):  # (a broker's messages are acknowledged now)
@@ -460,7 +460,7 @@ class EmbeddedRun:
             self.reasoner = swapped(self.reasoner, checked, background, t)
             if self.on_program_change is not None:
                 self.on_program_change(self.reasoner)
-            self.in_effect, self._effect_print = ProgramChange(change.rules, files, change.line), \
+            self.in_effect, self.effect_print = ProgramChange(change.rules, files, change.line), \
                 fingerprint(checked, files, {})
         except DotrError as err:
             reason = f"the program change to {change.rules} is not made: {err}"
