@@ -1,12 +1,12 @@
 """A program change in the stream, through ``dotr run`` as a user runs it: what the change costs
 against stopping and starting over with the new program.
 
-The background is the LUBM-like ontology of ``lubm_like.py`` (``--background`` triples, as
-N-Triples) under ``@profile rdfs``; the stream is ``--ticks`` time points of 20 readings of its
-entities (``--distinct``: of 20 new entities each, with new values: every reading brings new
-terms). The old program keeps the readings of a ``--window``-tick window (default 20: the
-history kept); the new one adds a rule over half of it. Three commands, whole-process CPU (user + system), run in turn ``--pairs``
-times (median and range of each):
+The background is the LUBM-like ontology of ``dotr.examples.workloads.lubm_like``
+(``--background`` triples, as N-Triples) under ``@profile rdfs``; the stream is ``--ticks`` time
+points of 20 readings of its entities (``--distinct``: of 20 new entities each, with new values:
+every reading brings new terms). The old program keeps the readings of a ``--window``-tick window
+(default 20: the history kept); the new one adds a rule over half of it. Three commands,
+whole-process CPU (user + system), run in turn ``--pairs`` times (median and range of each):
 
 - *no change*: the old program over the whole stream (the yardstick);
 - *change*: the stream with ``{"t": T, "program": "new.dotr"}`` at its middle;
@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.lubm_like import EX, triples  # noqa: E402
+from dotr.examples.workloads.lubm_like import EX, triples  # noqa: E402
 from benchmarks.peers.common import dotr_command  # noqa: E402
 
 OLD = "@prefix : <{ex}> .\n@profile rdfs .\nrecent(X) :- [{w}] <> :reading(X, V) .\n"

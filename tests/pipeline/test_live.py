@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pipeline.runs import finish_after_kills
+
 ROOT = Path(__file__).parents[2]
 COOLING = ROOT / "examples" / "cooling"
 DOTR = [sys.executable, "-m", "dotr", "run", "-q"]
@@ -99,32 +101,6 @@ def test_killed_with_minus_9_at_random_moments_the_same_command_gives_the_same_o
             "--commit-every", "40"]
     finish_after_kills(args, rnd, tmp_path / "o.jsonl", tmp_path / "ck", seed)
     assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes(), seed
-
-
-def finish_after_kills(args: list[str], rnd: random.Random, output: Path, checkpoint: Path, seed: int,
-                       kills_wanted: int = 10, cwd: Path = ROOT) -> None:
-    """Run ``args`` (a ``dotr run`` with ``--checkpoint``) and kill it with -9 after a random
-    0.3-1.6 s, ``kills_wanted`` times (a run that finished first starts over), then run it to
-    the end."""
-    kills = 0
-    for _ in range(4 * kills_wanted):
-        proc = subprocess.Popen(args, cwd=cwd, stderr=subprocess.PIPE)
-        try:
-            proc.wait(timeout=rnd.uniform(0.3, 1.6))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            kills += 1
-            if kills >= kills_wanted:
-                break
-            continue
-        assert proc.returncode == 0, (seed, proc.stderr.read())
-        # finished before the kill: start over, so that enough kills land in runs
-        for path in (output, checkpoint / "state.dotr"):
-            path.unlink(missing_ok=True)
-    assert kills >= kills_wanted, seed
-    finish = subprocess.run(args, cwd=cwd, capture_output=True, text=True)  # the same command, left to finish
-    assert finish.returncode == 0, (seed, finish.stderr)
 
 
 def test_a_gap_of_a_billion_ticks_costs_what_a_gap_of_one_does(tmp_path):

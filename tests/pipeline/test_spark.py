@@ -80,7 +80,7 @@ def test_a_program_change_is_a_bad_record_on_spark(spark, tmp_path):
     rejects = [r for r in out if r["kind"] == "reject"]
     assert [(r["line"], r["record"]) for r in rejects] == [(7, change)]
     assert "changes the program of an embedded run" in rejects[0]["reason"]
-    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == embedded("cooling", lines)
+    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == example_output("cooling", lines)
 
 
 def test_file_sinks_jsonl_and_parquet(spark, tmp_path):
