@@ -115,9 +115,11 @@ class Checkpoint:
                       f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
         self._lock = fd
 
-    def load(self, program: dict) -> tuple[dict, Any] | None:
+    def load(self, program: dict, upgrade: bool = False) -> tuple[dict, Any] | None:
         """The last commit's header and data, or None for a new directory. A commit of another
-        program is refused (:class:`CheckpointError`, saying what changed)."""
+        program is refused (:class:`CheckpointError`, saying what changed), unless ``upgrade``
+        and only the rule files and ontologies changed (the caller evaluates them from the next
+        time point on)."""
         path = self.directory / STATE
         if not path.exists():
             if (self.directory / OLD_STATE).exists():
@@ -127,6 +129,8 @@ class Checkpoint:
             return None
         header, data = state_file.read(path, KIND)
         changed = differences(header.get("program", {}), program)
+        if upgrade:  # (the program's files may change; not the options)
+            changed = [c for c in changed if not c.startswith(("the rule file", "the ontology file"))]
         if changed:
             raise CheckpointError(f"--checkpoint {self.directory} belongs to another program: "
                                   f"{'; '.join(changed)} changed since it was written. Its state cannot continue "

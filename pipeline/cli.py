@@ -220,6 +220,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     from .process import EXIT_BAD_RECORD, EXIT_BUDGET, EXIT_IO, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM
     from .reasoner import Reasoner
     from .runner import EmbeddedRun
+    from .swap import checked_program
 
     if args.checkpoint and (args.input == "-" or args.output == "-" or args.reorder_within or args.resume
                             or args.snapshot):
@@ -231,7 +232,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         print("dotr: --follow reads a growing file: give it with --input", file=sys.stderr)
         return 2
     options = _options(args, input_format(args))
-    reasoner_options = {"include_background": args.include_background}
+    reasoner_options = {"include_background": args.include_background, "history": args.history}
     prefixes = checked.program.prefixes
     GUARD.limit = args.max_derived
 
@@ -247,7 +248,32 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                 raise state_file.StateFileError(f"--resume {args.resume}: not a reasoner's state for these rules "
                                                 f"({type(err).__name__}: {err})") from None
         background = load_background(args.ontology, follow_imports=args.follow_imports, notice=_notice)
+        backgrounds[tuple(args.ontology)] = background
         return Reasoner(checked, background, **reasoner_options)
+
+    backgrounds: dict[tuple, object] = {}  # the backgrounds loaded, by their files (reused by program changes)
+
+    def load(change) -> tuple[CheckResult, object, list[str]]:
+        """The program, background and background files of a program change (pipeline.runner)."""
+        new = checked_program(change.rules)
+        if args.format != "jsonl":
+            from .io import answering_queries, not_triples
+
+            others = not_triples(new) + answering_queries(new)
+            if others:
+                raise DotrError(f"--format {args.format} writes RDF triples, and these of the new program's are "
+                                f"not: {', '.join(others)} (leave them out with @output)")
+        files = change.ontology if change.ontology is not None else (
+            run.in_effect.ontology if run.in_effect is not None and run.in_effect.ontology is not None
+            else args.ontology)
+        key = tuple(files)
+        if change.ontology is not None or key not in backgrounds:  # (named in the record: read again)
+            for path in files:
+                if not os.path.isfile(path):
+                    raise DotrError(f"the ontology file {path}: " + (
+                        "a directory, not an RDF file" if os.path.isdir(path) else "no such file"))
+            backgrounds[key] = load_background(files, follow_imports=args.follow_imports, notice=_notice)
+        return new, backgrounds[key], list(files)
 
     run = None
     try:
@@ -263,7 +289,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         rules_print = program["rules"]
         run = EmbeddedRun(options, build, program,
                           OutputOptions(args.format, prefixes, args.full_iris, args.changes, args.all_time_points),
-                          notice=_notice)
+                          notice=_notice, load=load)
         run.stats.counting = _counted(args)
         progress = _progress(args, run.stats, run.state.counts, prefixes)
         run.on_time_point = progress.update if progress is not None else None
@@ -302,8 +328,9 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
             print(f"dotr: interrupted after {run.state.counts['time points']} time points"
                   + ("; the same command continues from there" if args.checkpoint else ""), file=sys.stderr)
         if args.snapshot and code == 0:
+            effect = run.effect_print  # (after a program change: the snapshot is that program's)
             state_file.write(args.snapshot, SNAPSHOT, {"reasoner": run.reasoner.snapshot()},
-                             {"program": {"rules": rules_print}})
+                             {"program": {"rules": effect["rules"] if effect is not None else rules_print}})
     except RuleError as err:
         print(err.render(), file=sys.stderr)
         return 2
@@ -383,7 +410,7 @@ def _options(args: argparse.Namespace, fmt: str):
                    changes=args.changes, all_time_points=args.all_time_points, follow=args.follow,
                    checkpoint=args.checkpoint, commit_every=args.commit_every, commit_seconds=args.commit_seconds,
                    max_record_size=args.max_record_size, max_gap=args.max_gap, full_iris=args.full_iris,
-                   replay=args.replay)
+                   replay=args.replay, upgrade=args.upgrade, rules=args.rules)
 
 
 def _run_spark(args: argparse.Namespace, started: float, checked: CheckResult) -> int:
@@ -643,6 +670,12 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", metavar="DIR",
                         help="commit the output with the state here; the same command run again continues from the "
                              "last commit (embedded and Spark)")
+    parser.add_argument("--history", type=_count, metavar="N",
+                        help="keep at most N time units of the stream for a program change (default: as far as the "
+                             "program reaches back, at most 10000 ticks or an hour in ms)")
+    parser.add_argument("--upgrade", action="store_true",
+                        help="with --checkpoint: a rule file or ontology changed since the last commit is evaluated "
+                             "from the next time point on, over the stream history kept (a program change)")
     parser.add_argument("--commit-every", type=int, default=1000, metavar="N",
                         help="with --checkpoint: commit at least every N time points (default 1000) ...")
     parser.add_argument("--commit-seconds", type=float, default=10.0, metavar="S",

@@ -38,6 +38,7 @@ class Record:
     raw: str
     stream: str | None = None  # the stream the record belongs to (for C-SPARQL windows)
     background: "BackgroundChange | None" = None  # facts the background gains and loses from t on
+    program: "ProgramChange | None" = None  # the program in effect from t on
 
 
 @dataclass
@@ -59,8 +60,18 @@ class BackgroundChange:
         return bool(self.add or self.remove)
 
 
+@dataclass
+class ProgramChange:
+    """A record's ``"program"`` (a rule file) and ``"ontology"`` (the background files, None: the
+    running program's), paths as given (docs/language.md, "Changing the program")."""
+
+    rules: str
+    ontology: list[str] | None = None
+    line: int | None = None
+
+
 #: the keys a JSON Lines record may have (docs/cli.md)
-RECORD_KEYS = frozenset({"t", "facts", "turtle", "background", "stream"})
+RECORD_KEYS = frozenset({"t", "facts", "turtle", "background", "stream", "program", "ontology"})
 #: times are below this in magnitude (the engines' "for ever" is 2^62)
 MAX_TIME = 1 << 62
 
@@ -98,7 +109,7 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
                 raise InputError(f'"t" is beyond ±2^62: {record["t"]}', number)
             if not RECORD_KEYS.issuperset(record):
                 unknown = sorted(set(record) - RECORD_KEYS)[0]
-                raise InputError(f"a record has no key {unknown!r} (its keys: t, facts, turtle, background, stream)",
+                raise InputError(f"a record has no key {unknown!r} (its keys: t, facts, turtle, background, stream, program, ontology)",
                                  number)
             given = record.get("facts", [])
             if type(given) is not list:
@@ -124,14 +135,15 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
             change = _background(record.get("background"), prefixes, parse) if "background" in record else None
             if change is not None:
                 change.line = number
-            if "facts" not in record and "turtle" not in record and change is None:
-                raise InputError('a record has "facts", "turtle" or "background"', number)
+            program = program_change(record, number) if "program" in record or "ontology" in record else None
+            if "facts" not in record and "turtle" not in record and change is None and program is None:
+                raise InputError('a record has "facts", "turtle", "background" or "program"', number)
             stream = record.get("stream")
             if stream is not None and not isinstance(stream, str):
                 raise InputError(f'"stream" is an IRI string, not {stream!r}', number)
             if stream is not None and stream.startswith("<") and stream.endswith(">"):
                 stream = stream[1:-1]  # the IRI as a rule file writes it
-            yield Record(number, record["t"], facts, text, stream, change)
+            yield Record(number, record["t"], facts, text, stream, change, program)
         except InputError as err:
             message = str(err).split(": ", 1)[-1] if str(err).startswith("line ") else str(err)
             yield _with_raw(InputError(message, number), text)
@@ -156,6 +168,18 @@ def _background(value, prefixes: dict[str, str] | None, parse: bool) -> Backgrou
             raise InputError(f'"background" "{key}" is a list of facts or a Turtle string, not {given!r}')
         getattr(change, key).extend(facts)
     return change
+
+
+def program_change(record: dict, line: int | None) -> ProgramChange:
+    """A record's ``"program"`` and ``"ontology"`` (:class:`InputError` when they are not a
+    path and a list of paths)."""
+    rules, ontology = record.get("program"), record.get("ontology")
+    if not isinstance(rules, str) or not rules:
+        raise InputError('"program" is the path of a rule file' if "program" in record else
+                         '"ontology" comes with "program" (the background files of the program in effect from t on)')
+    if ontology is not None and not (isinstance(ontology, list) and all(isinstance(p, str) and p for p in ontology)):
+        raise InputError(f'"ontology" is a list of paths of RDF files, not {ontology!r}'[:300])
+    return ProgramChange(rules, ontology, line)
 
 
 def _no_duplicates(pairs: list[tuple]) -> dict:

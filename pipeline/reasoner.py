@@ -47,6 +47,7 @@ from dotr.temporal.patterns import PatternEngine
 from . import conclude
 from .conclude import Moment
 from .fact_texts import FactTexts
+from .history import DEFAULT_LIMIT, History, reach
 from .input_facts import intern_all, intern_input
 from .keys import _lars_meets_graphs, split_keys, split_point
 from .records import Enriched, Result
@@ -61,10 +62,14 @@ class Reasoner:
     """The stages composed; ``step(t, facts)`` evaluates one time point."""
 
     def __init__(self, checked: CheckResult, background: Iterable = (), include_background: bool = False,
-                 max_rounds: int = 10, ontology: OntologicalStage | None = None, freeze_gc: bool = False):
+                 max_rounds: int = 10, ontology: OntologicalStage | None = None, freeze_gc: bool = False,
+                 history: int | None = None):
         """``freeze_gc``: move every object of the process to the garbage collector's permanent
         generation once the background is loaded (``gc.freeze()``: the caller's objects too, so
-        it is for a process that runs dotr alone, as ``dotr run`` does; docs/api.md)."""
+        it is for a process that runs dotr alone, as ``dotr run`` does; docs/api.md).
+        ``history``: how many time units of the stream it keeps at most for a program change
+        (None: :data:`~pipeline.history.DEFAULT_LIMIT`'s; it keeps as much as its program
+        reaches back, :func:`~pipeline.history.reach`)."""
         checked.raise_for_errors()
         self.checked = checked
         self.program = checked.program
@@ -98,6 +103,11 @@ class Reasoner:
         self._group: tuple[JointPartition, int] | None = None
         self._background_derived: set[tuple] | None = None
         self._changes: list[tuple[list, list]] = []  # the background changes made, interned (temporal_snapshot)
+        #: the stream's recent time points and the background changes, for a program change (pipeline.swap)
+        self.history_limit = history if history is not None else DEFAULT_LIMIT[self.program.timeunit]
+        reaches = reach(checked)
+        self.history = History(self.history_limit if reaches is None else min(reaches, self.history_limit))
+        self._unplaced: list[tuple[list, list]] = []  # background changes made, the time point they precede not yet known
         # the steps of conclude, one per stage the program has (pipeline.conclude)
         self._ontology_step = conclude.Ontology(self.ontology)
         self._lars_step = conclude.Lars(self.lars, self._printed) if self.lars is not None else None
@@ -161,7 +171,8 @@ class Reasoner:
     # ---------------------------------------------------------------------------- state
     def snapshot(self) -> dict:
         """Everything needed to continue the run later, as plain data (a state file's)."""
-        return {"ontology": self.ontology.snapshot(), **self._engines_state()}
+        return {"ontology": self.ontology.snapshot(), **self._engines_state(),
+                "history": self.history.snapshot(self.dictionary)}
 
     @classmethod
     def restore(cls, checked: CheckResult, state: dict, **options) -> "Reasoner":
@@ -169,6 +180,8 @@ class Reasoner:
         background is in the state)."""
         reasoner = cls(checked, ontology=OntologicalStage.restore(checked, state["ontology"]), **options)
         reasoner._restore_engines(state)
+        if "history" in state:  # (a snapshot written before program changes has none)
+            reasoner.history = History.restore(state["history"], reasoner.dictionary)
         return reasoner
 
     #: the stateful engines after the ontological stage, by attribute name
@@ -203,6 +216,13 @@ class Reasoner:
         if self._lars_step is not None:
             self._lars_step.anew = True
 
+    def forget_printed(self) -> None:
+        """Take what is printed whole at the next time point, and report no changes for it
+        (``Result.changes`` None): what was printed before is another reasoner's (a program
+        change, pipeline.swap)."""
+        self._texts = FactTexts(self._text)
+        self._reprint()
+
     @property
     def conclude_needs_stream(self) -> bool:
         """Whether :meth:`conclude` reads the stream facts of an ``Enriched`` (for LARS, and to
@@ -229,6 +249,7 @@ class Reasoner:
         background changes made): what the Spark stateful stage keeps per key; the background
         is rebuilt from the broadcast."""
         return {"terms": self.dictionary.snapshot(self._base_terms), "background_changes": list(self._changes),
+                "history": self.history.snapshot(self.dictionary), "unplaced": list(self._unplaced),
                 **self._engines_state()}
 
     def restore_temporal(self, state: dict) -> None:
@@ -240,6 +261,9 @@ class Reasoner:
             raise UsageError("restore_temporal needs a freshly built reasoner")
         d.load(state["terms"])
         self._restore_engines(state)
+        if "history" in state:  # (a state written before program changes has none: the history starts anew)
+            self.history = History.restore(state["history"], d)
+            self._unplaced = [tuple(c) for c in state["unplaced"]]
         m = self.ontology.materialiser
         for removed, add in state.get("background_changes", ()):
             m.retract(removed)
@@ -279,6 +303,9 @@ class Reasoner:
         state = self._engines_state()
         walk(state)
         walk(self._changes)
+        walk(list(self.history.points))
+        walk(self.history.changes)
+        walk(self._unplaced)
         walk([(rel, fact) for rel, fact, expiry in self.ontology.store if expiry < INF])
         walk(list(self._texts))
         walk(self._parts)
@@ -396,6 +423,7 @@ class Reasoner:
         touched = m.retract(removed)
         m.add(add)
         self._changes.append((removed, add))
+        self._unplaced.append((remove, add))  # (as asked: another program's background may hold what this one's lacks)
         self._background_derived = None
         self._reprint()
         self._expiries_matter = None  # (decided over the background alone)
@@ -465,6 +493,13 @@ class Reasoner:
         facts = [f for items in streams.values() for f in items]
         if self.on_notice is not None:
             self._notice_arities(facts, self.on_notice)
+        history = self.history
+        if history.first is None:
+            history.first = t
+        for removed, add in self._unplaced:
+            history.add_change(t, removed, add)
+        self._unplaced = []
+        history.add_point(t, streams)
         if self._expiries_matter is None:  # (after a background change: decided over it alone)
             ontology.materialiser.advance(t, report=False)
             self._expiries_matter = self._after_expiry_observable()

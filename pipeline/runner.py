@@ -23,13 +23,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from dotr.rules import InputError
+from dotr.rules import DotrError, InputError
 from dotr.rules.engine.guard import GUARD, BudgetExceeded
 
 from . import state_file
-from .checkpoint import Checkpoint
+from .checkpoint import Checkpoint, CheckpointError, differences, fingerprint
 from .files import MAX_RECORD_SIZE, OutputFile
-from .io import MAX_GAP, BackgroundChange, Record, taken
+from .io import MAX_GAP, BackgroundChange, ProgramChange, Record, taken
 from .output import Output, OutputOptions, rejects_path
 from .process import EXIT_OK, Interrupted, signal_code
 from .mqtt import Login, is_mqtt
@@ -40,6 +40,7 @@ from .sinks import Tee, open_sink
 from .sources import open_source
 from .sources.formats import FORMATS, Reading
 from .summary import RunStats
+from .swap import like, replay, swapped
 
 #: seconds a time point under way when a signal comes may take to finish before it is abandoned
 CANCEL_AFTER = 0.5
@@ -68,6 +69,8 @@ class Options:
     login: Login | None = None  # an MQTT broker's (--input or --output mqtt://...)
     mapping: Any = None  # a CSV input's (pipeline/sources/csv.py)
     replay: float = 0.0  # a CSV input's pace (0: as fast as it is read)
+    upgrade: bool = False  # a checkpoint's rule file or ontologies changed: evaluated from the next time point on
+    rules: str | None = None  # the command line's rule file (SIGHUP under --follow reads it again)
 
     def fingerprinted(self) -> dict[str, Any]:
         """The options that change what a run writes (a checkpoint continues only with the same)."""
@@ -92,25 +95,29 @@ class RunState:
     stats: dict | None = None  # the conclusions counted (RunStats.saved; None: not counted)
     # the last time point written (after a time point undone, those before it evaluated again are not written again)
     written: int | None = None
+    #: the program a record put in effect: its "rules", "ontology" files, "line", "fingerprint"
+    #: (None: the command line's)
+    program: dict | None = None
 
     def to_data(self) -> dict:
         return {"lines": self.lines, "input_sha256": self.input_sha256, "output": self.output,
                 "rejects": self.rejects, "rejected": self.rejected, "previous": self.previous,
                 "counts": self.counts, "finished": self.finished, "stats": self.stats,
-                "written": self.written}
+                "written": self.written, "program": self.program}
 
     @classmethod
     def from_data(cls, data: dict) -> "RunState":
         state = cls(lines=data["lines"], input_sha256=data["input_sha256"], output=tuple(data["output"]),
                     rejects=tuple(data["rejects"]), rejected=data["rejected"], previous=list(data["previous"]),
                     counts=dict(data["counts"]), finished=data["finished"], stats=data.get("stats"),
-                    written=data.get("written"))
+                    written=data.get("written"), program=data.get("program"))
         if not (type(state.lines) is int and type(state.input_sha256) is str and type(state.finished) is bool
                 and _committed(state.output) and _committed(state.rejects) and type(state.rejected) is int
                 and all(type(f) is str for f in state.previous)
                 and set(state.counts) == {"records", "time points", "outputs"}
                 and all(type(n) is int for n in state.counts.values())
-                and (state.written is None or type(state.written) is int)):
+                and (state.written is None or type(state.written) is int)
+                and (state.program is None or type(state.program) is dict and type(state.program.get("rules")) is str)):
             raise ValueError("not a run's state")
         return state
 
@@ -133,12 +140,23 @@ class EmbeddedRun:
 
     ``build`` makes the reasoner (from the files, or from ``--resume``); ``program`` is the
     program's fingerprint (:func:`~dotr.pipeline.checkpoint.fingerprint`), which a checkpoint
-    must match; ``notice`` takes what the reasoner has to say on the way."""
+    must match; ``notice`` takes what the reasoner has to say on the way; ``load`` reads the
+    program and background of a program change (a record's ``"program"``), raising a
+    :class:`DotrError` when it cannot be applied."""
 
     def __init__(self, options: Options, build: Callable[[], Reasoner], program: dict | None = None,
-                 output: OutputOptions | None = None, notice: Callable[[str], None] | None = None):
+                 output: OutputOptions | None = None, notice: Callable[[str], None] | None = None,
+                 load: Callable[[ProgramChange], tuple] | None = None):
         self.o = options
         self._build = build
+        self._rebuild = build  # the program in effect's reasoner, made afresh (what an undo restores into)
+        self._load = load
+        self.in_effect: ProgramChange | None = None  # the last program change made (None: the command line's)
+        self.effect_print: dict | None = None  # its fingerprint (checkpoint.fingerprint)
+        self._prefixes: dict[str, str] = {}  # the command line program's, for reading the stream
+        #: program changes asked for outside the stream (dotr serve's POST /program, SIGHUP),
+        #: made at the next time point
+        self.pending_programs: list[ProgramChange] = []
         self._program = program or {}
         self._output_options = output or OutputOptions(options.format, {}, options.full_iris, options.changes,
                                                        options.all_time_points)
@@ -172,7 +190,7 @@ class EmbeddedRun:
         saved = None
         if self._checkpoint is not None:
             self._checkpoint.open()
-            loaded = self._checkpoint.load(self._program)
+            loaded = self._checkpoint.load(self._program, upgrade=True)  # (_continue decides on changed files)
             if loaded is not None:
                 saved = loaded[1]
                 try:
@@ -209,9 +227,12 @@ class EmbeddedRun:
         self.output.rejects, self.output.rejected = committed_rejects, state.rejected
         self.output.on_time_point = self.on_time_point
         self.reasoner = self._build()
+        self._prefixes = self.reasoner.program.prefixes  # (the stream is read with the command line's)
         if saved is not None:
             try:
-                self.reasoner.restore_temporal(saved["reasoner"])
+                self._continue(loaded[0], saved["reasoner"])
+            except DotrError:
+                raise
             except Exception as err:  # (as above: a well-formed file that is not a reasoner's state)
                 raise state_file.StateFileError(f"{self.o.checkpoint}: not a reasoner's state for these rules "
                                                 f"({type(err).__name__}: {err})") from None
@@ -219,6 +240,52 @@ class EmbeddedRun:
         if self._rollback is not None:
             self._rollback.mark(self.reasoner)
         return True
+
+    def _continue(self, header: dict, saved: dict) -> None:
+        """Restore the reasoner of the last commit: the command line's, or the one a program
+        change put in effect (its files unchanged); or, with ``--upgrade`` when the command line's
+        files or those in effect changed, evaluate the command line's program from the time point
+        after the last one committed on, over the history the state kept."""
+        state, upgrade = self.state, False
+        changed = differences(header.get("program", {}), self._program)  # (only the files: Checkpoint.load)
+        if changed and not self._reloaded(state.program):
+            if not self.o.upgrade:
+                raise CheckpointError(f"--checkpoint {self.o.checkpoint} belongs to another program: "
+                                      f"{'; '.join(changed)} changed since it was written. Its state cannot "
+                                      "continue with this one: give a new --checkpoint directory (and --output) to "
+                                      "start over, or --upgrade to evaluate the changed rule file or ontologies "
+                                      "from the next time point on")
+            upgrade = True
+        elif state.program is not None:
+            effect = ProgramChange(state.program["rules"], list(state.program["ontology"]), state.program["line"])
+            checked, background, files = self._load(effect)
+            changed = differences(state.program["fingerprint"], fingerprint(checked, files, {}))
+            if not changed:
+                self.reasoner = like(self.reasoner, checked, background)
+                self._rebuild = lambda: like(self.reasoner, checked, background)
+                self.in_effect, self.effect_print = effect, state.program["fingerprint"]
+            elif self.o.upgrade:
+                upgrade = True
+            else:
+                raise CheckpointError(
+                    f"--checkpoint {self.o.checkpoint}: the program in effect since the program change on line "
+                    f"{effect.line} of the input ({effect.rules}) changed since the last commit: "
+                    f"{'; '.join(changed)}. Restore it, or give --upgrade to evaluate the command line's program "
+                    "from the next time point on")
+        if not upgrade:
+            self.reasoner.restore_temporal(saved)
+            return
+        state.program = None
+        if saved["last_t"] is not None:
+            replay(self.reasoner, saved["history"], saved["last_t"] + 1)
+
+    def _reloaded(self, program: dict | None) -> bool:
+        """Whether the program in effect is the command line's rule file as it is now, read
+        again after the last start (SIGHUP, or a record naming it)."""
+        if program is None or program["rules"] != self.o.rules or program["ontology"] is None:
+            return False
+        checked, _, files = self._load(ProgramChange(program["rules"], list(program["ontology"])))
+        return not differences(program["fingerprint"], fingerprint(checked, files, {}))
 
     @property
     def source_name(self) -> str:
@@ -252,6 +319,9 @@ class EmbeddedRun:
         state.input_sha256 = self._input.digest
         state.finished = finished
         state.stats = self.stats.saved() if self.stats.counting else None
+        change = self.in_effect
+        state.program = None if change is None else {"rules": change.rules, "ontology": change.ontology,
+                                                      "line": change.line, "fingerprint": self.effect_print}
         self._checkpoint.commit({"run": state.to_data(), "reasoner": self.reasoner.temporal_snapshot()},
                                 self._program)
         if hasattr(self._input, "after_commit"):  # (a broker's messages are acknowledged now)
@@ -275,13 +345,20 @@ class EmbeddedRun:
         else:
             raise Interrupted(code)
 
+    def _on_hangup(self, _signum, _frame) -> None:
+        """SIGHUP (under ``--follow``): the command line's rule file, read again, is the program
+        from the next time point on."""
+        self.pending_programs.append(ProgramChange(self.o.rules))
+
     # ------------------------------------------------------------------------ the run
     def run(self) -> int:
         """Evaluate the input; returns the exit code (an :class:`InputError` propagates)."""
         handlers = {}
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        reload = self.o.follow and self.o.rules is not None and self._load is not None
+        for signum, handler in ((signal.SIGINT, self._on_signal), (signal.SIGTERM, self._on_signal),
+                                *([(signal.SIGHUP, self._on_hangup)] if reload else [])):
             try:
-                handlers[signum] = signal.signal(signum, self._on_signal)
+                handlers[signum] = signal.signal(signum, handler)
             except ValueError:  # not the main thread: signals stay as they are
                 pass
         try:
@@ -319,12 +396,12 @@ class EmbeddedRun:
     def _evaluate(self, records: Iterator[Record]) -> None:
         state = self.state
         # the time point's records: how many, and with --on-error skip their lines and texts (to reject them)
-        pending_t, pending, taken, change = None, {}, Taken(), BackgroundChange()
+        pending_t, pending, taken, change, programs = None, {}, Taken(), BackgroundChange(), []
         keep = self._rollback is not None
         for record in records:
             if pending_t is not None and record.t != pending_t:
-                evaluated = self._time_point(Point(pending_t, pending, change), taken)
-                pending, taken, change = {}, Taken(), BackgroundChange()
+                evaluated = self._time_point(Point(pending_t, pending, change), taken, programs)
+                pending, taken, change, programs = {}, Taken(), BackgroundChange(), []
                 if record.line:
                     state.lines = record.line - 1  # the lines before this record are evaluated
                 if self._stop is not None:
@@ -342,16 +419,19 @@ class EmbeddedRun:
             pending.setdefault(record.stream, []).extend(record.facts)
             if record.background:
                 change.update(record.background)
+            if record.program is not None:
+                programs.append((record.program, record.raw))
             taken.count += 1
             if keep:
                 taken.records.append((record.line, record.raw))
         if pending_t is not None:
-            self._time_point(Point(pending_t, pending, change), taken)
+            self._time_point(Point(pending_t, pending, change), taken, programs)
             state.lines = self._input.lines_read
 
-    def _time_point(self, point: Point, records: Taken) -> bool:
+    def _time_point(self, point: Point, records: Taken, programs: list[tuple[ProgramChange, str]] = ()) -> bool:
         """Evaluate ``point`` (and the time points before it where the output can change) and
-        write; False if it could not finish and its records were rejected (``--on-error skip``)."""
+        write, after the program changes ``programs`` (with their records' texts); False if it
+        could not finish and its records were rejected (``--on-error skip``)."""
         self._busy = True
         GUARD.cancel(None)
         try:
@@ -359,7 +439,7 @@ class EmbeddedRun:
                 clock, cpu = time.perf_counter, time.process_time()
                 start = clock()
                 try:
-                    for result in self._results(point.t, point.facts, point.change):
+                    for result in self._results(point.t, point.facts, point.change, programs):
                         now = clock()
                         if self.state.written is not None and result.t <= self.state.written:
                             start = now  # (evaluated again after a time point was undone: written before)
@@ -386,17 +466,23 @@ class EmbeddedRun:
     def _undo(self, err: BudgetExceeded, records: Taken) -> None:
         """Reject the records of the time point that could not finish, the reasoner as if they
         had never come (the time points without input written before it are not written again)."""
-        reasoner = self._rollback.rewind(self._build, self._notice)
-        reasoner.on_stage, self.reasoner = self.reasoner.on_stage, reasoner
-        if self.on_reasoner is not None:
-            self.on_reasoner(self.reasoner)
+        reasoner = self._rollback.rewind(self._rebuild, self._notice)
+        reasoner.on_stage = self.reasoner.on_stage
+        self._replace(reasoner)
         for line, raw in records.records:
             self.output.reject({"line": line, "reason": str(err), "record": raw})
         self.output.flush()
         if self._notice is not None:
             self._notice(f"{err}: its {records.count} record{'s' * (records.count != 1)} rejected, the run goes on")
 
-    def _results(self, t: int, facts: dict, change: BackgroundChange | None) -> Iterator[Result]:
+    def _replace(self, reasoner: Reasoner) -> None:
+        """Go on with ``reasoner`` (a program change, a time point undone)."""
+        self.reasoner = reasoner
+        if self.on_reasoner is not None:
+            self.on_reasoner(reasoner)
+
+    def _results(self, t: int, facts: dict, change: BackgroundChange | None,
+                 programs: list[tuple[ProgramChange, str]]) -> Iterator[Result]:
         self._in_gap = True
         for result in self.reasoner.between(t):  # (a gap can be long: stop and commit inside it too)
             yield result
@@ -406,6 +492,9 @@ class EmbeddedRun:
                 self.output.flush()
                 self.commit()
         self._in_gap = False
+        asked, self.pending_programs = self.pending_programs, []
+        for program, raw in [*programs, *((change, None) for change in asked)]:
+            self._change_program(t, program, raw)
         if change:
             try:
                 self.reasoner.change_background(change.add, change.remove)
@@ -415,13 +504,37 @@ class EmbeddedRun:
                 self.output.reject({"line": change.line, "reason": str(err), "record": None})
         yield self.reasoner.step(t, facts)
 
+    def _change_program(self, t: int, change: ProgramChange, raw: str | None) -> None:
+        """Evaluate the program of ``change`` from ``t`` on; one that cannot be applied is a bad
+        record, or for one asked for outside the stream (``raw`` None) a notice, and the running
+        program runs on."""
+        try:
+            if self._load is None:
+                raise DotrError("this run cannot change its program")
+            checked, background, files = self._load(change)
+            self._replace(swapped(self.reasoner, checked, background, t))
+            if self._rollback is not None:  # (an undo comes back no further than the change)
+                self._rebuild = lambda: like(self.reasoner, checked, background)
+                self._rollback.mark(self.reasoner)
+            self.in_effect, self.effect_print = ProgramChange(change.rules, files, change.line), \
+                fingerprint(checked, files, {})
+        except DotrError as err:
+            reason = f"the program change to {change.rules} is not made: {err}"
+            if raw is None:
+                if self._notice is not None:
+                    self._notice(f"{reason}; the program in effect runs on")
+                return
+            if self.o.on_error == "stop":
+                raise InputError(reason, change.line) from None
+            self.output.reject({"line": change.line, "reason": reason, "record": raw})
+
     # ------------------------------------------------------------------------ input
     def _records(self) -> Iterator[Record]:
         """The input's records in time order, from the first line not evaluated yet (after a
         restart: records of time points evaluated before it are skipped too)."""
         o = self.o
         first = self.state.lines + 1
-        last_t, prefixes = self.reasoner.last_t, self.reasoner.program.prefixes
+        last_t, prefixes = self.reasoner.last_t, self._prefixes
         max_gap = o.max_gap if o.max_gap is not None else MAX_GAP[self.reasoner.program.timeunit]
 
         def reject(err: InputError) -> None:

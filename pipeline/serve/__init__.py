@@ -60,6 +60,7 @@ class Service:
                 progress(t)
 
         run.on_time_point = time_point
+        run.on_reasoner = self._replaced
 
     def start(self) -> str:
         """Listen (after the run's start); returns the service's URL."""
@@ -68,7 +69,6 @@ class Service:
         run = self.run
         run.reasoner.on_stage = self.stages.add
         self.dataset = Dataset(run.reasoner, run.lock)
-        run.on_reasoner = self._replaced
         self._registry = registry(run, self.stages)
         try:
             self._server = Server(self.address, self)
@@ -80,8 +80,23 @@ class Service:
         return f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
     def _replaced(self, reasoner) -> None:
-        """The run undid a time point with a new reasoner (--on-error skip): serve it."""
-        self.dataset.reasoner = reasoner
+        """The run goes on with a new reasoner (a program change, or a time point undone under
+        --on-error skip; the run's lock is held): serve it."""
+        if self.dataset is not None:
+            self.dataset.replace(reasoner)
+
+    def change_program(self, body: dict) -> str:
+        """``POST /program``: a program change (``{"program": PATH, "ontology": [...]}``, as a
+        record's) made at the next time point; its rule file is checked now. Raises
+        :class:`DotrError` for one that cannot be made."""
+        from ..io import ProgramChange, program_change
+        from ..swap import checked_program
+
+        change: ProgramChange = program_change(body, None)
+        checked_program(change.rules)
+        with self.run.lock:
+            self.run.pending_programs.append(change)
+        return f"the program of {change.rules} is evaluated from the next time point on"
 
     def metrics(self) -> bytes:
         return exposition(self.run, self.stages, self._registry)

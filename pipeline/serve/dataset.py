@@ -46,6 +46,11 @@ class Dataset:
         self._background: frozenset = frozenset()
         self.t: int | None = None
 
+    def replace(self, reasoner: Reasoner) -> None:
+        """Answer about ``reasoner`` from now on (a program change; the run's lock is held)."""
+        self.reasoner, self._copied = reasoner, None
+        self._background = None  # (its ids were the old reasoner's: copied again)
+
     def refresh(self) -> None:
         """Copy the last time point's triples if the run has gone past the copy."""
         with self._run_lock:

@@ -12,6 +12,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from dotr.rules import DotrError
+
 from .events import END, frame
 
 #: the longest query text read from a request (bytes)
@@ -52,6 +54,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         url = urlsplit(self.path)
+        if url.path == "/program":
+            self._program()
+            return
         if url.path != "/sparql":
             self._error(405 if url.path in ("/events", "/metrics", "/health") else 404, f"POST {url.path}")
             return
@@ -69,6 +74,22 @@ class Handler(BaseHTTPRequestHandler):
             self._error(415, "POST /sparql takes application/sparql-query or application/x-www-form-urlencoded")
 
     # ------------------------------------------------------------------------ handlers
+    def _program(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_QUERY:
+            self._error(413, f"a body of more than {MAX_QUERY} bytes")
+            return
+        try:
+            body = json.loads(self.rfile.read(length).decode("utf-8", "replace"))
+            if not isinstance(body, dict) or set(body) - {"program", "ontology"}:
+                raise ValueError('the body is {"program": PATH} or {"program": PATH, "ontology": [PATH, ...]}')
+            self._send(202, "text/plain; charset=utf-8",
+                       (self.server.service.change_program(body) + "\n").encode())
+        except ValueError as err:
+            self._error(400, f"POST /program: {err}")
+        except DotrError as err:
+            self._error(400, f"POST /program: {err}")
+
     def _sparql(self, queries: list[str] | None) -> None:
         if not queries or len(queries) != 1:
             self._error(400, "give one query (the parameter query)")

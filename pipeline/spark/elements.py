@@ -68,7 +68,10 @@ def split_file(source: str, fmt: str, content: bytes | None = None, limit: int =
         for record in taken(read_jsonl(_lines(data, limit, spans), prefixes=prefixes), bad.append, max_gap):
             yield from _rejected(source, bad, spans)
             start, end = spans.pop(record.line)
-            if record.background:
+            if record.program is not None:  # (docs/language.md: the embedded run changes programs)
+                yield source, record.line, record.t, "error", reject_row(
+                    source, record.line, PROGRAM_ON_SPARK, bytes(data[start:end]).decode("utf-8", "replace"))
+            elif record.background:
                 yield change_or(source, record.line, record.t, bytes(data[start:end]))
             elif content is None:
                 yield source, record.line, record.t, "span", _SPAN.pack(start, end - start)
@@ -78,6 +81,11 @@ def split_file(source: str, fmt: str, content: bytes | None = None, limit: int =
     finally:
         if isinstance(data, mmap.mmap):
             data.close()
+
+
+#: why a record changing the program is rejected on Spark
+PROGRAM_ON_SPARK = ('a record with "program" changes the program of an embedded run (dotr run without --engine '
+                    'spark); the Spark job runs the program it started with')
 
 
 def _lines(data, limit: int, spans: dict[int, tuple[int, int]]) -> Iterator[str]:

@@ -27,10 +27,14 @@ term; the ontological closure and the LARS and pattern definitions are the per-s
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 import rdflib
 
 from dotr.ontology.stage import stage_rules
+from dotr.ontology.turtle import in_order
+from dotr.pipeline.input_facts import parse_fact
+from dotr.rules import check
 from dotr.rules import ir
 from dotr.rules.lang.analysis import dependency_graph, pred_key
 from dotr.rules.lang.digraph import descendants
@@ -262,3 +266,34 @@ def _word(word: str, prefixes: dict[str, str]):
         return ir.Iri(word[1:-1])
     prefix, local = word.split(":", 1)
     return ir.Iri(prefixes[prefix] + local)
+
+
+def reference_output(rules: Path, turtle: str, records, include_background: bool) -> list[dict]:
+    """The reference's output records for a rule file, a Turtle background and records
+    ``(t, facts, Turtle or None[, background change or None])`` (every tick from the first
+    record's time to the last one's when the program has temporal rules)."""
+    checked = check(rules)
+    background = [triple_atom(*tr) for tr in rdflib.Graph().parse(data=turtle, format="turtle")]
+    reference = CompositionReference(checked, background, include_background)
+    by_time: dict[int, list] = {}
+    changes: dict[int, tuple[list, list]] = {}
+    for t, facts, payload, *change in records:
+        if change and change[0]:
+            add, remove = changes.setdefault(t, ([], []))
+            add += [atom_of(parse_fact(f, reference.prefixes)) for f in change[0].get("add", [])]
+            remove += [atom_of(parse_fact(f, reference.prefixes)) for f in change[0].get("remove", [])]
+        atoms = by_time.setdefault(t, [])
+        atoms += [atom_of(parse_fact(f)) for f in facts]
+        if payload:
+            # (a graph has no order: its triples arrive in the order pipeline.turtle defines)
+            atoms += [triple_atom(*tr) for tr in in_order(list(rdflib.Graph().parse(data=payload, format="turtle")))]
+    times = sorted(by_time)
+    if checked.analysis.temporal:
+        times = list(range(times[0], times[-1] + 1))
+    out = []
+    for t in times:
+        if t in changes:  # (from t on: removals, then additions)
+            reference.change_background(*changes[t])
+        if (record := reference.step(t, by_time.get(t, []))) is not None:
+            out.append(record)
+    return out

@@ -2,6 +2,9 @@
 (``run_text``), and on the embedded Reasoner over JSON Lines (``embedded``)."""
 
 import json
+import random
+import subprocess
+import sys
 from itertools import groupby
 from pathlib import Path
 
@@ -10,6 +13,10 @@ from dotr.pipeline.io import BackgroundChange, read_jsonl
 from dotr.pipeline.reasoner import Reasoner
 from dotr.rules import InputError
 from tests.strategies.composition import PREFIXES
+
+ROOT = Path(__file__).parents[2]
+#: dotr run as a process
+DOTR = [sys.executable, "-m", "dotr", "run", "-q"]
 
 
 def run_text(tmp: Path, rules: str, records: list[dict], turtle: str = PREFIXES, *options: str) -> list[dict]:
@@ -45,3 +52,29 @@ def embedded(checked, background, lines: list[str], **options) -> tuple[list[str
                 rejected.append(change.line)
         out.append(json.dumps(reasoner.step(t, facts).to_json(), ensure_ascii=False))
     return out, rejected
+
+
+def finish_after_kills(args: list[str], rnd: random.Random, output: Path, checkpoint: Path, seed: int,
+                       kills_wanted: int = 10, cwd: Path = ROOT) -> None:
+    """Run ``args`` (a ``dotr run`` with ``--checkpoint``) and kill it with -9 after a random
+    0.3-1.6 s, ``kills_wanted`` times (a run that finished first starts over), then run it to
+    the end."""
+    kills = 0
+    for _ in range(4 * kills_wanted):
+        proc = subprocess.Popen(args, cwd=cwd, stderr=subprocess.PIPE)
+        try:
+            proc.wait(timeout=rnd.uniform(0.3, 1.6))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            kills += 1
+            if kills >= kills_wanted:
+                break
+            continue
+        assert proc.returncode == 0, (seed, proc.stderr.read())
+        # finished before the kill: start over, so that enough kills land in runs
+        for path in (output, checkpoint / "state.dotr"):
+            path.unlink(missing_ok=True)
+    assert kills >= kills_wanted, seed
+    finish = subprocess.run(args, cwd=cwd, capture_output=True, text=True)  # the same command, left to finish
+    assert finish.returncode == 0, (seed, finish.stderr)

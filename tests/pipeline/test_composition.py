@@ -18,39 +18,11 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from dotr.pipeline.cli import main
 from dotr.pipeline.reasoner import Reasoner
 from dotr.rules import check
-from tests.pipeline.composition_reference import CompositionReference, atom_of, triple_atom
+from tests.pipeline.composition_reference import CompositionReference, atom_of, reference_output, triple_atom
 from tests.pipeline.runs import facts_by_time, run_text
 from tests.strategies.composition import PREFIXES, programs, streams, streams_with_changes
 from dotr.pipeline.input_facts import parse_fact
 from dotr.ontology.turtle import in_order
-
-
-def reference_output(rules: Path, turtle: str, records, include_background: bool) -> list[dict]:
-    checked = check(rules)
-    background = [triple_atom(*tr) for tr in rdflib.Graph().parse(data=turtle, format="turtle")]
-    reference = CompositionReference(checked, background, include_background)
-    by_time: dict[int, list] = {}
-    changes: dict[int, tuple[list, list]] = {}
-    for t, facts, payload, *change in records:
-        if change and change[0]:
-            add, remove = changes.setdefault(t, ([], []))
-            add += [atom_of(parse_fact(f, reference.prefixes)) for f in change[0].get("add", [])]
-            remove += [atom_of(parse_fact(f, reference.prefixes)) for f in change[0].get("remove", [])]
-        atoms = by_time.setdefault(t, [])
-        atoms += [atom_of(parse_fact(f)) for f in facts]
-        if payload:
-            # (a graph has no order: its triples arrive in the order pipeline.turtle defines)
-            atoms += [triple_atom(*tr) for tr in in_order(list(rdflib.Graph().parse(data=payload, format="turtle")))]
-    times = sorted(by_time)
-    if checked.analysis.temporal:
-        times = list(range(times[0], times[-1] + 1))
-    out = []
-    for t in times:
-        if t in changes:  # (from t on: removals, then additions)
-            reference.change_background(*changes[t])
-        if (record := reference.step(t, by_time.get(t, []))) is not None:
-            out.append(record)
-    return out
 
 
 def dotr_run(tmp: Path, rules: str, turtle: str, records, *options: str) -> tuple[int, list[dict]]:

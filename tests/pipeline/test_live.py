@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pipeline.runs import finish_after_kills
+
 ROOT = Path(__file__).parents[2]
 COOLING = ROOT / "examples" / "cooling"
 DOTR = [sys.executable, "-m", "dotr", "run", "-q"]
@@ -97,25 +99,7 @@ def test_killed_with_minus_9_at_random_moments_the_same_command_gives_the_same_o
     args = [*DOTR, "--rules", str(COOLING / "rules.dotr"), "--ontology", str(COOLING / "ontology.ttl"),
             "--input", str(stream), "--output", str(tmp_path / "o.jsonl"), "--checkpoint", str(tmp_path / "ck"),
             "--commit-every", "40"]
-    kills = 0
-    for _ in range(40):
-        proc = subprocess.Popen(args, cwd=ROOT, stderr=subprocess.PIPE)
-        try:
-            proc.wait(timeout=rnd.uniform(0.3, 1.6))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            kills += 1
-            if kills >= 10:
-                break
-            continue
-        assert proc.returncode == 0, (seed, proc.stderr.read())
-        # finished before the kill: start over, so that at least 10 kills land in runs
-        for path in (tmp_path / "o.jsonl", tmp_path / "ck" / "state.dotr"):
-            path.unlink(missing_ok=True)
-    assert kills >= 10, seed
-    finish = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)  # the same command, left to finish
-    assert finish.returncode == 0, (seed, finish.stderr)
+    finish_after_kills(args, rnd, tmp_path / "o.jsonl", tmp_path / "ck", seed)
     assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes(), seed
 
 

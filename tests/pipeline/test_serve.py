@@ -217,3 +217,45 @@ def test_after_a_time_point_undone_sparql_answers_from_the_reasoner_that_goes_on
     finally:
         served.kill()
     assert [json.loads(line)["line"] for line in (tmp_path / "rejects.jsonl").read_text().splitlines()] == [2]
+
+
+def _post_program(served: Served, body) -> tuple[int, str]:
+    request = urllib.request.Request(served.url + "/program", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_post_program_changes_the_program_at_the_next_time_point_and_sparql_sees_the_new_one(tmp_path):
+    """The new program (a rule added) is evaluated from the next time point on over what the run
+    kept; /sparql answers about it; a rule file with an error is 400 naming its line and column,
+    and the program runs on."""
+    (tmp_path / "bad.dotr").write_text("p(X) :- q(X)\n")
+    (tmp_path / "new.dotr").write_text((FIRE / "rules.dotr").read_text()
+                                       + "\n:seen_at(?A, ?C) :- :is_at_location(?A, ?C) .\n")
+    lines = _stream(6)
+    served = Served()
+    try:
+        events = served.events()
+        seen = f"SELECT ?s {{ ?s <{B}seen_at> ?l }}"
+        for line in lines[:3]:
+            served.send(line)
+        events.wait_for(2)
+        assert served.select(seen) == []
+        code, text = _post_program(served, {"program": str(tmp_path / "bad.dotr")})
+        assert code == 400 and "bad.dotr:1:13: error[E001]" in text
+        assert _post_program(served, {"programme": "x"})[0] == 400
+        code, text = _post_program(served, {"program": str(tmp_path / "new.dotr")})
+        assert code == 202 and "from the next time point on" in text
+        for line in lines[3:]:
+            served.send(line)
+        printed = [json.loads(e) for e in events.wait_for(5)]
+        assert not any(":seen_at" in f or "seen_at" in f for e in printed[:2] for f in e["facts"])
+        assert all(any("seen_at" in f for f in e["facts"]) for e in printed[2:])
+        assert served.select(seen) != []
+        assert served.stop() == 143
+    finally:
+        served.kill()

@@ -70,6 +70,19 @@ def test_bad_and_late_records_are_rejected_with_their_file_and_line(spark, tmp_p
     assert results == example_output("cooling", lines)
 
 
+def test_a_program_change_is_a_bad_record_on_spark(spark, tmp_path):
+    """The Spark job runs the program it started with: a record with "program" is rejected with
+    its line (docs/language.md), the rest of the stream evaluated as without it."""
+    lines = stream("cooling")
+    change = '{"t": 5, "program": "other.dotr", "facts": ["temp(99)"]}'
+    publish(tmp_path / "in", "a.jsonl", lines[:6] + [change] + lines[6:])
+    out = run_job(spark, "cooling", tmp_path / "in", tmp_path)
+    rejects = [r for r in out if r["kind"] == "reject"]
+    assert [(r["line"], r["record"]) for r in rejects] == [(7, change)]
+    assert "changes the program of an embedded run" in rejects[0]["reason"]
+    assert [json.dumps(r) for r in out if r.pop("kind") == "result"] == example_output("cooling", lines)
+
+
 def test_file_sinks_jsonl_and_parquet(spark, tmp_path):
     publish(tmp_path / "in", "s.jsonl", stream("cooling"))
     rules, ontologies = files("cooling")

@@ -145,3 +145,25 @@ def test_a_killed_run_continues_after_the_rejected_time_point_without_meeting_it
                  str(tmp_path / "good.out"), "--max-derived", str(LIMIT)]) == 0
     assert out.read_text() == (tmp_path / "good.out").read_text()
     assert [json.loads(line)["line"] for line in (tmp_path / "out.jsonl.rejects.jsonl").read_text().splitlines()] == [2]
+
+
+def test_a_time_point_undone_after_a_program_change_is_evaluated_again_by_the_new_program(tmp_path):
+    """The undo rebuilds the program in effect (it rebuilt the command line's: the new rule's
+    conclusions were gone after the undo)."""
+    (tmp_path / "old.dotr").write_text("hot(X) :- temp(X, V), V > 30 .\n")
+    (tmp_path / "new.dotr").write_text("hot(X) :- temp(X, V), V > 30 .\nwarm(X) :- [3] <> temp(X, V), V > 20 .\n"
+                                       "big(A, B) :- p(A), q(B) .\n")
+    records = [{"t": 1, "facts": ["temp(a, 25)"]}, {"t": 2, "program": str(tmp_path / "new.dotr"), "facts": ["temp(b, 25)"]},
+               {"t": 3, "facts": ["temp(c, 35)"]}, {"t": 4, "facts": [f"{p}({i})" for p in "pq" for i in range(60)]},
+               {"t": 5, "facts": ["temp(d, 22)"]}]
+
+    def run(name: str, kept: list[dict]) -> str:
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+        code = main(["run", "-q", "--rules", str(tmp_path / "old.dotr"), "--input", str(tmp_path / f"{name}.jsonl"),
+                     "--output", str(tmp_path / f"{name}.out"), "--on-error", "skip", "--max-derived", "1000"])
+        assert code == 0
+        return (tmp_path / f"{name}.out").read_text()
+
+    undone, without = run("all", records), run("without", records[:3] + records[4:])
+    assert undone == without and "warm(d)" in undone.splitlines()[-1]
+    assert json.loads((tmp_path / "all.out.rejects.jsonl").read_text())["line"] == 4

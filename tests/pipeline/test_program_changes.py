@@ -1,0 +1,321 @@
+"""Program changes in the stream (docs/language.md, "Changing the program"), through ``dotr
+run``: generated whole programs swapped at random time points agree with the composition
+reference read as the docs define a change (program P before T; from T on, P' over the stream
+from T - reach(P) on, as if it had begun there), with background changes before and after the
+swap and a new background file; and the bad records a change can be."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+from dotr.pipeline.cli import main
+from dotr.pipeline.history import reach
+from dotr.rules import check
+from tests.pipeline.composition_reference import reference_output
+from tests.pipeline.runs import DOTR, finish_after_kills
+from tests.strategies.composition import programs, streams_with_changes
+
+HERE = Path(__file__).parent
+
+
+def write_stream(path: Path, records, swap: dict | None = None) -> None:
+    """The records as JSON Lines, ``swap`` (a record with "t") placed before the first record of a
+    later time point."""
+    lines, placed = [], swap is None
+    for t, facts, payload, change in records:
+        if not placed and t > swap["t"]:
+            lines.append(swap)
+            placed = True
+        record = {"t": t, "facts": facts}
+        if payload:
+            record["turtle"] = payload
+        if change:
+            record["background"] = change
+        lines.append(record)
+    if not placed:
+        lines.append(swap)
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+
+def run(tmp: Path, *options: str) -> tuple[int, list[dict]]:
+    out = tmp / "out.jsonl"
+    code = main(["run", "-q", "--rules", str(tmp / "p.dotr"), "--ontology", str(tmp / "bg.ttl"),
+                 "--input", str(tmp / "stream.jsonl"), "--output", str(out), "--full-iris", *options])
+    return code, [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+
+
+def expected_output(tmp: Path, records, swap_t: int, new_background: bool) -> list[dict]:
+    """P's reference records before T (P evaluated up to T), then P''s from T on over the records
+    of the time points from T - reach(P) on (from the first record when P keeps all), with the
+    background changes made before those applied from the start."""
+    before = records + [(swap_t, [], None, None)]
+    old = [r for r in reference_output(tmp / "p.dotr", (tmp / "bg.ttl").read_text(), before, False)
+           if r["t"] < swap_t]
+    kept_reach = reach(check(tmp / "p.dotr"))
+    first = min(t for t, *_ in before)
+    start = first if kept_reach is None else max(first, swap_t - kept_reach)
+    earlier = {"add": [], "remove": []}  # (a background fact removed then added again: in order)
+    kept = []
+    for t, facts, payload, change in records:
+        if t < start:
+            if change:
+                earlier = _then(earlier, change)
+        else:
+            kept.append((t, facts, payload, change))
+    opening = (start, [], None, earlier if earlier["add"] or earlier["remove"] else None)
+    after = [opening] + [r for r in kept if r[0] < swap_t] + [(swap_t, [], None, None)] + \
+        [r for r in kept if r[0] >= swap_t]
+    background = (tmp / ("bg2.ttl" if new_background else "bg.ttl")).read_text()
+    new = [r for r in reference_output(tmp / "p2.dotr", background, after, False) if r["t"] >= swap_t]
+    return old + new
+
+
+def _then(first: dict, second: dict) -> dict:
+    """One background change doing ``first`` then ``second`` (removals, then additions, each)."""
+    added = [f for f in first["add"] if f not in second.get("remove", [])] + second.get("add", [])
+    removed = [f for f in first["remove"] if f not in second.get("add", [])] + second.get("remove", [])
+    return {"add": list(dict.fromkeys(added)), "remove": list(dict.fromkeys(removed))}
+
+
+def swap_agrees(tmp: Path, old, new, records, swap_t: int, new_background: bool, *options: str) -> list[dict]:
+    for name, (rules, turtle, _) in (("p", old), ("p2", new)):
+        (tmp / f"{name}.dotr").write_text(rules)
+        (tmp / ("bg.ttl" if name == "p" else "bg2.ttl")).write_text(turtle)
+        assume(check(tmp / f"{name}.dotr").ok)  # (a generated negation can close a cycle: not a program)
+    swap = {"t": swap_t, "program": str(tmp / "p2.dotr")}
+    if new_background:
+        swap["ontology"] = [str(tmp / "bg2.ttl")]
+    write_stream(tmp / "stream.jsonl", records, swap)
+    code, actual = run(tmp, *options)
+    assert code == 0
+    expected = expected_output(tmp, records, swap_t, new_background)
+    assert actual == expected, (old[0], new[0], records, swap_t)
+    return actual
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), programs(), streams_with_changes(), st.integers(0, 12), st.booleans())
+def test_a_program_swapped_at_a_random_time_point_agrees_with_the_reference(tmp_path_factory, old, new, records,
+                                                                           swap_t, new_background):
+    swap_agrees(tmp_path_factory.mktemp("case"), old, new, records, swap_t, new_background)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), programs(), streams_with_changes(), st.integers(0, 12), st.booleans())
+def test_a_program_swapped_at_a_random_time_point_agrees_with_the_reference_at_length(
+        tmp_path_factory, old, new, records, swap_t, new_background):
+    swap_agrees(tmp_path_factory.mktemp("case"), old, new, records, swap_t, new_background)
+
+
+# ---------------------------------------------------------------------------------------------
+# Changes that cannot be applied: bad records, the running program runs on
+
+HOT = "hot(X) :- [2] <> temp(X, V), V > 30 .\n"
+WARM = "warm(X) :- [2] <> temp(X, V), V > 28 .\n"
+TEMPS = [{"t": 1, "facts": ["temp(a, 29)"]}, {"t": 2, "facts": ["temp(a, 31)"]}, {"t": 4, "facts": ["temp(b, 29)"]}]
+
+
+def run_records(tmp: Path, records: list[dict], *options: str, rules: str = HOT) -> tuple[int, list[dict]]:
+    (tmp / "p.dotr").write_text(rules)
+    (tmp / "bg.ttl").write_text("")
+    (tmp / "stream.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return run(tmp, *options)
+
+
+def with_change(change: dict) -> list[dict]:
+    return TEMPS[:2] + [{"t": 3, **change}] + TEMPS[2:]
+
+
+@pytest.mark.parametrize("change, rules, reason", [
+    ({"program": "bad.dotr"}, "warm(X) :- temp(X, V), V > 28\n", "bad.dotr:1:30: error[E001]: unexpected end of input"),
+    ({"program": "absent.dotr"}, None, "error[E002]: cannot read absent.dotr"),
+    ({"program": "bad.dotr", "ontology": ["absent.ttl"]}, WARM, "the ontology file absent.ttl: no such file"),
+    ({"program": "bad.dotr"}, "@timeunit ms .\n" + WARM, "the new program's time unit (ms) is not the running one's"),
+    ({"ontology": ["bg.ttl"]}, None, '"ontology" comes with "program"'),
+    ({"program": 3}, None, '"program" is the path of a rule file'),
+])
+def test_a_change_that_cannot_be_applied_is_a_bad_record_and_the_program_runs_on(tmp_path, monkeypatch, capsys,
+                                                                                   change, rules, reason):
+    monkeypatch.chdir(tmp_path)  # (paths in records are relative to the working directory)
+    if rules is not None:
+        (tmp_path / "bad.dotr").write_text(rules)
+    _, unchanged = run_records(tmp_path, TEMPS)
+    code, out = run_records(tmp_path, with_change(change), "--on-error", "skip")
+    assert code == 0 and out == unchanged
+    [reject] = [json.loads(line) for line in (tmp_path / "out.jsonl.rejects.jsonl").read_text().splitlines()]
+    assert reject["line"] == 3 and reason in reject["reason"] and json.loads(reject["record"]) == {"t": 3, **change}
+    capsys.readouterr()
+    code, out = run_records(tmp_path, with_change(change))  # --on-error stop
+    err = capsys.readouterr().err
+    # (a malformed record stops the run as it is read, before the time point ahead of it is written)
+    assert code == 3 and out == unchanged[:0 if "program" not in change or change["program"] == 3 else 1]
+    assert "Traceback" not in err
+    assert err.startswith(f"{tmp_path / 'stream.jsonl'}:line 3: ") and reason in err
+
+
+def test_a_program_writing_what_the_format_cannot_hold_is_a_bad_record(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p2.dotr").write_text("warm(X) :- temp(X, V), V > 28 .\n")
+    rules = "@prefix : <http://ex.org/> .\n:Hot(?x) :- temp(?x, ?v), ?v > 30 .\n"
+    code, _ = run_records(tmp_path, with_change({"program": "p2.dotr"}), "--format", "nquads", "--on-error", "skip",
+                          rules=rules)
+    assert code == 0
+    reject = json.loads((tmp_path / "out.jsonl.rejects.jsonl").read_text())
+    assert "--format nquads writes RDF triples, and these of the new program's are not: warm/1" in reject["reason"]
+
+
+def test_a_bad_change_after_a_good_one_leaves_the_new_program_running(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p2.dotr").write_text(WARM)
+    records = TEMPS[:2] + [{"t": 3, "program": "p2.dotr"}, {"t": 4, "program": "absent.dotr", "facts": ["temp(b, 29)"]}]
+    code, out = run_records(tmp_path, records, "--on-error", "skip")
+    assert code == 0
+    assert out == [{"t": 2, "facts": ["hot(a)"]}, {"t": 3, "facts": ["warm(a)"]},
+                   {"t": 4, "facts": ["warm(a)", "warm(b)"]}]
+
+
+def test_the_cooling_example_retuned_mid_stream_matches_its_golden_output(monkeypatch, tmp_path):
+    """examples/cooling/retune.jsonl: the thresholds change at t = 8; the new program's
+    ``[3] @T`` windows see the readings before it at once (veryHot(5) at 8)."""
+    root = HERE.parents[1]
+    monkeypatch.chdir(root)  # (the record names examples/cooling/retuned.dotr)
+    cooling = root / "examples" / "cooling"
+    out = tmp_path / "out.jsonl"
+    assert main(["run", "-q", "--rules", str(cooling / "rules.dotr"), "--ontology", str(cooling / "ontology.ttl"),
+                 "--input", str(cooling / "retune.jsonl"), "--output", str(out)]) == 0
+    assert out.read_text() == (HERE / "golden" / "cooling-retune.jsonl").read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# Across a kill: the checkpoint knows the program in effect; --upgrade
+
+COOLING = HERE.parents[1] / "examples" / "cooling"
+
+
+def cooling_stream(path: Path, n: int, seed: int, change_at: int | None = None, program: str = "") -> Path:
+    rnd = random.Random(seed)
+    lines = []
+    for t in range(n):
+        if t == change_at:
+            lines.append(json.dumps({"t": t, "program": program}))
+        lines.append(json.dumps({"t": t, "facts": [f"temp({rnd.choice([1, 50, 95, 120, 140, 160])})"]}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def cooling_args(tmp: Path, stream: Path, output: str, *extra: str) -> list[str]:
+    return [*DOTR, "--rules", str(tmp / "rules.dotr"), "--ontology", str(COOLING / "ontology.ttl"),
+            "--input", str(stream), "--output", str(tmp / output), *extra]
+
+
+@pytest.mark.parametrize("seed", [random.randrange(10**6)])  # other moments in every run
+def test_killed_with_minus_9_around_a_program_change_the_same_command_gives_the_same_output(tmp_path, seed):
+    (tmp_path / "rules.dotr").write_text((COOLING / "rules.dotr").read_text())
+    (tmp_path / "retuned.dotr").write_text((COOLING / "retuned.dotr").read_text())
+    stream = cooling_stream(tmp_path / "s.jsonl", 12000, seed, 6000, str(tmp_path / "retuned.dotr"))
+    whole = subprocess.run(cooling_args(tmp_path, stream, "whole.jsonl"), capture_output=True, text=True)
+    assert whole.returncode == 0, whole.stderr
+    args = cooling_args(tmp_path, stream, "o.jsonl", "--checkpoint", str(tmp_path / "ck"), "--commit-every", "40")
+    finish_after_kills(args, random.Random(seed), tmp_path / "o.jsonl", tmp_path / "ck", seed, cwd=tmp_path)
+    assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes(), seed
+
+
+def test_a_rule_file_edited_before_a_restart_is_refused_unless_upgrade_applies_it_at_the_next_time_point(tmp_path):
+    (tmp_path / "rules.dotr").write_text((COOLING / "rules.dotr").read_text())
+    stream = cooling_stream(tmp_path / "s.jsonl", 3000, 1)
+    old = subprocess.run(cooling_args(tmp_path, stream, "old.jsonl"), capture_output=True, text=True)
+    (tmp_path / "rules.dotr").write_text((COOLING / "retuned.dotr").read_text())
+    new = subprocess.run(cooling_args(tmp_path, stream, "new.jsonl"), capture_output=True, text=True)
+    assert old.returncode == new.returncode == 0
+    (tmp_path / "rules.dotr").write_text((COOLING / "rules.dotr").read_text())
+    args = cooling_args(tmp_path, stream, "o.jsonl", "--checkpoint", str(tmp_path / "ck"), "--commit-every", "50")
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    out = tmp_path / "o.jsonl"
+    while proc.poll() is None and not (out.exists() and out.stat().st_size > 2000):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    (tmp_path / "rules.dotr").write_text((COOLING / "retuned.dotr").read_text())
+    refused = subprocess.run(args, capture_output=True, text=True)
+    assert refused.returncode == 2 and "the rule file" in refused.stderr and "--upgrade" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    upgraded = subprocess.run([*args, "--upgrade"], capture_output=True, text=True)
+    assert upgraded.returncode == 0, upgraded.stderr
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    before = [json.loads(line) for line in (tmp_path / "old.jsonl").read_text().splitlines()]
+    after = [json.loads(line) for line in (tmp_path / "new.jsonl").read_text().splitlines()]
+    # the old program's output up to a time point T inside the stream, the new one's from T on
+    # (the cooling program reaches back 24 ticks: the new one over those is the new one's output)
+    cut = next(i for i, (a, b) in enumerate(zip(written, before)) if a != b)
+    change_t = written[cut]["t"]
+    assert 0 < change_t < 3000 and written == before[:cut] + [r for r in after if r["t"] >= change_t]
+    again = subprocess.run([*args, "--upgrade"], capture_output=True, text=True)  # (finished: the upgrade stands)
+    assert again.returncode == 0 and "has finished" in again.stderr
+
+
+def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen) -> list[dict]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        lines = path.read_text().splitlines() if path.exists() else []
+        if len(lines) >= n:
+            return [json.loads(line) for line in lines]
+        time.sleep(0.05)
+    raise AssertionError(f"{path}: fewer than {n} lines ({proc.poll()})")
+
+
+def test_sighup_under_follow_reads_the_rule_file_again_at_the_next_time_point_and_a_restart_continues(tmp_path):
+    rules, stream, out = tmp_path / "r.dotr", tmp_path / "s.jsonl", tmp_path / "o.jsonl"
+    rules.write_text(HOT)
+    stream.write_text("".join(json.dumps({"t": t, "facts": ["temp(a, 31)"]}) + "\n" for t in range(3)))
+    args = [*DOTR, "--rules", str(rules), "--input", str(stream), "--output", str(out), "--follow",
+            "--checkpoint", str(tmp_path / "ck")]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_lines(out, 2, proc)  # (t = 0 and 1; t = 2 waits for a later record)
+        rules.write_text(WARM)
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        with open(stream, "a") as f:
+            f.write(json.dumps({"t": 3, "facts": ["temp(b, 29)"]}) + "\n")
+        written = _wait_for_lines(out, 3, proc)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130, proc.stderr.read()
+    finally:
+        proc.kill()
+    # the change is made at the next time point evaluated, 2, over the history kept
+    assert written == [{"t": 0, "facts": ["hot(a)"]}, {"t": 1, "facts": ["hot(a)"]}, {"t": 2, "facts": ["warm(a)"]}]
+    # the same command continues: the checkpoint's program is the rule file read again, as it is now
+    with open(stream, "a") as f:
+        f.write(json.dumps({"t": 4, "facts": []}) + "\n")
+    again = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    try:
+        written = _wait_for_lines(out, 4, again)
+        again.send_signal(signal.SIGINT)
+        assert again.wait(timeout=60) == 130, again.stderr.read()
+    finally:
+        again.kill()
+    assert written[3] == {"t": 3, "facts": ["warm(a)", "warm(b)"]}
+
+
+def test_a_snapshot_after_a_program_change_resumes_with_the_program_in_effect(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p2.dotr").write_text(WARM)
+    first = TEMPS[:2] + [{"t": 3, "program": "p2.dotr"}, {"t": 4, "facts": ["temp(b, 29)"]}]
+    second = [{"t": 5, "facts": ["temp(c, 29)"]}]
+    _, whole = run_records(tmp_path, first + second)
+    _, before = run_records(tmp_path, first, "--snapshot", str(tmp_path / "snap.state"))
+    (tmp_path / "stream.jsonl").write_text("".join(json.dumps(r) + "\n" for r in second))
+    out = tmp_path / "after.jsonl"
+    assert main(["run", "-q", "--rules", "p2.dotr", "--resume", str(tmp_path / "snap.state"),
+                 "--input", str(tmp_path / "stream.jsonl"), "--output", str(out), "--full-iris"]) == 0
+    assert before + [json.loads(line) for line in out.read_text().splitlines()] == whole
+    assert whole[-1] == {"t": 5, "facts": ["warm(b)", "warm(c)"]}  # (the history came through the snapshot)
