@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dotr.examples.workloads.lubm_like import EX, triples  # noqa: E402
+from benchmarks.background import measured  # noqa: E402
 from benchmarks.peers.common import dotr_command  # noqa: E402
 
 OLD = "@prefix : <{ex}> .\n@profile rdfs .\nrecent(X) :- [{w}] <> :reading(X, V) .\n"
@@ -45,16 +44,7 @@ NEW = "busy(X) :- [{h}] <> :reading(X, V), [{h}] <> :reading(X, W), V != W .\n"
 
 def cpu(cmds: list[list[str]]) -> float:
     """CPU seconds (user + system) of the commands run one after the other, each to its end."""
-    total = 0.0
-    for cmd in cmds:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        err = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"command failed: {' '.join(cmd)}\n{err[-2000:]}")
-        total += usage.ru_utime + usage.ru_stime
-    return total
+    return sum(measured(cmd)[0] for cmd in cmds)
 
 
 def records(ticks: int, distinct: bool) -> list[str]:
