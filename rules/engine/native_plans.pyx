@@ -704,9 +704,10 @@ cdef int flush_out(NativeStore store, Out out, bint explicit=False) except -1:
 
 cdef int64_t apply_out(NativeStore store, Out out, bint explicit=False) except -1:
     """Store the derivations of ``out`` (a transitive step's own, or not), putting what is new or
-    rose in the next delta; returns how many there were. Bound by memory latency: the slot of the record AHEAD records on is
-    prefetched, and the row that the slot of the record half as far on names (``hashes`` keeps
-    the hashes of the records in between)."""
+    rose in the next delta; returns how many there were. Bound by memory latency: the slot of the
+    record AHEAD records on is prefetched, and the row that the slot of the record half as far on
+    names (``hashes`` keeps the hashes of the records in between). A cancellation or the budget
+    raises between two records: the store holds those before."""
     cdef int64_t p = 0, q = 0, r = 0, s, k = 0
     cdef int64_t *data = out.data
     cdef int64_t n = out.n
@@ -739,4 +740,6 @@ cdef int64_t apply_out(NativeStore store, Out out, bint explicit=False) except -
             DOTR_PREFETCH(t.slots + (h & <uint64_t>(t.nslots - 1)))
             q += 2 + t.arity
         k += 1
+        if not (k & 0x3FFFF):  # (a large batch: a signal, or the budget, acts within it)
+            GUARD.check(FLUSHED + k)
     return k
