@@ -34,6 +34,8 @@ from dotr.rules.lang.loader import CheckResult
 from dotr.rules.lang.queries.csparql import is_csparql, parse_csparql
 from dotr.rules.lang.queries.epsparql import DEFAULT_HORIZON, is_epsparql, parse_epsparql
 
+from .state_file import StateFileError
+
 #: a stream time point kept: its time and its interned facts by stream name
 Point = tuple[int, dict]
 #: how many time units a program keeps at most, by time unit (an hour in ms)
@@ -162,7 +164,7 @@ class History:
 
         reach, first = state["reach"], state["first"]
         if type(reach) is not int or not (first is None or type(first) is int):
-            raise ValueError("not a stream history")
+            raise StateFileError("not a stream history")
         history = cls(reach)
         history.first = first
         history.points.extend((t, {name: [ids(f) for f in facts] for name, facts in streams})

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from dotr.rules import DotrError
+from dotr.rules import DotrError, UsageError
 
 from .events import END, frame
 
@@ -82,12 +82,10 @@ class Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(self.rfile.read(length).decode("utf-8", "replace"))
             if not isinstance(body, dict) or set(body) - {"program", "ontology"}:
-                raise ValueError('the body is {"program": PATH} or {"program": PATH, "ontology": [PATH, ...]}')
+                raise UsageError('the body is {"program": PATH} or {"program": PATH, "ontology": [PATH, ...]}')
             self._send(202, "text/plain; charset=utf-8",
                        (self.server.service.change_program(body) + "\n").encode())
-        except ValueError as err:
-            self._error(400, f"POST /program: {err}")
-        except DotrError as err:
+        except (ValueError, DotrError) as err:  # (a body that is no JSON; a program that cannot be made)
             self._error(400, f"POST /program: {err}")
 
     def _sparql(self, queries: list[str] | None) -> None:
