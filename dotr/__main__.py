@@ -1,7 +1,24 @@
-"""``python -m dotr``: the ``dotr`` command."""
+"""``python -m dotr`` and the ``dotr`` command. SIGINT and SIGTERM are caught before the command's
+modules are imported (a loaded machine can take a second over that), so that a signal at any
+moment of the start-up ends the command with its exit code and one line, never Python's default."""
+
+from __future__ import annotations
 
 import sys
 
-from dotr.pipeline.cli import main
 
-sys.exit(main())
+def main() -> int:
+    try:
+        from dotr.pipeline.process import interruptible
+
+        interruptible()
+    except KeyboardInterrupt:  # (Python's own SIGINT handler, before dotr's)
+        print("dotr: interrupted", file=sys.stderr)
+        return 130
+    from dotr.pipeline.cli import main as command
+
+    return command()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

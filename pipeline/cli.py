@@ -736,7 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (docs/cli.md, "Exit codes")."""
     from .process import EXIT_MEMORY, EXIT_PIPE, Interrupted, interruptible
 
-    interruptible()
+    interruptible()  # (the ``dotr`` command did already, before importing this module)
     # rdflib warns of each IRI it finds odd (an escaped '>'): dotr writes such IRIs escaped
     logging.getLogger("rdflib.term").setLevel(logging.ERROR)
     try:

@@ -313,6 +313,18 @@ def test_the_input_as_the_output_is_refused_and_left_whole(tmp_path):
     assert stream.read_bytes() == before
 
 
+def _catching(proc: subprocess.Popen, signum: int) -> None:
+    """Wait until ``proc`` catches ``signum`` (Linux's /proc: its SigCgt mask), whatever the load."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+        if caught >> (signum - 1) & 1:
+            return
+        time.sleep(0.005)
+    raise AssertionError("the command never caught the signal")
+
+
 def test_sigint_and_sigterm_during_the_start_up_end_without_a_traceback(tmp_path):
     big = tmp_path / "big.nt"  # a background that takes a while to load
     big.write_text("".join(f"<http://ex.org/s{i}> <http://ex.org/p> <http://ex.org/o{i % 97}> .\n"
@@ -323,7 +335,8 @@ def test_sigint_and_sigterm_during_the_start_up_end_without_a_traceback(tmp_path
     for signum, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         proc = subprocess.Popen([*DOTR, "--rules", str(tmp_path / "r.dotr"), "--ontology", str(big), "--input",
                                  str(stream)], cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-        time.sleep(1.0)
+        _catching(proc, signum)
+        time.sleep(0.5)  # (into the background's loading)
         proc.send_signal(signum)
         assert proc.wait(timeout=60) == code
         err = proc.stderr.read()
