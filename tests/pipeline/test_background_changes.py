@@ -110,3 +110,23 @@ query Hot := register compute every 1 as select ?s ?r from stream <http://ex.org
         answers = {r["t"]: r["answers"]["Hot"] for r in map(json.loads, out.read_text().splitlines())
                    if "answers" in r}
         assert answers == expected
+
+
+def test_the_records_of_a_time_point_change_the_background_at_once(tmp_path):
+    """At a time point every removal is made first, then every addition, whatever the order of
+    its records (a TriG file's graphs have none): a fact one record adds and a later one removes
+    stays."""
+    (tmp_path / "r.dotr").write_text("h(X) :- e(X), d(X) .\n")
+    seen = ["e(b)", "e(c)"]
+    records = [{"t": 1, "facts": seen, "background": {"add": ["d(b)"]}},
+               {"t": 1, "background": {"add": ["d(c)"], "remove": ["d(b)"]}},
+               {"t": 2, "facts": seen, "background": {"remove": ["d(c)"]}},
+               {"t": 2, "background": {"add": ["d(c)"]}},
+               {"t": 3, "facts": seen, "background": {"add": ["d(c)"]}},
+               {"t": 3, "background": {"remove": ["d(c)", "d(b)"]}}]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "out.jsonl"
+    assert main(["run", "-q", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"),
+                 "--output", str(out)]) == 0
+    assert [json.loads(line) for line in out.read_text().splitlines()] == [
+        {"t": 1, "facts": ["h(b)", "h(c)"]}, {"t": 2, "facts": ["h(b)", "h(c)"]}, {"t": 3, "facts": ["h(c)"]}]

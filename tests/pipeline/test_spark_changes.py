@@ -99,6 +99,30 @@ ROOT = Path(__file__).resolve().parents[2]
 MOVES = ROOT / "examples/moves"
 
 
+def test_the_records_of_a_time_point_change_the_background_at_once_on_spark(tmp_path):
+    """At a time point every removal first, then every addition, as in the embedded run: in the
+    micro-batch of the change and (from the log) in the later ones."""
+    (tmp_path / "r.dotr").write_text("h(X) :- e(X), d(X) .\n")
+    checked = check(tmp_path / "r.dotr")
+    seen = ["e(b)", "e(c)"]
+    lines = [json.dumps(r) for r in (
+        {"t": 1, "facts": seen, "background": {"add": ["d(b)"]}},
+        {"t": 1, "background": {"add": ["d(c)"], "remove": ["d(b)"]}},
+        {"t": 2, "facts": seen, "background": {"remove": ["d(c)"]}},
+        {"t": 2, "background": {"add": ["d(c)"]}},
+        {"t": 3, "facts": seen, "background": {"add": ["d(c)"]}},
+        {"t": 3, "background": {"remove": ["d(c)", "d(b)"]}},
+        {"t": 4, "facts": seen})]
+    expected, _ = embedded(checked, [], lines)
+    assert [json.loads(r)["facts"] for r in expected] == [["h(b)", "h(c)"], ["h(b)", "h(c)"], ["h(c)"], ["h(c)"]]
+    elements = list(split_file("s.jsonl", "jsonl", "\n".join(lines).encode()))
+    job = Job(checked, [], tmp_path / "log")
+    out = []
+    for t in (1, 2, 3, 4):  # a micro-batch per time point: the later ones see the changes through the log
+        out += job.batch([e for e in elements if e[2] == t], [t % 2 == 0] * TASKS)
+    assert [j for _, kind, j in out if kind == "result"] == expected
+
+
 def moves_job(tmp: Path) -> tuple[Job, list[tuple]]:
     from dotr.ontology.background import load_triples
 
