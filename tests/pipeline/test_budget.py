@@ -77,7 +77,11 @@ def test_sigterm_stops_an_exploding_time_point_within_two_seconds(tmp_path):
     rules, stream, out = _files(tmp_path, CROSS, [f"{p}({i})" for p in "pqrsu" for i in range(60)])
     proc = subprocess.Popen([*DOTR, "--rules", rules, "--input", stream, "--output", str(out), "--max-derived", "0"],
                             cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    time.sleep(4.0)  # (start-up, then time point 2: 60^5 facts, minutes)
+    deadline = time.monotonic() + 60  # (start-up and time point 1, written; then time point 2: 60^5 facts, minutes)
+    while not (out.exists() and out.read_text().count("\n") == 1):
+        assert proc.poll() is None and time.monotonic() < deadline, "time point 1 was never written"
+        time.sleep(0.05)
+    time.sleep(1.0)  # (into time point 2)
     assert proc.poll() is None
     sent = time.monotonic()
     proc.send_signal(signal.SIGTERM)
