@@ -63,10 +63,11 @@ from functools import cached_property
 from collections import defaultdict
 from typing import TYPE_CHECKING, Callable, Iterable, Literal, overload
 
+from networkx import descendants
+
 from dotr.rules import ir
 from dotr.rules.lang.analysis import dependency_graph, pred_key, stratify
 from dotr.rules.lang.collector import paused
-from dotr.rules.lang.digraph import descendants
 from dotr.rules.lang.analysis import transitive_steps as find_transitive_steps
 from dotr.rules.engine.terms import TermDictionary
 from dotr.rules.engine.planning import Unsupported

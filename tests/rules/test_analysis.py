@@ -1,7 +1,11 @@
 """Stage split, strata and the term dictionary."""
 
+import networkx as nx
+from hypothesis import given, strategies as st
+
 from dotr.rules import check_text, ir
 from dotr.rules.engine.terms import TermDictionary
+from dotr.rules.lang.analysis import stratify
 
 
 def heads(rules):
@@ -69,6 +73,29 @@ def test_recursion_without_negation_is_fine():
                         "unreachable(X, Y) :- node(X), node(Y), not path(X, Y).")
     assert result.ok
     assert result.analysis.rule_strata == (0, 0, 1)
+
+
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7), st.booleans()), max_size=20))
+def test_strata_are_the_least_fixpoint(edges):
+    """stratify against its definition: the least strata with s(v) >= s(u) over an edge u -> v,
+    s(v) > s(u) over a negative one, none when a negative edge is in a cycle (stratify takes
+    networkx's components in the order Tarjan's algorithm finds them: each after those it reaches)."""
+    graph = nx.DiGraph()
+    for u, v, negative in edges:
+        graph.add_edge(u, v, negative=negative or graph.get_edge_data(u, v, {}).get("negative", False))
+    strata, cycles = stratify(graph)
+    cyclic = {(u, v) for u, v, negative in graph.edges(data="negative") if negative and nx.has_path(graph, v, u)}
+    assert {edge for component in cycles for edge in component} == cyclic
+    if cyclic:
+        return
+    least = dict.fromkeys(graph, 0)
+    changed = True
+    while changed:
+        changed = False
+        for u, v, negative in graph.edges(data="negative"):
+            if least[v] < least[u] + negative:
+                least[v], changed = least[u] + negative, True
+    assert strata == least
 
 
 def test_term_dictionary_interns_and_keeps_values():
