@@ -123,7 +123,7 @@ def _no_key(fact: tuple) -> tuple:
 class Store(Protocol):
     """What the engines read and write in a fact store: :class:`DictStore` (dicts) and
     ``rules.engine.native_store.NativeStore`` (C arrays) implement it, and one contract suite
-    (tests/rules/test_store_contract.py) runs over both. ``relations`` maps a relation to an object
+    (tests/rules/engine/test_store_contract.py) runs over both. ``relations`` maps a relation to an object
     with ``facts`` (fact -> expiry) and ``index(positions)`` (key -> facts)."""
 
     triple_predicates: list[int]

@@ -40,7 +40,7 @@ from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.rules.engine.store import INF, DictStore
 from dotr.rules.engine.terms import TermDictionary
 from dotr.rules.lang.queries.sparql import parse_select, rdf_term
-from tests.rules.sparql_reference import comparable
+from tests.rules.engine.sparql_reference import comparable
 
 EX = Namespace("http://ex.org/")
 PREFIXES = {"": "http://ex.org/"}

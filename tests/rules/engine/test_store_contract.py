@@ -1,5 +1,5 @@
 """One contract suite over every fact store (``rules.engine.store.Store``): the dict store and
-the native store run the same cases. (tests/rules/test_native_store.py also compares them on
+the native store run the same cases. (tests/rules/engine/test_native_store.py also compares them on
 random operation sequences.)"""
 
 import pytest

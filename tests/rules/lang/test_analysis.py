@@ -1,10 +1,9 @@
-"""Stage split, strata and the term dictionary."""
+"""Stage split and strata."""
 
 import networkx as nx
 from hypothesis import given, strategies as st
 
 from dotr.rules import check_text, ir
-from dotr.rules.engine.terms import TermDictionary
 from dotr.rules.lang.analysis import stratify
 
 
@@ -96,26 +95,3 @@ def test_strata_are_the_least_fixpoint(edges):
             if least[v] < least[u] + negative:
                 least[v], changed = least[u] + negative, True
     assert strata == least
-
-
-def test_term_dictionary_interns_and_keeps_values():
-    d = TermDictionary()
-    ids = d.intern_all([ir.Name("a"), ir.Num(3), ir.Iri("http://ex.org/x"), ir.Literal("hi"), ir.Name("a")])
-    three = ids[1]
-    assert ids == (0, three, 1, 2, 0)
-    assert len(d) == 3  # integers are encoded in their id, not stored
-    assert d.value(three) == 3 and d.term(three) == ir.Num(3) and d.value(1) is None and d.value(2) == "hi"
-    assert d.intern(ir.Literal("3", ir.XSD + "integer")) == three
-    assert d.intern(ir.Literal("2.50", ir.XSD + "decimal")) == d.intern(ir.Num(2.5))  # prints as 2.5: a number
-    # a double, or a whole decimal, keeps its datatype (it would print as the integer 3): a term
-    # of its own, whose value is the number
-    double = d.intern(ir.Literal("3.0", ir.XSD + "double"))
-    assert double != three and d.value(double) == 3.0 and d.term(double) == ir.Literal("3.0", ir.XSD + "double")
-    assert d.intern(ir.Literal("3.0", ir.XSD + "decimal")) not in (three, double)
-    assert d.intern(ir.Num(-7)) == d.number(-7) and d.value(d.number(-7)) == -7
-    assert d.intern(ir.Literal("hi", ir.XSD + "string")) == 2
-    assert d.value(d.intern(ir.Literal("true", ir.XSD + "boolean"))) is True
-    assert d.lookup(ir.Name("zzz")) is None and len(d) == 7
-    assert d.value(d.intern(ir.Num(2.5))) == 2.5
-    restored = TermDictionary.restore(d.snapshot())
-    assert [restored.term(i) for i in range(len(d))] == [d.term(i) for i in range(len(d))]
