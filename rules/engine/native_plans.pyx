@@ -686,6 +686,7 @@ cdef class NativeRules:
                     t = store.table(rel)
                 last = rel
             if not isinstance(fact, tuple) or PyTuple_GET_SIZE(fact) != t.arity or t.arity > MAX_ARITY:
+                # (internal: the engines' facts, of their relation's arity, held to MAX_ARITY as the store's)
                 raise ValueError(f"expected a tuple of {t.arity} term ids for {rel}, got {fact!r}")
             for k in range(t.arity):
                 key[k] = <int64_t>(<object>PyTuple_GET_ITEM(fact, k))

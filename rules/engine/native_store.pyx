@@ -413,6 +413,7 @@ cdef int _key(object fact, int64_t *buf, int arity) except -1:
     """The term ids of a fact tuple into ``buf``."""
     cdef int j
     if not isinstance(fact, tuple) or PyTuple_GET_SIZE(fact) != arity:
+        # (internal: a relation's key holds its arity, so the engines' facts have it)
         raise ValueError(f"expected a tuple of {arity} term ids, got {fact!r}")
     for j in range(arity):
         buf[j] = <int64_t>(<object>PyTuple_GET_ITEM(fact, j))
@@ -420,7 +421,7 @@ cdef int _key(object fact, int64_t *buf, int arity) except -1:
 
 
 cdef int _check_arity(Table *t) except -1:
-    if t.arity > MAX_ARITY:
+    if t.arity > MAX_ARITY:  # (internal: E311 holds rules to MAX_ARITY, input_facts the stream's facts)
         raise ValueError(f"relations of more than {MAX_ARITY} arguments are not supported by the native store")
     return 0
 
@@ -999,7 +1000,7 @@ cdef class RelationView:
             positions = tuple(positions)
         view = self._views.get(positions)
         if view is None:
-            if not 0 < len(positions) <= min(t.arity, MAX_ARITY):
+            if not 0 < len(positions) <= min(t.arity, MAX_ARITY):  # (internal: the planners' positions)
                 raise ValueError(f"cannot index {len(positions)} positions of a relation of {t.arity}")
             view = self._views[positions] = IndexView(self, positions)
         return view
