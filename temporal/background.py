@@ -25,7 +25,7 @@ from dotr.temporal.windows import Kind, _add
 
 if TYPE_CHECKING:
     from dotr.rules.engine.inputs import FactReader
-    from dotr.rules.engine.store import DictStore
+    from dotr.rules.engine.backends.dict_store import DictStore
     from dotr.rules.engine.terms import TermDictionary
     from networkx import DiGraph
     from dotr.temporal.lars import LarsEngine

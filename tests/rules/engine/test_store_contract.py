@@ -4,8 +4,9 @@ random operation sequences.)"""
 
 import pytest
 
-from dotr.rules.engine.native_store import NativeStore
-from dotr.rules.engine.store import INF, UNUSED_INDEX_SLACK, DictStore, Store
+from dotr.rules.engine.backends.native_store import NativeStore
+from dotr.rules.engine.backends.dict_store import DictStore
+from dotr.rules.engine.store import INF, UNUSED_INDEX_SLACK, Store
 
 STORES = [DictStore, NativeStore]
 E, F = (7, 2), (8, 2)

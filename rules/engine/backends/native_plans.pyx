@@ -17,8 +17,9 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_GET_ITEM
 
-from dotr.rules.engine.native_store cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
-                               F_EXP, DOTR_FREE, DOTR_ROW_MASK, DOTR_PREFETCH)
+from dotr.rules.engine.backends.native_store cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at,
+                                                      hash_key, MAX_ARITY, F_EXP, DOTR_FREE, DOTR_ROW_MASK,
+                                                      DOTR_PREFETCH)
 
 from dotr.rules import ir
 from dotr.rules.engine.guard import GUARD
@@ -448,7 +449,7 @@ cdef class NativeRules:
     they cover a rule, its Python plans (``rules.engine.plan``, through the store's views) otherwise.
 
     >>> from dotr.rules import parse
-    >>> from dotr.rules.engine.native_store import NativeStore
+    >>> from dotr.rules.engine.backends.native_store import NativeStore
     >>> from dotr.rules.engine.plan import compile_rule
     >>> from dotr.rules.engine.terms import TermDictionary
     >>> d, store = TermDictionary(), NativeStore()

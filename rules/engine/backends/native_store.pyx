@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The fact store in compiled code: what ``rules.engine.store.DictStore`` holds, in C arrays.
+"""The fact store in compiled code: what ``rules.engine.backends.dict_store.DictStore`` holds, in C arrays.
 
 Each relation is a table of rows: a row holds a fact's term ids, its expiry, its expiry as an
 explicit fact and the semi-naive bookkeeping, side by side (40 bytes for a triple, in one or two
@@ -16,7 +16,7 @@ is skipped); dropping them prefetches the rows and slots a few entries ahead.
 ``store.index(rel, positions)`` read like the dicts they are there, so that every reader of a store
 (join plans, events, queries, snapshots) works on both. It also keeps which facts are explicit,
 and until when (``explicit``), which ``Materialiser`` keeps in dicts beside the dict store. The
-compiled join plans (``rules.engine.native_plans``) read the tables directly.
+compiled join plans (``rules.engine.backends.native_plans``) read the tables directly.
 """
 
 cimport cython
@@ -431,7 +431,7 @@ cdef bint _fits(Table *t, object fact):
 
 
 cdef class NativeStore:
-    """The facts of ``rules.engine.store.DictStore``, in C arrays (module docstring); the same methods.
+    """The facts of ``rules.engine.backends.dict_store.DictStore``, in C arrays (module docstring); the same methods.
 
     >>> s = NativeStore()
     >>> s.add((7, 2), (1, 2), 10), s.add((7, 2), (1, 3), INF), s.add((7, 2), (1, 2), 5)
@@ -643,7 +643,7 @@ cdef class NativeStore:
 
     # ----------------------------------------------------------------------- the Store API
     def relation(self, rel):
-        """The relation ``rel`` (a view reading like ``rules.engine.store.Relation``), created if needed."""
+        """The relation ``rel`` (a view reading like ``dict_store.Relation``), created if needed."""
         self.table(rel)
         return self.relations[rel]
 
