@@ -97,7 +97,7 @@ class Relation:
 
 
 class DictStore:
-    """The :class:`Store` in Python dicts. ``buckets`` lists the facts per expiry time (lazily: a
+    """The ``rules.engine.store.Store`` in Python dicts. ``buckets`` lists the facts per expiry time (lazily: a
     fact whose expiry rose stays listed under its old expiry and is skipped there)."""
 
     def __init__(self, is_triple: Callable[[int], bool] | None = None) -> None:
