@@ -3,7 +3,7 @@
 1. Background materialisation, input triples/s, on the LUBM-like generator
    (``dotr.examples.workloads.lubm_like``): dotr's RDFS and OWL 2 RL without equality, against
    owlrl (RDFS; OWL 2 RL), maplib (RDFS) and reasonable (OWL 2 RL), where they are installed (``pip install -e '.[bench]'``).
-   dotr runs on the native engine (``rules.engine.native_store``), as the ontological stage does.
+   dotr runs on the native engine (``rules.engine.backends.native_store``), as the ontological stage does.
 2. Per-time-point latency (median, p99) of 1-triple and 1,000-triple input graphs over the
    100k background, with 10 extra Datalog rules and 10 event queries, for the stage on the native
    engine and on the dict engine (``native=False``), the same graphs one after the other.
@@ -204,7 +204,7 @@ def bench_latency(n: int, graph_sizes=(1, 1000), points: int = 300) -> list[dict
 def recompute(facts, rules, dictionary, engine: str = "set-at-a-time") -> int:
     """The closure of ``facts`` (``(relation, ids)``, interned with ``dictionary``) from scratch:
     what a reasoner that recomputes at each time point does (it keeps its term dictionary).
-    ``engine``: ``set-at-a-time`` (rules.engine.columnar), ``native`` (the compiled store and plans) or
+    ``engine``: ``set-at-a-time`` (rules.engine.backends.columnar), ``native`` (the compiled store and plans) or
     ``fact-by-fact`` (the dict store's plans alone)."""
     if engine == "native":
         m = Materialiser(rules, dictionary, native=True)

@@ -45,7 +45,8 @@ from dotr.pipeline.reasoner import Reasoner# noqa: E402
 from dotr.rules import check_text, ir, parse  # noqa: E402
 from dotr.rules.lang.queries.epsparql import parse_epsparql  # noqa: E402
 from dotr.rules.lang.ir import Iri  # noqa: E402
-from dotr.rules.engine.store import INF, DictStore  # noqa: E402
+from dotr.rules.engine.backends.dict_store import DictStore  # noqa: E402
+from dotr.rules.engine.store import INF  # noqa: E402
 from dotr.rules.engine.terms import TermDictionary  # noqa: E402
 from dotr.ontology.csparql import CSparqlEngine  # noqa: E402
 from dotr.temporal.epsparql import EpSparqlEngine  # noqa: E402

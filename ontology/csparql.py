@@ -70,7 +70,8 @@ from dotr.ontology.stage import stage_rules
 from dotr.rules import TimeOrderError, ir
 from dotr.rules.lang.queries.csparql import CSparqlQuery, StreamWindow, is_csparql, parse_csparql, translate
 from dotr.rules.lang.loader import CheckResult
-from dotr.rules.engine.store import INF, DictStore, Store
+from dotr.rules.engine.backends.dict_store import DictStore
+from dotr.rules.engine.store import INF, Store
 from dotr.rules.engine.terms import TermDictionary, format_term
 from dotr.rules.engine.times import check_time
 

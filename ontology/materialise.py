@@ -63,21 +63,23 @@ from functools import cached_property
 from collections import defaultdict
 from typing import TYPE_CHECKING, Callable, Iterable, Literal, overload
 
+from networkx import descendants
+
 from dotr.rules import ir
 from dotr.rules.lang.analysis import dependency_graph, pred_key, stratify
 from dotr.rules.lang.collector import paused
-from dotr.rules.lang.digraph import descendants
 from dotr.rules.lang.analysis import transitive_steps as find_transitive_steps
 from dotr.rules.engine.terms import TermDictionary
 from dotr.rules.engine.planning import Unsupported
-from dotr.rules.engine.native_store import NativeStore
-from dotr.rules.engine.native_plans import NativeRules
+from dotr.rules.engine.backends.native_store import NativeStore
+from dotr.rules.engine.backends.native_plans import NativeRules
 from dotr.rules.engine.plan import CompiledRule, compile_rule, evaluate_full
 from dotr.rules.engine.fixpoint import SemiNaive
-from dotr.rules.engine.store import INF, DictStore, FactItem, RelKey, Store
+from dotr.rules.engine.backends.dict_store import DictStore
+from dotr.rules.engine.store import INF, FactItem, RelKey, Store
 
 if TYPE_CHECKING:
-    from dotr.rules.engine.columnar import ColumnarRules
+    from dotr.rules.engine.backends.columnar import ColumnarRules
 
 BULK_THRESHOLD = 2000
 #: a batch of at least this share of the store's size is closed set-at-a-time when it never
@@ -93,8 +95,8 @@ class Materialiser:
     without windows). ``add`` inserts explicit facts with an expiry, ``advance(t)`` drops what
     expired before t, ``retract`` removes explicit facts (DRed), ``evaluate_local(t)`` evaluates
     the rules that sit downstream of a negation, for time point t only. ``native=True``: the facts
-    in a ``rules.engine.native_store.NativeStore`` and the maintained rules run by compiled plans
-    (``rules.engine.native_plans``), with the same result; C-SPARQL windows are maintained so."""
+    in a ``rules.engine.backends.native_store.NativeStore`` and the maintained rules run by compiled plans
+    (``rules.engine.backends.native_plans``), with the same result; C-SPARQL windows are maintained so."""
 
     def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary, store: Store | None = None,
                  bulk_threshold: int | None = BULK_THRESHOLD, transitive_steps: bool = True, native: bool = False):
@@ -127,11 +129,11 @@ class Materialiser:
         #: ``transitive_steps=False``
         self._steps = [self.incremental[i].seeded[at] for i, at in find_transitive_steps(incremental_rules).items()
                        ] if transitive_steps else []
-        #: batches of at least this many facts are closed set-at-a-time (rules.engine.columnar) when they
+        #: batches of at least this many facts are closed set-at-a-time (rules.engine.backends.columnar) when they
         #: are a large enough share of the store (which is read into arrays): BULK_SHARE,
         #: BULK_SHARE_TAGGED; None: always fact by fact
         self.bulk_threshold = bulk_threshold
-        #: the compiled plans over a native store (rules.engine.native_plans), which replace the
+        #: the compiled plans over a native store (rules.engine.backends.native_plans), which replace the
         #: set-at-a-time paths and the transitive steps
         self._incremental_rules = incremental_rules
         self._rederivers: list[tuple[RelKey | None, Callable]] | None = None  # see _rederive
@@ -191,10 +193,10 @@ class Materialiser:
 
     @cached_property
     def _bulk(self) -> ColumnarRules | None:
-        """The set-at-a-time plans of the rules (rules.engine.columnar); None if some rule has none."""
+        """The set-at-a-time plans of the rules (rules.engine.backends.columnar); None if some rule has none."""
         if self._bulk_rules is None:
             return None
-        from dotr.rules.engine.columnar import ColumnarRules
+        from dotr.rules.engine.backends.columnar import ColumnarRules
         try:
             return ColumnarRules(self._bulk_rules, self.dictionary)
         except Unsupported:
@@ -216,7 +218,7 @@ class Materialiser:
 
     def _bulk_add_tagged(self, items: list[FactItem]) -> int:
         """``add`` for a large batch with expiry tags: the max-min fixpoint set-at-a-time
-        (rules.engine.columnar), then the facts that are new or rose are stored."""
+        (rules.engine.backends.columnar), then the facts that are new or rose are stored."""
         with paused():
             self._add_explicit(items)
             batch: dict[RelKey, list[tuple]] = defaultdict(list)
@@ -233,7 +235,7 @@ class Materialiser:
 
     def _bulk_add(self, items: list[FactItem]) -> int:
         """``add`` for facts that never expire into a store where nothing expires: the closure is
-        computed set-at-a-time (rules.engine.columnar) and stored."""
+        computed set-at-a-time (rules.engine.backends.columnar) and stored."""
         with paused():
             batch: dict[RelKey, list[tuple]] = defaultdict(list)
             for rel, fact, _ in items:

@@ -81,7 +81,7 @@ class OntologicalStage:
     def __init__(self, checked: CheckResult, background: Iterable[Fact | TripleBatch] = (),
                  dictionary: TermDictionary | None = None, load: bool = True, freeze_gc: bool = False,
                  native: bool = True):
-        """``native``: the facts in the compiled store (``rules.engine.native_store``), maintained by
+        """``native``: the facts in the compiled store (``rules.engine.backends.native_store``), maintained by
         compiled plans; False keeps them in Python dicts (the same results, slower)."""
         checked.raise_for_errors()
         self.program = checked.program

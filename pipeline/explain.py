@@ -14,7 +14,8 @@ from typing import Iterable
 from dotr.rules import DotrError, UsageError, ir
 from dotr.rules.engine.plan import compile_rule
 from dotr.rules.engine.planning import Unsupported
-from dotr.rules.engine.store import INF, DictStore, Store
+from dotr.rules.engine.backends.dict_store import DictStore
+from dotr.rules.engine.store import INF, Store
 from dotr.rules.engine.terms import format_fact, format_term
 from dotr.rules.lang.printer import format_rule
 

@@ -27,9 +27,10 @@ from __future__ import annotations
 from collections import deque
 from typing import Iterator
 
+from networkx import DiGraph, strongly_connected_components
+
 from dotr.rules import ir
 from dotr.rules.engine.terms import TermDictionary
-from dotr.rules.lang.digraph import DiGraph, strongly_connected_components
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.lang.queries.csparql import is_csparql, parse_csparql
 from dotr.rules.lang.queries.epsparql import DEFAULT_HORIZON, is_epsparql, parse_epsparql

@@ -527,7 +527,7 @@ def _split_args(text: str) -> tuple[str, str]:
             quote = not quote
         elif ch == "," and not quote:
             return text[:i], text[i + 1:]
-    raise ValueError(text)
+    raise ValueError(text)  # (internal: the caller leaves a fact it cannot split out of the RDF output)
 
 
 def _node(text: str):

@@ -84,7 +84,7 @@ def _ext(code: int, data: bytes) -> Any:
         return frozenset(items)
     if code == _TERM:
         return _term(items)
-    raise ValueError(f"unknown extension type {code}")
+    raise ValueError(f"unknown extension type {code}")  # (read() makes it the file's StateFileError)
 
 
 _TERMS = {("n", 2): ir.Name, ("i", 2): ir.Iri}
@@ -100,7 +100,7 @@ def _term(items: tuple) -> ir.Const:
         return ir.Num(int(items[1]))
     if shape == ("l", 4) and all(x is None or type(x) is str for x in items[1:]) and type(items[1]) is str:
         return ir.Literal(items[1], items[2], items[3])
-    raise ValueError(f"not a term: {items!r}")
+    raise ValueError(f"not a term: {items!r}")  # (read() makes it the file's StateFileError)
 
 
 def _unpack(data: bytes) -> Any:

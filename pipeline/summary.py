@@ -65,7 +65,7 @@ class RunStats:
         if not (type(data.get("time_points")) is int and all(
                 isinstance(data.get(kind), dict) and all(type(k) is str and type(n) is int for k, n in data[kind].items())
                 for kind in ("facts", "events", "graphs", "answers"))):
-            raise ValueError("not a run's figures")
+            raise ValueError("not a run's figures")  # (the runner makes it the checkpoint's StateFileError)
         self.time_points = data["time_points"]
         self.facts, self.events = Counter(data["facts"]), Counter(data["events"])
         self.graphs, self.answers = Counter(data["graphs"]), Counter(data["answers"])

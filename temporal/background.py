@@ -17,16 +17,17 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, cast
 
+from networkx import descendants
+
 from dotr.rules import ir
 from dotr.rules.engine.store import INF, RelKey
-from dotr.rules.lang.digraph import descendants
 from dotr.temporal.windows import Kind, _add
 
 if TYPE_CHECKING:
     from dotr.rules.engine.inputs import FactReader
-    from dotr.rules.engine.store import DictStore
+    from dotr.rules.engine.backends.dict_store import DictStore
     from dotr.rules.engine.terms import TermDictionary
-    from dotr.rules.lang.digraph import DiGraph
+    from networkx import DiGraph
     from dotr.temporal.lars import LarsEngine
     from dotr.temporal.windows import _Aux
 

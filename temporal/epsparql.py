@@ -38,7 +38,7 @@ from rdflib import BNode, Variable
 from dotr.rules import TimeOrderError, UsageError, ir
 from dotr.rules.engine.inputs import FactReader
 from dotr.rules.engine.sparql.algebra import compile_select
-from dotr.rules.engine.store import DictStore
+from dotr.rules.engine.backends.dict_store import DictStore
 from dotr.rules.lang.queries import ParsedQueries
 from dotr.rules.lang.queries.epsparql import (DEFAULT_HORIZON, DURATION, END, START, Bind, Combine, EpQuery, Filter, Group,
                             is_epsparql, parse_epsparql)

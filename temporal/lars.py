@@ -44,11 +44,12 @@ from typing import Callable, Iterable
 
 from dotr.rules import Diagnostic, RuleError, TimeOrderError, UsageError, ir
 from dotr.rules.lang.analysis import stratify
-from dotr.rules.lang.digraph import DiGraph, has_path, strongly_connected_components
+from networkx import DiGraph, has_path, strongly_connected_components
 from dotr.rules.engine.plan import CompiledRule, compile_rule, evaluate_full
 from dotr.rules.engine.fixpoint import SemiNaive
 from dotr.rules.engine.inputs import FactReader, relation_check
-from dotr.rules.engine.store import INF, DictStore, FactItem, RelKey
+from dotr.rules.engine.backends.dict_store import DictStore
+from dotr.rules.engine.store import INF, FactItem, RelKey
 from dotr.rules.engine.terms import TermDictionary, fact_atom, format_fact
 from dotr.rules.engine.times import check_time
 from dotr.temporal.background import BackgroundChanges

@@ -37,12 +37,12 @@ from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, cast
 
 from rdflib import BNode, Variable as RdfVariable
+from networkx import DiGraph, NetworkXUnfeasible, topological_sort
 
 from dotr.rules import EventError, FactError, TimeOrderError, UsageError, ir
 from dotr.rules.engine.frames import is_frame
 from dotr.rules.engine.inputs import term_of
 from dotr.rules.engine.builtins import arith, compare
-from dotr.rules.lang.digraph import CycleError, DiGraph, topological_sort
 from dotr.rules.lang.ir import UNIT_MS
 from dotr.rules.lang.queries import ParsedQueries
 from dotr.rules.lang.queries.sparql import parse_template, rdf_term
@@ -559,7 +559,7 @@ class PatternEngine:
                     graph.add_edge(j, i)
         try:
             self.order = cast("list[int]", list(topological_sort(graph)))  # (the nodes: pattern numbers)
-        except CycleError:
+        except NetworkXUnfeasible:
             raise UsageError("patterns emit events to each other in a cycle") from None
         indexed: dict[str, set[int]] = defaultdict(set)
         for c in self.patterns:

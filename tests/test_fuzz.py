@@ -19,7 +19,7 @@ from dotr.pipeline.reasoner import Reasoner
 from dotr.rules import DotrError, check_text, ir
 
 ROOT = Path(__file__).parents[1]
-SOURCES = sorted([*ROOT.glob("examples/*/rules.dotr"), *ROOT.glob("tests/rules/corpus/valid/*.dotr")])
+SOURCES = sorted([*ROOT.glob("examples/*/rules.dotr"), *ROOT.glob("tests/rules/lang/corpus/valid/*.dotr")])
 TEXTS = {p.relative_to(ROOT).as_posix(): p.read_text() for p in SOURCES}
 TOKENS = ["{", "}", "(", ")", ".", ",", ":-", "not", "?x", "X", "<http://ex.org/a>", ":p", "[3]", "<>", "[]", "@T",
           '"s"', "select", "where", "pattern", "event", "from", "within", "each", "last", "%", "#", "_", "true",

@@ -112,3 +112,11 @@ def test_tests_import_neither_the_benchmarks_nor_each_other(path):
             names += [f"{node.module}.{a.name}" for a in node.names]
         bad += [n for n in names if n.split(".")[0] == "benchmarks" or any(p.startswith("test_") for p in n.split("."))]
     assert not bad, f"{path.relative_to(ROOT)} imports {sorted(set(bad))}"
+
+
+def test_the_rules_tests_are_split_like_the_code():
+    """tests/rules/X/ holds the tests of the package rules/X/, and no test module lies beside them."""
+    tests = ROOT / "tests" / "rules"
+    assert not sorted(tests.glob("test_*.py"))
+    folders = {p.name for p in tests.iterdir() if (p / "__init__.py").exists()}
+    assert folders == {p.name for p in (ROOT / "rules").iterdir() if (p / "__init__.py").exists()}

@@ -222,6 +222,7 @@ class Mapping:
         try:
             moment = datetime.fromisoformat(value)
         except ValueError:
+            # (this and the row's other ValueErrors: read_csv makes them the row's InputError)
             raise ValueError(f"the time {value!r} is neither an integer nor an ISO 8601 date-time") from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)

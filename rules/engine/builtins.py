@@ -46,4 +46,4 @@ def arith(op: str, left: object, right: object):
     if op == "mod":
         return int(math.fmod(left, right)) if isinstance(left, int) and isinstance(right, int) \
             else math.fmod(left, right)
-    raise ValueError(f"unknown operator {op}")
+    raise ValueError(f"unknown operator {op}")  # (internal: the parsers make only the operators above)

@@ -16,7 +16,7 @@ transitively closed relation, ``rules.lang.analysis.transitive_steps``) is not f
 concluded itself in the previous round: those conclusions would only derive again what their
 premise derived already, with the same expiry (``ontology.materialise`` proves it).
 
->>> from dotr.rules.engine.store import DictStore
+>>> from dotr.rules.engine.backends.dict_store import DictStore
 >>> edge, path = (1, 2), (2, 2)
 >>> def base(delta, store, emit, PRED=None):  # path(X, Y) :- edge(X, Y)
 ...     for args, expiry in delta:

@@ -10,7 +10,8 @@ code works on int tuples and local variables only; no IR object is touched per f
 
 >>> from dotr.rules import parse
 >>> from dotr.rules.engine.terms import TermDictionary
->>> from dotr.rules.engine.store import DictStore, INF
+>>> from dotr.rules.engine.backends.dict_store import DictStore
+>>> from dotr.rules.engine.store import INF
 >>> d, store = TermDictionary(), DictStore()
 >>> rule = parse("path(X, Z) :- edge(X, Y), path(Y, Z).").rules[0]
 >>> plans = compile_rule(rule.head, rule.body, d)

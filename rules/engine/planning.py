@@ -1,8 +1,8 @@
 """Join planning: a rule becomes one :class:`JoinPlan` per positive body atom, its *seed*.
 
 This is the one join-order policy of the engine; the three back ends execute its plans: generated
-Python (``rules.engine.plan``), compiled C structs (``rules.engine.native_plans``) and numpy
-columns (``rules.engine.columnar``). A seeded plan matches the seed against a delta, then joins
+Python (``rules.engine.plan``), compiled C structs (``rules.engine.backends.native_plans``) and numpy
+columns (``rules.engine.backends.columnar``). A seeded plan matches the seed against a delta, then joins
 the other positive atoms greedily: the atom with every term known first, else the one with the
 most known terms, ties to the earlier body atom. A test is placed right after the step that binds
 its last variable: ``=`` / ``!=`` between terms, ``X = term`` assignments, value comparisons and

@@ -301,7 +301,7 @@ class TermDictionary:
                     self._add(None, None, None)
                     if not self._size & _MASK:
                         self._drop_if_empty(len(self._terms) - 1)
-            elif self.intern(term) != self._size - 1:
+            elif self.intern(term) != self._size - 1:  # (a state file's: its readers make it a StateFileError)
                 raise ValueError(f"the term {term!r} is in the snapshot twice")
 
     @classmethod

@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+import networkx as nx
+
 from . import ir
-from .digraph import DiGraph, strongly_connected_components
 
 PredKey = tuple  # (Name | Iri, arity)
 _TYPE = ir.Iri(ir.RDF_TYPE)
@@ -53,7 +54,7 @@ def body_atoms(body: tuple[ir.BodyLiteral, ...]):
 class Analysis:
     """What the stages need to know about a program's rules."""
 
-    graph: DiGraph  # predicate -> predicate, edge attribute ``negative``
+    graph: nx.DiGraph  # predicate -> predicate, edge attribute ``negative``
     strata: dict  # PredKey -> stratum (0 = lowest)
     rule_strata: tuple[int, ...]  # stratum of each rule of ``program.rules``, same order
     ontological: tuple[ir.Rule, ...]
@@ -87,8 +88,8 @@ def pred_text(key: PredKey) -> str:
     return text if arity is None else f"{text}/{arity}"
 
 
-def dependency_graph(rules: tuple[ir.Rule, ...]) -> DiGraph:
-    graph = DiGraph()
+def dependency_graph(rules: tuple[ir.Rule, ...]) -> nx.DiGraph:
+    graph = nx.DiGraph()
     for rule in rules:
         head = pred_key(rule.head)
         graph.add_node(head)
@@ -110,11 +111,13 @@ def dependency_graph(rules: tuple[ir.Rule, ...]) -> DiGraph:
     return graph
 
 
-def stratify(graph: DiGraph) -> tuple[dict, list[tuple]]:
+def stratify(graph: nx.DiGraph) -> tuple[dict, list[tuple]]:
     """The stratum of every predicate of a dependency graph (a negative edge into a component
     raises its stratum by one), and the negative edges inside components (cycles through
     negation, as one tuple of edges per component)."""
-    components = strongly_connected_components(graph)  # each after those it reaches
+    # (networkx's Tarjan finds each component after those it reaches; tests/rules/lang/
+    # test_analysis.py checks that it does)
+    components = list(nx.strongly_connected_components(graph))
     members = {pred: number for number, component in enumerate(components) for pred in component}
     crossing: dict[tuple[int, int], bool] = {}
     cyclic: dict[int, list] = {}
@@ -148,13 +151,7 @@ def analyse(program: ir.Program, pattern_preds: frozenset = frozenset(), event_r
     # stage split: temporal predicates are the heads of temporal rules and everything that
     # depends on them (a Datalog rule with a temporal body predicate is temporal)
     seeds = {pred_key(r.head) for r in rules if r.is_temporal}
-    temporal_preds = set(seeds)
-    frontier = [p for p in seeds if p in graph]
-    while frontier:
-        for succ in graph[frontier.pop()]:
-            if succ not in temporal_preds:
-                temporal_preds.add(succ)
-                frontier.append(succ)
+    temporal_preds = seeds.union(*nx.bfs_layers(graph, seeds))  # (every head is a node)
     temporal_rules = {
         i for i, r in enumerate(rules)
         if r.is_temporal or any(pred_key(a) in temporal_preds for a, _, _ in body_atoms(r.body))

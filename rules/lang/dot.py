@@ -2,7 +2,9 @@
 (``dotr check --graph``): a node per predicate, an edge from each predicate a rule's body reads
 to its head's predicate; dashed where the body negates it. The ontological stage's predicates
 are ellipses, the temporal stage's boxes, those no rule derives (the stream's and the
-background's) grey; each derived node names its stratum.
+background's) grey; each derived node names its stratum. (networkx writes DOT through pydot or
+pygraphviz, a dependency each for these twenty lines: the document is written here from the
+analysis's networkx graph.)
 
 >>> from dotr.rules import check_text
 >>> print(to_dot(check_text("@prefix : <http://ex.org/> . hot(X) :- :temp(X, T), T > 100 .\\nalarm(X) :- [3] [] hot(X), not ok(X) .")))
@@ -37,9 +39,8 @@ def to_dot(checked: CheckResult) -> str:
             lines.append(f'  {_id(node)} [shape={shape}, label="{_escaped(pred_text(node))}\\nstratum {analysis.strata[node]}"];')
         else:
             lines.append(f"  {_id(node)} [shape={shape}, color=grey, fontcolor=grey];")
-    for u in graph.nodes:
-        for v, attrs in graph.succ[u].items():
-            lines.append(f"  {_id(u)} -> {_id(v)}" + (' [style=dashed, label="not"];' if attrs["negative"] else ";"))
+    for u, v, negative in graph.edges(data="negative"):
+        lines.append(f"  {_id(u)} -> {_id(v)}" + (' [style=dashed, label="not"];' if negative else ";"))
     return "\n".join(lines) + "\n}\n"
 
 

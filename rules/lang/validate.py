@@ -13,11 +13,11 @@ import math
 from collections import Counter, defaultdict
 from typing import Iterator
 
+import networkx as nx
 from rdflib import URIRef, Variable as RdfVariable
 
 from . import ir
 from .analysis import Analysis, analyse, body_atoms, dependency_graph, pred_key, pred_text
-from .digraph import shortest_path
 from .queries import ParsedQueries, joins
 from .queries.csparql import is_csparql, parse_csparql
 from .queries.epsparql import is_epsparql, parse_epsparql
@@ -426,7 +426,7 @@ class _Validator:
                      for a, neg, lit in body_atoms(rule.body) if neg and pred_key(a) == body_pred]
             *_, lit, body_pred, head_pred = min(found, key=lambda f: f[:2])
             graph = graph or dependency_graph(self.program.rules)
-            path = shortest_path(((u, v) for u in graph.succ for v in graph.succ[u]), head_pred, body_pred)
+            path = _cycle_path(graph, head_pred, body_pred)
             self.error("E201", f"{pred_text(head_pred)} depends negatively on {pred_text(body_pred)}, "
                        f"which depends on it ({' <- '.join(map(pred_text, reversed(path)))}): "
                        "negation through recursion", lit.span,
@@ -493,6 +493,28 @@ def _disconnected(body: tuple[ir.BodyLiteral, ...]) -> tuple[int, ir.BodyLiteral
     if len(roots) < 2:
         return None
     return len(roots), list(roots.values())[1]
+
+
+def _cycle_path(graph: nx.DiGraph, source, target) -> list:
+    """The nodes of a shortest path ``source -> ... -> target`` (in the same component): the one
+    a breadth-first search from ``source`` finds first, in the graph's order, so that E201 names
+    the same path at every run (networkx's ``shortest_path`` searches from both ends).
+
+    >>> _cycle_path(nx.DiGraph([("a", "e"), ("e", "c"), ("c", "a"), ("a", "c")]), "a", "c"), _cycle_path(nx.DiGraph([("a", "a")]), "a", "a")
+    (['a', 'c'], ['a'])
+    >>> tie = nx.DiGraph([("a", "x"), ("a", "y"), ("y", "c"), ("x", "c")])
+    >>> _cycle_path(tie, "a", "c"), nx.shortest_path(tie, "a", "c")
+    (['a', 'x', 'c'], ['a', 'y', 'c'])
+    """
+    parent = {source: None}
+    for child, node in nx.bfs_predecessors(graph, source):
+        parent[child] = node
+        if child == target:
+            break
+    path = [target]
+    while (node := parent[path[-1]]) is not None:
+        path.append(node)
+    return path[::-1]
 
 
 def _lowered(name: str) -> str:

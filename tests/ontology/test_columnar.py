@@ -1,4 +1,4 @@
-"""The set-at-a-time paths (rules.engine.columnar) give exactly the per-fact engine's store, on random
+"""The set-at-a-time paths (rules.engine.backends.columnar) give exactly the per-fact engine's store, on random
 programs over triples (variable predicates, schema-like recursion, comparisons) and random graphs:
 background loading, and batches with expiry tags (the max-min fixpoint) while streaming."""
 
@@ -13,7 +13,7 @@ from dotr.ontology import materialise
 from dotr.ontology.materialise import Materialiser
 from dotr.ontology.stage import profile_rules
 from dotr.rules import ir, parse
-from dotr.rules.engine.columnar import ColumnarRules
+from dotr.rules.engine.backends.columnar import ColumnarRules
 from dotr.rules.engine.planning import Unsupported
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import TermDictionary

@@ -12,7 +12,7 @@ from rdflib import RDF, Literal, Namespace, URIRef
 from dotr.ontology.convert import from_rdflib, to_rdflib
 from dotr.ontology.stage import OntologicalStage
 from dotr.rules import check_text, ir
-from tests.rules.sparql_reference import comparable
+from tests.rules.engine.sparql_reference import comparable
 
 EX = Namespace("http://ex.org/")
 PREFIX = "@prefix : <http://ex.org/> .\n"

@@ -74,8 +74,8 @@ BACKENDS = {"python": {}, "columnar": {"set_at_a_time": True}, "native": {"nativ
 
 
 def run_differential(program_text, background, stream, set_at_a_time=False, native=False):
-    """``set_at_a_time``: every batch through the columnar path (rules.engine.columnar); ``native``: the
-    compiled store and plans (rules.engine.native_plans)."""
+    """``set_at_a_time``: every batch through the columnar path (rules.engine.backends.columnar); ``native``: the
+    compiled store and plans (rules.engine.backends.native_plans)."""
     program = parse(program_text)
     d = TermDictionary()
     m = Materialiser(program.rules, d, bulk_threshold=0 if set_at_a_time else materialise.BULK_THRESHOLD,

@@ -1,5 +1,5 @@
-"""The compiled store and plans (``Materialiser(native=True)``: rules.engine.native_store,
-rules.engine.native_plans) keep exactly the store of the dict engine, expiries and explicit facts
+"""The compiled store and plans (``Materialiser(native=True)``: rules.engine.backends.native_store,
+rules.engine.backends.native_plans) keep exactly the store of the dict engine, expiries and explicit facts
 included: on random programs over triples (variable predicates, comparisons, assignments,
 recursion) and random streams with retraction and restore, and on the built-in profiles."""
 
@@ -13,7 +13,7 @@ from dotr.examples.workloads.lubm_like import triples
 from dotr.ontology.materialise import Materialiser
 from dotr.ontology.stage import profile_rules
 from dotr.rules import ir, parse
-from dotr.rules.engine.native_plans import compile_plans, flush_at
+from dotr.rules.engine.backends.native_plans import compile_plans, flush_at
 from dotr.rules.engine.planning import Unsupported
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import TermDictionary

@@ -62,7 +62,7 @@ def test_steps_equal_full_feeding_and_recomputation(others, background, stream, 
     d = TermDictionary()
     skipping, full = Materialiser(program.rules, d), Materialiser(program.rules, d, transitive_steps=False)
     assert len(skipping._steps) == 2 and not full._steps  # not the rule over :q
-    # the compiled plans (rules.engine.native_plans) skip the same way
+    # the compiled plans (rules.engine.backends.native_plans) skip the same way
     natives = [Materialiser(program.rules, d, native=True, transitive_steps=steps) for steps in (True, False)]
     assert len(natives[0]._native.steps) == 2 and not natives[1]._native.steps
     engines = (skipping, full, *natives)

@@ -30,6 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import rdflib
+from networkx import descendants
 
 from dotr.ontology.stage import stage_rules
 from dotr.ontology.turtle import in_order
@@ -37,7 +38,6 @@ from dotr.pipeline.input_facts import parse_fact
 from dotr.rules import check
 from dotr.rules import ir
 from dotr.rules.lang.analysis import dependency_graph, pred_key
-from dotr.rules.lang.digraph import descendants
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.engine.terms import TermDictionary, format_term
 from tests.ontology import reference as onto

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.rules import ir, parse
 from dotr.rules.lang.queries.epsparql import parse_epsparql
-from dotr.rules.engine.store import DictStore
+from dotr.rules.engine.backends.dict_store import DictStore
 from dotr.rules.engine.terms import TermDictionary, format_term
 from dotr.temporal.epsparql import EpSparqlEngine
 

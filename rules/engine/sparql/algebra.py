@@ -9,7 +9,7 @@ with aggregates work on solutions (dicts variable -> id), joined by hashing or b
 conjunction with them. rdflib's own evaluator is never used.
 
 >>> from dotr.rules import ir, parse
->>> from dotr.rules.engine.store import DictStore
+>>> from dotr.rules.engine.backends.dict_store import DictStore
 >>> from dotr.rules.engine.terms import TermDictionary
 >>> program = parse('''@prefix : <http://ex.org/> .
 ... event Hot(?s, ?v) := select ?s ?v where { ?s :value ?v filter(?v > 60) } .''')
@@ -107,7 +107,7 @@ def compile_select(text: ir.SparqlText, prefixes: dict[str, str], d: TermDiction
     """Compile a SPARQL SELECT (e.g. an EP-SPARQL query's group, ``temporal.epsparql``) onto the
     store (``query``: its parsed form, when the caller has it).
 
-    >>> from dotr.rules.engine.store import DictStore
+    >>> from dotr.rules.engine.backends.dict_store import DictStore
     >>> d = TermDictionary(); store = DictStore()
     >>> p, a = d.intern(ir.Iri("http://ex.org/p")), d.intern(ir.Name("a"))
     >>> _ = store.add((p, 2), (a, d.number(3)), 10)

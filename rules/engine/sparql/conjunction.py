@@ -17,7 +17,7 @@ an order is generated once (``rules.engine.plan``) and kept. An evaluation may b
 the query, ``seed_vars`` and their distinct value tuples): the plan then starts from them.
 
 >>> from dotr.rules import ir
->>> from dotr.rules.engine.store import DictStore
+>>> from dotr.rules.engine.backends.dict_store import DictStore
 >>> from dotr.rules.engine.terms import TermDictionary
 >>> d, store = TermDictionary(), DictStore()
 >>> iri = lambda n: ir.Iri("http://ex.org/" + n)

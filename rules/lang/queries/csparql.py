@@ -257,7 +257,7 @@ def resolve_file(iri: str, base: Path) -> Path:
     if parsed.scheme == "file":
         path = Path(unquote(parsed.path))
     elif parsed.scheme and len(parsed.scheme) > 1:  # (a one-letter scheme is a drive)
-        raise ValueError(f"dotr reads background files, never the network: <{iri}>")
+        raise ValueError(f"dotr reads background files, never the network: <{iri}>")  # (E412 at the caller)
     else:
         path = Path(unquote(iri))
     path = path if path.is_absolute() else base / path

@@ -35,12 +35,13 @@ from hypothesis import strategies as st
 from rdflib import RDF, Literal, Namespace
 
 from dotr.rules import ir
-from dotr.rules.engine.native_store import NativeStore
+from dotr.rules.engine.backends.native_store import NativeStore
 from dotr.rules.engine.sparql.algebra import compile_select
-from dotr.rules.engine.store import INF, DictStore
+from dotr.rules.engine.backends.dict_store import DictStore
+from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import TermDictionary
 from dotr.rules.lang.queries.sparql import parse_select, rdf_term
-from tests.rules.sparql_reference import comparable
+from tests.rules.engine.sparql_reference import comparable
 
 EX = Namespace("http://ex.org/")
 PREFIXES = {"": "http://ex.org/"}

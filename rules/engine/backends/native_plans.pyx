@@ -17,8 +17,9 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_GET_ITEM
 
-from dotr.rules.engine.native_store cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at, hash_key, MAX_ARITY,
-                               F_EXP, DOTR_FREE, DOTR_ROW_MASK, DOTR_PREFETCH)
+from dotr.rules.engine.backends.native_store cimport (NativeStore, Table, Index, tbl_find, idx_find, row_at,
+                                                      hash_key, MAX_ARITY, F_EXP, DOTR_FREE, DOTR_ROW_MASK,
+                                                      DOTR_PREFETCH)
 
 from dotr.rules import ir
 from dotr.rules.engine.guard import GUARD
@@ -448,7 +449,7 @@ cdef class NativeRules:
     they cover a rule, its Python plans (``rules.engine.plan``, through the store's views) otherwise.
 
     >>> from dotr.rules import parse
-    >>> from dotr.rules.engine.native_store import NativeStore
+    >>> from dotr.rules.engine.backends.native_store import NativeStore
     >>> from dotr.rules.engine.plan import compile_rule
     >>> from dotr.rules.engine.terms import TermDictionary
     >>> d, store = TermDictionary(), NativeStore()
@@ -686,6 +687,7 @@ cdef class NativeRules:
                     t = store.table(rel)
                 last = rel
             if not isinstance(fact, tuple) or PyTuple_GET_SIZE(fact) != t.arity or t.arity > MAX_ARITY:
+                # (internal: the engines' facts, of their relation's arity, held to MAX_ARITY as the store's)
                 raise ValueError(f"expected a tuple of {t.arity} term ids for {rel}, got {fact!r}")
             for k in range(t.arity):
                 key[k] = <int64_t>(<object>PyTuple_GET_ITEM(fact, k))

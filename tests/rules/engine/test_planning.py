@@ -1,4 +1,4 @@
-"""The join planner (rules.engine.planning) on the rules of tests/rules/fixtures/plans.txt: each
+"""The join planner (rules.engine.planning) on the rules of tests/rules/engine/fixtures/plans.txt: each
 rule's plans print as the fixture says (join order, keys, bindings and where each test runs).
 The three back ends that execute these plans are compared with the reference evaluator in
 tests/ontology/test_materialise.py (one suite over every back end)."""

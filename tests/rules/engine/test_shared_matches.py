@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dotr.rules import ir
-from dotr.rules.engine.native_store import NativeStore
+from dotr.rules.engine.backends.native_store import NativeStore
 from dotr.rules.engine.sparql.conjunction import Conjunction, shared
-from dotr.rules.engine.store import DictStore
+from dotr.rules.engine.backends.dict_store import DictStore
 from dotr.rules.engine.terms import TermDictionary
 
 X, Y, V = ir.Var("x"), ir.Var("y"), ir.Var("v")

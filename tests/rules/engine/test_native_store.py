@@ -1,4 +1,4 @@
-"""The compiled fact store (rules.engine.native_store) holds what the dict store holds: the same facts and
+"""The compiled fact store (rules.engine.backends.native_store) holds what the dict store holds: the same facts and
 expiries, the same index contents, the same facts dropped at each time, for random sequences of
 operations; its views read like the dict store's dicts."""
 
@@ -8,9 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dotr.rules.engine import native_plans, native_store
-from dotr.rules.engine.native_store import NativeStore
-from dotr.rules.engine.store import INF, DictStore
+from dotr.rules.engine.backends import native_plans, native_store
+from dotr.rules.engine.backends.native_store import NativeStore
+from dotr.rules.engine.backends.dict_store import DictStore
+from dotr.rules.engine.store import INF
 
 RELS = [(7, 2), (8, 2), (9, 1), (10, 3), (11, 0)]
 VALUES = [1, 2, 3, 1 << 60, -5]  # small ids, an integer's id (INT_OFFSET + v), a negative number

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The fact store in compiled code: what ``rules.engine.store.DictStore`` holds, in C arrays.
+"""The fact store in compiled code: what ``rules.engine.backends.dict_store.DictStore`` holds, in C arrays.
 
 Each relation is a table of rows: a row holds a fact's term ids, its expiry, its expiry as an
 explicit fact and the semi-naive bookkeeping, side by side (40 bytes for a triple, in one or two
@@ -16,7 +16,7 @@ is skipped); dropping them prefetches the rows and slots a few entries ahead.
 ``store.index(rel, positions)`` read like the dicts they are there, so that every reader of a store
 (join plans, events, queries, snapshots) works on both. It also keeps which facts are explicit,
 and until when (``explicit``), which ``Materialiser`` keeps in dicts beside the dict store. The
-compiled join plans (``rules.engine.native_plans``) read the tables directly.
+compiled join plans (``rules.engine.backends.native_plans``) read the tables directly.
 """
 
 cimport cython
@@ -413,6 +413,7 @@ cdef int _key(object fact, int64_t *buf, int arity) except -1:
     """The term ids of a fact tuple into ``buf``."""
     cdef int j
     if not isinstance(fact, tuple) or PyTuple_GET_SIZE(fact) != arity:
+        # (internal: a relation's key holds its arity, so the engines' facts have it)
         raise ValueError(f"expected a tuple of {arity} term ids, got {fact!r}")
     for j in range(arity):
         buf[j] = <int64_t>(<object>PyTuple_GET_ITEM(fact, j))
@@ -420,7 +421,7 @@ cdef int _key(object fact, int64_t *buf, int arity) except -1:
 
 
 cdef int _check_arity(Table *t) except -1:
-    if t.arity > MAX_ARITY:
+    if t.arity > MAX_ARITY:  # (internal: E311 holds rules to MAX_ARITY, input_facts the stream's facts)
         raise ValueError(f"relations of more than {MAX_ARITY} arguments are not supported by the native store")
     return 0
 
@@ -430,7 +431,7 @@ cdef bint _fits(Table *t, object fact):
 
 
 cdef class NativeStore:
-    """The facts of ``rules.engine.store.DictStore``, in C arrays (module docstring); the same methods.
+    """The facts of ``rules.engine.backends.dict_store.DictStore``, in C arrays (module docstring); the same methods.
 
     >>> s = NativeStore()
     >>> s.add((7, 2), (1, 2), 10), s.add((7, 2), (1, 3), INF), s.add((7, 2), (1, 2), 5)
@@ -642,7 +643,7 @@ cdef class NativeStore:
 
     # ----------------------------------------------------------------------- the Store API
     def relation(self, rel):
-        """The relation ``rel`` (a view reading like ``rules.engine.store.Relation``), created if needed."""
+        """The relation ``rel`` (a view reading like ``dict_store.Relation``), created if needed."""
         self.table(rel)
         return self.relations[rel]
 
@@ -999,7 +1000,7 @@ cdef class RelationView:
             positions = tuple(positions)
         view = self._views.get(positions)
         if view is None:
-            if not 0 < len(positions) <= min(t.arity, MAX_ARITY):
+            if not 0 < len(positions) <= min(t.arity, MAX_ARITY):  # (internal: the planners' positions)
                 raise ValueError(f"cannot index {len(positions)} positions of a relation of {t.arity}")
             view = self._views[positions] = IndexView(self, positions)
         return view

@@ -1,11 +1,12 @@
 """One contract suite over every fact store (``rules.engine.store.Store``): the dict store and
-the native store run the same cases. (tests/rules/test_native_store.py also compares them on
+the native store run the same cases. (tests/rules/engine/test_native_store.py also compares them on
 random operation sequences.)"""
 
 import pytest
 
-from dotr.rules.engine.native_store import NativeStore
-from dotr.rules.engine.store import INF, UNUSED_INDEX_SLACK, DictStore, Store
+from dotr.rules.engine.backends.native_store import NativeStore
+from dotr.rules.engine.backends.dict_store import DictStore
+from dotr.rules.engine.store import INF, UNUSED_INDEX_SLACK, Store
 
 STORES = [DictStore, NativeStore]
 E, F = (7, 2), (8, 2)

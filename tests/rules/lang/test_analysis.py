@@ -1,7 +1,10 @@
-"""Stage split, strata and the term dictionary."""
+"""Stage split and strata."""
+
+import networkx as nx
+from hypothesis import given, strategies as st
 
 from dotr.rules import check_text, ir
-from dotr.rules.engine.terms import TermDictionary
+from dotr.rules.lang.analysis import stratify
 
 
 def heads(rules):
@@ -71,24 +74,24 @@ def test_recursion_without_negation_is_fine():
     assert result.analysis.rule_strata == (0, 0, 1)
 
 
-def test_term_dictionary_interns_and_keeps_values():
-    d = TermDictionary()
-    ids = d.intern_all([ir.Name("a"), ir.Num(3), ir.Iri("http://ex.org/x"), ir.Literal("hi"), ir.Name("a")])
-    three = ids[1]
-    assert ids == (0, three, 1, 2, 0)
-    assert len(d) == 3  # integers are encoded in their id, not stored
-    assert d.value(three) == 3 and d.term(three) == ir.Num(3) and d.value(1) is None and d.value(2) == "hi"
-    assert d.intern(ir.Literal("3", ir.XSD + "integer")) == three
-    assert d.intern(ir.Literal("2.50", ir.XSD + "decimal")) == d.intern(ir.Num(2.5))  # prints as 2.5: a number
-    # a double, or a whole decimal, keeps its datatype (it would print as the integer 3): a term
-    # of its own, whose value is the number
-    double = d.intern(ir.Literal("3.0", ir.XSD + "double"))
-    assert double != three and d.value(double) == 3.0 and d.term(double) == ir.Literal("3.0", ir.XSD + "double")
-    assert d.intern(ir.Literal("3.0", ir.XSD + "decimal")) not in (three, double)
-    assert d.intern(ir.Num(-7)) == d.number(-7) and d.value(d.number(-7)) == -7
-    assert d.intern(ir.Literal("hi", ir.XSD + "string")) == 2
-    assert d.value(d.intern(ir.Literal("true", ir.XSD + "boolean"))) is True
-    assert d.lookup(ir.Name("zzz")) is None and len(d) == 7
-    assert d.value(d.intern(ir.Num(2.5))) == 2.5
-    restored = TermDictionary.restore(d.snapshot())
-    assert [restored.term(i) for i in range(len(d))] == [d.term(i) for i in range(len(d))]
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7), st.booleans()), max_size=20))
+def test_strata_are_the_least_fixpoint(edges):
+    """stratify against its definition: the least strata with s(v) >= s(u) over an edge u -> v,
+    s(v) > s(u) over a negative one, none when a negative edge is in a cycle (stratify takes
+    networkx's components in the order Tarjan's algorithm finds them: each after those it reaches)."""
+    graph = nx.DiGraph()
+    for u, v, negative in edges:
+        graph.add_edge(u, v, negative=negative or graph.get_edge_data(u, v, {}).get("negative", False))
+    strata, cycles = stratify(graph)
+    cyclic = {(u, v) for u, v, negative in graph.edges(data="negative") if negative and nx.has_path(graph, v, u)}
+    assert {edge for component in cycles for edge in component} == cyclic
+    if cyclic:
+        return
+    least = dict.fromkeys(graph, 0)
+    changed = True
+    while changed:
+        changed = False
+        for u, v, negative in graph.edges(data="negative"):
+            if least[v] < least[u] + negative:
+                least[v], changed = least[u] + negative, True
+    assert strata == least

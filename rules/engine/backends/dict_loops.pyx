@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """The dict store's two hot loops in compiled code: storing items and dropping expired facts.
 
-``rules.engine.store.DictStore.apply`` and ``.expire`` call these on the store's own dicts; the
+``rules.engine.backends.dict_store.DictStore.apply`` and ``.expire`` call these on the store's own dicts; the
 behaviour is theirs (see there). Compiled, each item costs dict probes, not interpreted bytecode:
 a LARS program stores and drops every stream atom, its window facts and its conclusions at every
 time point.

@@ -24,7 +24,7 @@ per-fact path.
 
 >>> from dotr.rules import parse
 >>> from dotr.rules.engine.terms import TermDictionary
->>> from dotr.rules.engine.store import DictStore
+>>> from dotr.rules.engine.backends.dict_store import DictStore
 >>> from dotr.rules.lang.ir import Name
 >>> d = TermDictionary()
 >>> program = ColumnarRules(parse("path(X, Y) :- edge(X, Y). path(X, Z) :- path(X, Y), edge(Y, Z).").rules, d)

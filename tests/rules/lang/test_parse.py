@@ -9,8 +9,8 @@ from dotr.rules import check, format_program, parse
 from dotr.rules import ir
 from dotr.rules.lang.parser import _Builder, _lark, parse_with_diagnostics
 
-ROOT = Path(__file__).resolve().parents[2]
-CORPUS = sorted((ROOT / "tests/rules/corpus/valid").glob("*.dotr")) + sorted((ROOT / "examples").glob("*/rules.dotr"))
+ROOT = Path(__file__).resolve().parents[3]
+CORPUS = sorted((ROOT / "tests/rules/lang/corpus/valid").glob("*.dotr")) + sorted((ROOT / "examples").glob("*/rules.dotr"))
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: f"{p.parent.name}/{p.name}")
