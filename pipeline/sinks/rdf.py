@@ -22,6 +22,7 @@ from rdflib.plugins.serializers.nt import _quoteLiteral
 from dotr.rules import ir
 from dotr.rules.engine.terms import iri_text
 from dotr.rules.lang.queries.csparql import is_csparql, parse_csparql
+from dotr.rules.lang.queries.epsparql import parse_epsparql
 
 from ..input_facts import parse_fact
 from ..printing import PREDECLARED
@@ -42,23 +43,29 @@ def not_triples(checked) -> list[str]:
 
 
 def answering_queries(checked) -> list[str]:
-    """The names of ``checked``'s C-SPARQL queries that answer with solutions or a boolean
-    (SELECT, ASK): TriG and N-Quads have no place for them (a CONSTRUCT query's graph they write).
+    """The names of ``checked``'s queries that answer with solutions or a boolean (C-SPARQL,
+    RSP-QL and EP-SPARQL SELECT, ASK): TriG and N-Quads have no place for them (a CONSTRUCT
+    query's graph they write).
 
     >>> from dotr.rules import check_text
     >>> answering_queries(check_text('''@prefix : <http://ex.org/> .
     ... query Q := register compute every 1 as select ?s from stream :st [range 2 step 1] where { ?s :p ?o } .
-    ... query G := register compute every 1 as construct { ?s :q ?o } from stream :st [range 2 step 1] where { ?s :p ?o } .'''))
-    ['Q']
+    ... query G := register compute every 1 as construct { ?s :q ?o } from stream :st [range 2 step 1] where { ?s :p ?o } .
+    ... query E := select ?s where { ?s :p ?o } seq { ?s :q ?o } .
+    ... query F := construct { ?s :r ?o } where { ?s :p ?o } seq { ?s :q ?o } .'''))
+    ['Q', 'E']
     """
-    program = checked.program
+    program, ms = checked.program, checked.program.timeunit == "ms"
     names = []
     for decl in program.queries:
         if is_csparql(decl.query):
             query = checked.queries.require(f"csparql {decl.name}", decl.query,
-                                            lambda: parse_csparql(decl, program.prefixes, program.timeunit == "ms"))
-            if query.form != "construct":
-                names.append(query.name)
+                                            lambda: parse_csparql(decl, program.prefixes, ms))
+        else:
+            query = checked.queries.require(f"epsparql {decl.name}", decl.query,
+                                            lambda: parse_epsparql(decl.name, decl.query, program.prefixes, ms))
+        if query.form != "construct":
+            names.append(decl.name)
     return names
 
 
