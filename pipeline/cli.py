@@ -119,7 +119,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             return 2
     from .mqtt import is_mqtt
 
-    args.format = output_format_of("-" if is_mqtt(args.output) else args.output, args.format).name
+    fmt = output_format_of("-" if is_mqtt(args.output) else args.output, args.format)
+    #: how the format was chosen, as the messages name it
+    args.format_named = f"--format {fmt.name}" if args.format != "auto" else \
+        f"--output {args.output} (--format {fmt.name}, chosen by its extension)"
+    args.format = fmt.name
     problem = _check_files(args)
     if problem is not None:
         print(f"dotr: {problem}", file=sys.stderr)
@@ -128,11 +132,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     _print_warnings(checked)
     others, answering = unwritable(FORMATS[args.format], checked) if checked.ok else ([], [])
     if others:
-        print(f"dotr: --format {args.format} writes RDF triples, and these predicates are not triples: "
+        print(f"dotr: {args.format_named} writes RDF triples, and these predicates are not triples: "
               f"{', '.join(others)} (write them with --format jsonl, or leave them out with @output)", file=sys.stderr)
         return 2
     if answering:
-        print(f"dotr: --format {args.format} writes RDF triples, and these queries answer with solutions or "
+        print(f"dotr: {args.format_named} writes RDF triples, and these queries answer with solutions or "
               f"a boolean: {', '.join(answering)} (write their answers with --format jsonl, or make them "
               "CONSTRUCT queries)", file=sys.stderr)
         return 2
@@ -254,7 +258,7 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
         predicates, queries = unwritable(FORMATS[args.format], new)
         others = predicates + queries
         if others:
-            raise DotrError(f"--format {args.format} writes RDF triples, and these of the new program's are "
+            raise DotrError(f"{args.format_named} writes RDF triples, and these of the new program's are "
                             f"not: {', '.join(others)} (leave them out with @output)")
         files = change.ontology if change.ontology is not None else (
             run.in_effect.ontology if run.in_effect is not None and run.in_effect.ontology is not None

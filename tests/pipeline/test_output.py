@@ -170,3 +170,14 @@ def test_the_output_format_follows_the_extension(tmp_path, output, first):
     assert main(["run", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"), "-q",
                  "--output", str(tmp_path / output)]) == 0
     assert (tmp_path / output).read_text().startswith(first)
+
+
+def test_a_format_chosen_by_the_extension_is_named_when_it_cannot_write_the_program(tmp_path, capsys):
+    (tmp_path / "r.dotr").write_text("hot(X) :- temp(X, V), V > 30 .\n")
+    (tmp_path / "s.jsonl").write_text('{"t": 1, "facts": ["temp(a, 35)"]}\n')
+    out = tmp_path / "out.trig"
+    assert main(["run", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"),
+                 "--output", str(out)]) == 2
+    assert (f"dotr: --output {out} (--format trig, chosen by its extension) writes RDF triples, and these "
+            "predicates are not triples: hot/1") in capsys.readouterr().err
+    assert not out.exists()
