@@ -54,7 +54,8 @@ def run_embedded(folder: Path) -> tuple[float, float, int]:
     """The embedded pipeline on the stream files, writing its records to a file as ``dotr run``
     does (the Spark job's figures include its file sink)."""
     from dotr.pipeline.reasoner import Reasoner
-    from dotr.pipeline.io import ResultWriter, read_jsonl
+    from dotr.pipeline.io import read_jsonl
+    from dotr.pipeline.sinks.jsonl import JsonlWriter
 
     started = time.perf_counter()
     reasoner = Reasoner.from_files(folder / "rules.dotr", [folder / "background.nt"])
@@ -72,7 +73,7 @@ def run_embedded(folder: Path) -> tuple[float, float, int]:
 
     outputs = 0
     with open(folder / "out-embedded.jsonl", "w", encoding="utf-8") as out:
-        writer = ResultWriter(out, "jsonl", full_iris=True)
+        writer = JsonlWriter(out, {}, full_iris=True)
         for result in results():
             if not result.is_empty():
                 writer.write(result)

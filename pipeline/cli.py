@@ -13,14 +13,11 @@ import os
 import sys
 from typing import Sequence
 
-from dotr import __version__
-
 from dotr.rules import check, format_diagnostic
-from dotr.rules.engine.guard import DEFAULT_MAX_DERIVED
 from dotr.rules.lang.loader import CheckResult
 
-from .files import MAX_RECORD_SIZE
-from .sources.formats import FORMATS
+from .arguments import build_parser
+from .sinks.formats import FORMATS, output_format_of, unwritable
 
 
 def _summary(path: str, result: CheckResult) -> str:
@@ -120,27 +117,29 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"dotr: {', '.join(unsupported)} cannot be used with --engine spark (docs/cli.md: a Spark query "
                   "continues from its --checkpoint)", file=sys.stderr)
             return 2
+    from .mqtt import is_mqtt
+
+    fmt = output_format_of("-" if is_mqtt(args.output) else args.output, args.format)
+    #: how the format was chosen, as the messages name it
+    args.format_named = f"--format {fmt.name}" if args.format != "auto" else \
+        f"--output {args.output} (--format {fmt.name}, chosen by its extension)"
+    args.format = fmt.name
     problem = _check_files(args)
     if problem is not None:
         print(f"dotr: {problem}", file=sys.stderr)
         return 2
     checked = check(args.rules)
     _print_warnings(checked)
-    if args.format != "jsonl":
-        from .io import answering_queries, not_triples
-
-        others = not_triples(checked) if checked.ok else []
-        if others:
-            print(f"dotr: --format {args.format} writes RDF triples, and these predicates are not triples: "
-                  f"{', '.join(others)} (write them with --format jsonl, or leave them out with @output)",
-                  file=sys.stderr)
-            return 2
-        answering = answering_queries(checked) if checked.ok else []
-        if answering:
-            print(f"dotr: --format {args.format} writes RDF triples, and these queries answer with solutions or "
-                  f"a boolean: {', '.join(answering)} (write their answers with --format jsonl, or make them "
-                  "CONSTRUCT queries)", file=sys.stderr)
-            return 2
+    others, answering = unwritable(FORMATS[args.format], checked) if checked.ok else ([], [])
+    if others:
+        print(f"dotr: {args.format_named} writes RDF triples, and these predicates are not triples: "
+              f"{', '.join(others)} (write them with --format jsonl, or leave them out with @output)", file=sys.stderr)
+        return 2
+    if answering:
+        print(f"dotr: {args.format_named} writes RDF triples, and these queries answer with solutions or "
+              f"a boolean: {', '.join(answering)} (write their answers with --format jsonl, or make them "
+              "CONSTRUCT queries)", file=sys.stderr)
+        return 2
     if args.engine == "spark":
         return _run_spark(args, started, checked)
     return _run_embedded(args, started, checked)
@@ -256,13 +255,11 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
     def load(change) -> tuple[CheckResult, object, list[str]]:
         """The program, background and background files of a program change (pipeline.runner)."""
         new = checked_program(change.rules)
-        if args.format != "jsonl":
-            from .io import answering_queries, not_triples
-
-            others = not_triples(new) + answering_queries(new)
-            if others:
-                raise DotrError(f"--format {args.format} writes RDF triples, and these of the new program's are "
-                                f"not: {', '.join(others)} (leave them out with @output)")
+        predicates, queries = unwritable(FORMATS[args.format], new)
+        others = predicates + queries
+        if others:
+            raise DotrError(f"{args.format_named} writes RDF triples, and these of the new program's are "
+                            f"not: {', '.join(others)} (leave them out with @output)")
         files = change.ontology if change.ontology is not None else (
             run.in_effect.ontology if run.in_effect is not None and run.in_effect.ontology is not None
             else args.ontology)
@@ -375,7 +372,11 @@ def _progress(args: argparse.Namespace, stats, counts: dict, prefixes: dict):
         from .watch import Watch
 
         return Watch(stats, counts, Readable(prefixes))
-    return _Progress(stats, counts) if sys.stderr.isatty() and not args.quiet else None
+    if sys.stderr.isatty() and not args.quiet:
+        from .watch import Progress
+
+        return Progress(stats, counts)
+    return None
 
 
 def _notice(text: str) -> None:
@@ -565,169 +566,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-class _Progress:
-    """A live line on the terminal: records, time points, outputs, rate (rich)."""
-
-    def __init__(self, stats, counts: dict):
-        from rich.console import Console
-        from rich.live import Live
-
-        self.stats, self.counts, self.last = stats, counts, 0.0
-        self.live = Live("", refresh_per_second=4, transient=True, console=Console(stderr=True))
-        self.live.start()
-
-    def update(self, t: int) -> None:
-        import time
-
-        now = time.perf_counter()
-        if now - self.last < 0.25:
-            return
-        self.last = now
-        c = self.counts
-        self.live.update(f"t={t}  records {c['records']:,}  time points {c['time points']:,}  "
-                         f"outputs {c['outputs']:,}  {self.stats.rate(c['records']) or 0:,.0f} records/s")
-
-    def close(self) -> None:
-        self.live.stop()
-
-
-def _follow_imports(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--follow-imports", nargs="?", const="local", choices=["local", "remote"], metavar="WHERE",
-                        help="read the owl:imports of the ontologies: local files (the default WHERE), or 'remote': "
-                             "HTTP(S) too (without it, an import is named on standard error and not read)")
-
-
-def _count(text: str) -> int:
-    """A count of at least 0 (an argparse type)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"not a count (0 or more): {text!r}")
-    return value
-
-
-def _conf(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
-    return key.strip(), value
-
-
-def _run_options(parser: argparse.ArgumentParser) -> None:
-    """The options of ``dotr run`` (``dotr serve`` takes them too)."""
-    parser.add_argument("--rules", required=True, help="the rule file (.dotr)")
-    parser.add_argument("--ontology", action="append", default=[], help="a background file (repeatable)")
-    _follow_imports(parser)
-    parser.add_argument("--input", default="-", help="JSON Lines stream: a file, - for standard input (the default), "
-                                                    "or mqtt://HOST:PORT/TOPIC (one record per message)")
-    parser.add_argument("--output", default="-", help="where to write: a file, - for standard output (the default), "
-                                                     "or mqtt://HOST:PORT/TOPIC (one message per time point)")
-    parser.add_argument("--format", default="jsonl", choices=["jsonl", "trig", "nquads"], help="output format")
-    parser.add_argument("--full-iris", action="store_true",
-                        help="JSON Lines in the canonical form for scripts: full IRIs, rdf:type triples, graphs as "
-                             "N-Triples strings (default: the rule file's prefixes, :C(:x), graphs as [s, p, o] lists)")
-    parser.add_argument("--input-format", default="auto", choices=["auto", *FORMATS],
-                        help="input format (auto: by extension, .trig, .txt for Laser++, .csv, else JSON Lines)")
-    parser.add_argument("--mapping", metavar="MAP.toml",
-                        help="with a CSV input: how its rows become records (time column, subjects, predicates)")
-    parser.add_argument("--replay", type=float, default=0.0, metavar="SPEED",
-                        help="with a CSV input: pace its rows by their times, SPEED times real time (1: as they "
-                             "happened; default: as fast as they are read)")
-    parser.add_argument("--on-error", default="stop", choices=["stop", "skip"],
-                        help="stop at a bad record (exit 3; the time points before it are written) or skip "
-                             "bad records into a rejects file")
-    parser.add_argument("--rejects", help="the rejects file (default: OUTPUT.rejects.jsonl)")
-    parser.add_argument("--max-record-size", type=int, default=MAX_RECORD_SIZE, metavar="BYTES",
-                        help="a longer record (line) is a bad record (default 16 MiB; 0: no bound)")
-    parser.add_argument("--max-gap", type=_count, default=None, metavar="N",
-                        help="a record whose time is more than N after the previous record's is a bad record "
-                             "(default 1000000 ticks, or 10000000000 ms with @timeunit ms; 0: no bound)")
-    parser.add_argument("--max-derived", type=_count, default=DEFAULT_MAX_DERIVED, metavar="N",
-                        help="the facts and answers one time point may make (default %(default)s; 0: no bound): "
-                             "a time point that makes more stops the run (exit 4)")
-    parser.add_argument("--reorder-within", type=int, default=0, metavar="N",
-                        help="sort records arriving up to N time units late (later ones are rejected)")
-    parser.add_argument("--changes", action="store_true",
-                        help="print only the facts added (facts) and removed (removed) since the previous time point")
-    parser.add_argument("--all-time-points", action="store_true", help="print time points with nothing derived too")
-    parser.add_argument("--watch", action="store_true",
-                        help="a live view on the terminal (standard error): rates, conclusions per pattern, event, "
-                             "query and predicate, the latest conclusions")
-    parser.add_argument("--stats", metavar="FILE", help="write the run's summary (counts, throughput, slowest time "
-                                                        "point) to FILE as JSON")
-    parser.add_argument("--include-background", action="store_true",
-                        help="print conclusions that follow from the background alone too")
-    parser.add_argument("--snapshot", metavar="FILE", help="at the end, save the state to continue from")
-    parser.add_argument("--resume", metavar="FILE", help="continue from a --snapshot (--ontology is not needed)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
-    parser.add_argument("--engine", default="embedded", choices=["embedded", "spark"],
-                        help="the embedded pipeline (one process) or a Spark Structured Streaming job")
-    parser.add_argument("--master", default="local[*]", help="Spark master URL (with --engine spark)")
-    parser.add_argument("--conf", action="append", type=_conf, metavar="KEY=VALUE",
-                        help="a Spark setting (with --engine spark; repeatable), e.g. spark.ui.enabled=false")
-    parser.add_argument("--checkpoint", metavar="DIR",
-                        help="commit the output with the state here; the same command run again continues from the "
-                             "last commit (embedded and Spark)")
-    parser.add_argument("--history", type=_count, metavar="N",
-                        help="keep at most N time units of the stream for a program change (default: as far as the "
-                             "program reaches back, at most 10000 ticks or an hour in ms)")
-    parser.add_argument("--upgrade", action="store_true",
-                        help="with --checkpoint: a rule file or ontology changed since the last commit is evaluated "
-                             "from the next time point on, over the stream history kept (a program change)")
-    parser.add_argument("--commit-every", type=int, default=1000, metavar="N",
-                        help="with --checkpoint: commit at least every N time points (default 1000) ...")
-    parser.add_argument("--commit-seconds", type=float, default=10.0, metavar="S",
-                        help="... and every S seconds (default 10)")
-    parser.add_argument("--follow", action="store_true",
-                        help="keep reading --input as it grows (as tail -F: a truncated or rotated file is read "
-                             "from its start), until interrupted")
-    parser.add_argument("--trigger", default="available-now", metavar="WHEN",
-                        help="Spark trigger: available-now (process the input, then stop) or an interval such as "
-                             "'5 seconds' (watch --input, a directory, until interrupted)")
-    mqtt = parser.add_argument_group("MQTT (--input or --output mqtt://HOST:PORT/TOPIC; docs/deployment.md)")
-    mqtt.add_argument("--mqtt-username", metavar="NAME", help="log in as NAME (default: $DOTR_MQTT_USERNAME)")
-    mqtt.add_argument("--mqtt-password-file", metavar="FILE",
-                      help="the password, the first line of FILE (default: $DOTR_MQTT_PASSWORD)")
-    mqtt.add_argument("--mqtt-tls", action="store_true", help="connect with TLS (as mqtts://, default port 8883)")
-    mqtt.add_argument("--mqtt-ca", metavar="FILE",
-                      help="with TLS: the CA certificates to trust (default: the system's)")
-    mqtt.add_argument("--mqtt-cert", metavar="FILE", help="with TLS: a client certificate (PEM) ...")
-    mqtt.add_argument("--mqtt-key", metavar="FILE", help="... and its private key")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dotr", description="dotr: a stream reasoner (docs/cli.md).")
-    parser.add_argument("--version", action="version", version=f"dotr {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_check = sub.add_parser("check", help="parse and validate rule files; print a summary or every error")
-    p_check.add_argument("files", nargs="+", metavar="FILE", help="rule files (.dotr)")
-    p_check.add_argument("-q", "--quiet", action="store_true", help="print nothing for valid files")
-    p_check.add_argument("--graph", metavar="FILE.dot",
-                         help="write the predicate dependency graph in Graphviz's DOT language")
-    p_check.set_defaults(func=cmd_check)
-    p_run = sub.add_parser("run", help="evaluate a stream with the rules; print what is derived at each time point")
-    _run_options(p_run)
-    p_run.set_defaults(func=cmd_run)
-    p_serve = sub.add_parser("serve", help="dotr run, and an HTTP service beside it: SPARQL over what holds at the "
-                                           "last time point, each time point as an event, metrics, health")
-    _run_options(p_serve)
-    p_serve.add_argument("--http", default="127.0.0.1:8080", metavar="HOST:PORT",
-                         help="where to listen (default 127.0.0.1:8080, the loopback only; port 0: any free port)")
-    p_serve.set_defaults(func=cmd_run)
-    p_explain = sub.add_parser("explain", help="why a fact holds, or a graph was built, at a time point")
-    p_explain.add_argument("--rules", required=True)
-    p_explain.add_argument("--ontology", action="append", default=[])
-    _follow_imports(p_explain)
-    p_explain.add_argument("--input", default="-", help="the stream (a file, or - for standard input)")
-    p_explain.add_argument("--input-format", default="auto", choices=["auto", *FORMATS],
-                           help="as dotr run's (auto: by extension, else JSON Lines)")
-    p_explain.add_argument("--mapping", help="a CSV input's mapping (as dotr run's)")
-    p_explain.add_argument("--at", type=int, required=True, help="the time point")
-    p_explain.add_argument("what", help="a fact as printed (such as 'steam(120)'), or a graph's index at that time")
-    p_explain.set_defaults(func=cmd_explain)
-    return parser
+#: each subcommand's function
+COMMANDS = {"check": cmd_check, "run": cmd_run, "serve": cmd_run, "explain": cmd_explain}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -741,7 +581,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("rdflib.term").setLevel(logging.ERROR)
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        return COMMANDS[args.command](args)
     except Interrupted as stop:
         print("dotr: interrupted", file=sys.stderr)
         return stop.code

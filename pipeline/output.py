@@ -1,7 +1,7 @@
 """Where a run's time points and rejected records go, the same for the embedded run and the
 Spark driver: each :class:`Result` counted (the summary, ``--watch``), kept or skipped
-(``--changes``, ``--all-time-points``), formatted (:class:`~dotr.pipeline.io.ResultWriter`) and
-written; each rejected record written to the rejects file as it comes.
+(``--changes``, ``--all-time-points``), written by its format's writer (the registry
+:mod:`pipeline.sinks.formats`); each rejected record written to the rejects file as it comes.
 
 >>> import io
 >>> from dotr.pipeline.records import Result
@@ -20,8 +20,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from .io import ResultWriter
 from .records import Result
+from .sinks.formats import FORMATS
 from .summary import RunStats
 
 
@@ -37,7 +37,7 @@ class Sink(Protocol):
 class OutputOptions:
     """How results are written (the options of ``dotr run`` that change the output)."""
 
-    format: str = "jsonl"
+    format: str = "jsonl"  # a name of :data:`~pipeline.sinks.formats.FORMATS` with a writer
     prefixes: dict[str, str] = field(default_factory=dict)
     full_iris: bool = False
     changes: bool = False  # only what was added and removed since the previous time point
@@ -58,7 +58,7 @@ class Output:
         self.previous = previous if previous is not None else set()
         self.rejected = 0
         self.on_time_point: Callable[[int], None] | None = None  # a progress view's
-        self._writer = ResultWriter(sink, options.format, options.prefixes, options.full_iris)
+        self._writer = FORMATS[options.format].writer(sink, options.prefixes, options.full_iris)
         self._open_rejects = rejects
         self.rejects: Sink | None = None
 

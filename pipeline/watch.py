@@ -1,6 +1,7 @@
 """``dotr run --watch``: a terminal view of a live run for a person (rich), on standard error:
 the time point and rates, conclusions per pattern, event type, query and predicate, and the
-latest conclusions. The output itself goes where ``--output`` says, unchanged."""
+latest conclusions (:class:`Watch`); without it, on a terminal, a progress line
+(:class:`Progress`). The output itself goes where ``--output`` says, unchanged."""
 
 from __future__ import annotations
 
@@ -67,3 +68,25 @@ class Watch:
             more = len(stats.last.facts) - len(facts)
             latest = Text(f"latest (t={stats.last.t}): " + ", ".join(facts) + (f", ... ({more} more)" if more > 0 else ""))
         return Group(head, table, latest)
+
+
+class Progress:
+    """Without ``--watch``, on a terminal: a live line of records, time points, outputs and rate,
+    gone at the end (the summary follows)."""
+
+    def __init__(self, stats, counts: dict):
+        self.stats, self.counts, self.last = stats, counts, 0.0
+        self.live = Live("", refresh_per_second=4, transient=True, console=Console(stderr=True))
+        self.live.start()
+
+    def update(self, t: int) -> None:
+        now = time.perf_counter()
+        if now - self.last < 0.25:
+            return
+        self.last = now
+        c = self.counts
+        self.live.update(f"t={t}  records {c['records']:,}  time points {c['time points']:,}  "
+                         f"outputs {c['outputs']:,}  {self.stats.rate(c['records']) or 0:,.0f} records/s")
+
+    def close(self) -> None:
+        self.live.stop()

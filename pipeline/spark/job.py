@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import itertools
 import json
 import os
 import pickle
@@ -48,21 +47,23 @@ import pandas as pd
 
 from dotr.ontology import OntologicalStage
 from dotr.ontology.background import load_background
-from dotr.rules import DotrError, InputError, check
+from dotr.rules import DotrError, InputError, UsageError, check
 from dotr.rules.lang.loader import CheckResult
 from dotr.temporal.keys import JointPartition
 
 from .. import state_file
 from ..files import MAX_RECORD_SIZE
 from ..input_facts import intern_all
-from ..io import MAX_GAP, BackgroundChange, gap_reason, read_jsonl
+from ..io import MAX_GAP, BackgroundChange, read_jsonl
 from ..keys import carried, make_partition, split_keys, split_point
 from ..reasoner import Reasoner
 from ..records import Result, carry_facts, merge_records
-from ..sources.formats import FORMATS
+from ..sinks.formats import FORMATS
 from ..wire import decode_point, encode_point
 from .changes import ChangeLog, RecordId
 from .elements import ELEMENTS, read_spans, reject_row, split_file
+from .gaps import far_ahead, far_rejects
+from .sinks import start
 
 POINTS = "t long, grp long, kind string, payload binary"
 RESULTS = "t long, kind string, json string"
@@ -74,14 +75,6 @@ BINARY_FILES = "path string, modificationTime timestamp, length long, content bi
 #: why a record that changes the background is rejected by a job without a change log
 NO_CHANGES = ("this Spark job takes no background changes: it has no directory for its change log "
               "(SparkPipeline.results(..., changes=DIR); dotr run keeps one in its checkpoint)")
-
-#: a result record's fields as the Parquet sink reads them from its JSON (``answers``: each query's
-#: answer as JSON text, split into the SELECT queries' solutions and the ASK queries' booleans)
-RESULT_COLUMNS = ("t long, facts array<string>, removed array<string>, at map<string, array<string>>, "
-                  "graphs array<string>, answers map<string, string>, "
-                  "events array<struct<type: string, pattern: string, attributes: map<string, string>>>")
-SOLUTIONS = "array<map<string, string>>"
-
 
 # ------------------------------------------------------------------------- per worker
 class _Worker:
@@ -358,45 +351,6 @@ def conclude_rows(worker: _Worker, rows: list[tuple], state: tuple | None, group
     return out, (version, state_file.encode(STATE_KIND, saved))
 
 
-def far_ahead(times: list[int], last_t: int | None, latest: int | None, max_gap: int, points: set[int]
-              ) -> tuple[dict[int, str], int | None]:
-    """The time points of a micro-batch (``times``, in order) more than ``max_gap`` after the
-    latest time taken before them (``latest``, from the micro-batches before; 0: no bound), with
-    the reason, as :func:`~pipeline.io.bounded_gaps` gives it to the embedded run; and the latest
-    time taken after the micro-batch. The split step checks the records of one file; this, the
-    gaps between files and micro-batches. Late time points (at or before ``last_t``, or before a
-    time point of ``points`` evaluated in the micro-batch) are not taken.
-
-    >>> far, latest = far_ahead([5, 2_000_000, 2_000_001], 4, 4, 1_000_000, {5, 2_000_000, 2_000_001})
-    >>> far[2_000_001]
-    "time 2000001 is 1,999,996 after the previous record's 5 (more than --max-gap 1,000,000)"
-    >>> sorted(far), latest
-    ([2000000, 2000001], 5)
-    """
-    far: dict[int, str] = {}
-    for t in times:
-        if last_t is not None and t <= last_t:  # (late: rejected as such)
-            continue
-        if max_gap and latest is not None and t - latest > max_gap:
-            far[t] = gap_reason(t, latest, max_gap)
-            continue
-        latest = t if latest is None else max(latest, t)
-        if t in points:
-            last_t = t
-    return far, latest
-
-
-def far_rejects(records: list[tuple], reason: str) -> list[dict]:
-    """The rejects of the records of a time point too far ahead (:func:`far_ahead`), each
-    ``(source, line, span)``: their text read back from their file when the split step left it
-    there (``span``: a local file's JSON Lines record), else None."""
-    rows = [(source, line, None, "span" if span else "none", bytes.fromhex(span) if span else b"")
-            for source, line, span in records]
-    return [{"source": source, "line": line, "reason": reason,
-             "record": payload.decode("utf-8", "replace").strip() if fmt == "jsonl" else None}
-            for source, line, _, fmt, payload in read_spans(rows)]
-
-
 # ------------------------------------------------------------------------- the job
 class SparkPipeline:
     """The streaming job for a rule file and ontology files.
@@ -554,31 +508,13 @@ class SparkPipeline:
     # --------------------------------------------------------------------- sinks
     def write(self, results, path: str | Path, checkpoint: str | Path, fmt: str = "jsonl",
               trigger: dict | None = None):
-        """Start a query writing the results to files, exactly once: ``jsonl`` (the embedded
-        pipeline's records, one per line; a rejected record as ``{"t": ..., "rejected": {...}}``)
-        or ``parquet`` (columns ``RESULT_COLUMNS`` with ``answers`` the SELECT queries' and ``asks``
-        the ASK queries' answers, and ``rejected``, the reject as JSON)."""
-        from pyspark.sql import functions as F
-
-        rejected = F.col("kind") == "reject"
-        if fmt == "jsonl":
-            line = F.when(rejected, F.format_string('{"t": %s, "rejected": %s}', F.coalesce(F.col("t").cast("string"),
-                                                                                            F.lit("null")), "json"))
-            out = results.select(line.otherwise(F.col("json")).alias("value")).writeStream.format("text")
-        elif fmt == "parquet":
-            out = results.select(F.when(~rejected, F.from_json("json", RESULT_COLUMNS)).alias("r"),
-                                 F.when(rejected, F.col("json")).alias("rejected"))
-            answers = F.col("r.answers")
-            ask = lambda k, v: v.isin("true", "false")  # noqa: E731 (an ASK query's answer)
-            out = out.select(
-                F.coalesce("r.t", F.lit(None)).alias("t"), "r.facts", "r.removed", "r.at", "r.graphs",
-                F.transform_values(F.map_filter(answers, lambda k, v: ~ask(k, v)),
-                                   lambda k, v: F.from_json(v, SOLUTIONS)).alias("answers"),
-                F.transform_values(F.map_filter(answers, ask), lambda k, v: v == "true").alias("asks"),
-                "r.events", "rejected").writeStream.format("parquet")
-        else:
-            raise ValueError(f"unknown sink format {fmt!r} (jsonl, parquet)")
-        return _start(out.option("path", str(path)), checkpoint, trigger)
+        """Start a query writing the results to files in ``fmt``, exactly once: a format of the
+        output registry with a Spark file sink (:mod:`pipeline.spark.sinks`: ``jsonl``,
+        ``parquet``)."""
+        sinks = [f.name for f in FORMATS.values() if f.spark_sink is not None]
+        if fmt not in sinks:
+            raise UsageError(f"unknown sink format {fmt!r} (the formats with a Spark file sink: {', '.join(sinks)})")
+        return start(FORMATS[fmt].spark_sink(results).option("path", str(path)), checkpoint, trigger)
 
     def foreach(self, results, callback: Callable[[int, list[dict]], None], checkpoint: str | Path,
                 trigger: dict | None = None):
@@ -588,7 +524,7 @@ class SparkPipeline:
         def batch(frame, batch_id: int) -> None:
             callback(batch_id, records(frame))
 
-        return _start(results.writeStream.foreachBatch(batch), checkpoint, trigger)
+        return start(results.writeStream.foreachBatch(batch), checkpoint, trigger)
 
 
 def dotr_merge(frames):
@@ -654,61 +590,3 @@ def result_of(record: dict) -> Result:
     """The :class:`Result` of a result record."""
     return Result(record["t"], record.get("facts", []), {int(k): v for k, v in record.get("at", {}).items()},
                   record.get("graphs", []), events=record.get("events", []), answers=record.get("answers", {}))
-
-
-_QUERIES = itertools.count(1)
-
-
-def _start(writer, checkpoint, trigger: dict | None):
-    # the query's name is in every job's description in the Spark UI ("dotr-1 [id = ...] batch =
-    # N"); names of the active queries of a session differ
-    name = f"dotr-{next(_QUERIES)}"
-    writer = writer.queryName(name).option("checkpointLocation", str(checkpoint)).outputMode("append")
-    # the stages of the query's micro-batches are named after it (Spark names a stage by the call
-    # site of the thread that started the query: "start at NativeMethodAccessorImpl.java:0")
-    from pyspark import SparkContext
-
-    sc = SparkContext.getOrCreate()
-    previous = {key: sc.getLocalProperty(key) for key in ("callSite.short", "callSite.long")}
-    sc.setLocalProperty("callSite.short", f"{name}: dotr split, enrich, conclude per key group, merge")
-    sc.setLocalProperty("callSite.long", f"dotr query {name}: the Python steps dotr_split, dotr_enrich, "
-                                         "dotr_conclude (one task per key group) and dotr_merge")
-    try:
-        return writer.trigger(**(trigger or {"availableNow": True})).start()
-    finally:
-        for key, value in previous.items():
-            sc.setLocalProperty(key, value)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The job ``spark-submit pipeline/spark/submit.py`` runs: watch a directory, write a file
-    sink (options: ``--help``)."""
-    import argparse
-
-    from .session import spark_session
-
-    parser = argparse.ArgumentParser(prog="dotr-spark", description="dotr as a Spark Structured Streaming job")
-    parser.add_argument("--rules", required=True)
-    parser.add_argument("--ontology", action="append", default=[])
-    parser.add_argument("--input", required=True, help="the directory to watch")
-    parser.add_argument("--input-format", default="auto", choices=["auto", *(f.name for f in FORMATS.values() if f.spark)])
-    parser.add_argument("--sink", required=True, help="the output directory")
-    parser.add_argument("--sink-format", default="jsonl", choices=["jsonl", "parquet"])
-    parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--changes", help="the directory of the log of background changes, on a file system the driver "
-                                          "and every executor see (default: in a local checkpoint; none: rejected)")
-    parser.add_argument("--trigger", default="available-now", help="available-now or an interval ('5 seconds')")
-    parser.add_argument("--max-files-per-trigger", type=int)
-    parser.add_argument("--master", help="the master URL (default: spark-submit's --master)")
-    parser.add_argument("--include-background", action="store_true")
-    parser.add_argument("--all-time-points", action="store_true")
-    args = parser.parse_args(argv)
-    spark = spark_session(args.master, defaults={"spark.ui.enabled": "true"})  # (--conf spark.ui.enabled=false: none)
-    job = SparkPipeline(spark, args.rules, args.ontology, include_background=args.include_background,
-                        keep_empty=args.all_time_points, input_format=args.input_format)
-    trigger = {"availableNow": True} if args.trigger == "available-now" else {"processingTime": args.trigger}
-    changes = args.changes or (os.path.join(args.checkpoint, "dotr-background") if _is_local(args.checkpoint) else None)
-    query = job.write(job.results(job.read_files(args.input, args.max_files_per_trigger), changes), args.sink,
-                      args.checkpoint, args.sink_format, trigger)
-    query.awaitTermination()
-    return 0

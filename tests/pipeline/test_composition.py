@@ -269,6 +269,10 @@ def test_rdf_formats_refuse_queries_that_answer(tmp_path, capsys, fmt):
         (tmp_path / "r.dotr").write_text(PREFIXES + f"query Q := register compute every 1 as {form} {window} .\n")
         assert main(args) == 2
         assert "these queries answer with solutions or a boolean: Q" in capsys.readouterr().err
+    # EP-SPARQL's SELECT too (its answers were still dropped)
+    (tmp_path / "r.dotr").write_text(PREFIXES + "query E := select ?s where { ?s :p ?o } seq { ?s :p ?o } .\n")
+    assert main(args) == 2
+    assert "these queries answer with solutions or a boolean: E" in capsys.readouterr().err
     (tmp_path / "r.dotr").write_text(PREFIXES + f"query Q := register compute every 1 as construct {{ ?s :q ?o }} {window} .\n")
     assert main(args) == 0
     dataset = rdflib.Dataset()

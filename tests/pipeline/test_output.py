@@ -12,6 +12,7 @@ import rdflib
 
 from dotr.pipeline.cli import main
 from dotr.pipeline.input_facts import parse_fact
+from dotr.pipeline.sinks.formats import FORMATS, OutputFormat
 from dotr.rules import check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,3 +137,47 @@ def test_watch_without_a_terminal_writes_its_last_view_once(tmp_path):
     summary = next(line for line in lines if line.startswith("dotr: "))
     rate = lambda line: re.search(r"([\d,]+) records/s", line).group(1)  # noqa: E731
     assert rate(lines[0]) == rate(summary)
+
+
+class _Counts:
+    """A tiny output format: each time point's number of facts."""
+
+    def __init__(self, out, prefixes, full_iris):
+        self.out = out
+
+    def write(self, result) -> None:
+        self.out.write(f"{result.t} {len(result.facts)}\n")
+
+
+def test_an_output_format_is_one_registry_entry(tmp_path, monkeypatch):
+    """A writer and one entry of the output registry: dotr run offers it (--format), picks it by
+    the output's extension, and writes with it (docs/architecture.md)."""
+    monkeypatch.setitem(FORMATS, "counts", OutputFormat("counts", (".counts",), _Counts))
+    (tmp_path / "r.dotr").write_text("hot(X) :- temp(X, V), V > 30 .\nwarm(X) :- temp(X, V), V > 20 .\n")
+    (tmp_path / "s.jsonl").write_text('{"t": 1, "facts": ["temp(a, 35)"]}\n{"t": 2, "facts": ["temp(a, 25)"]}\n')
+    run = ["run", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"), "-q"]
+    assert main([*run, "--output", str(tmp_path / "out.counts")]) == 0
+    assert (tmp_path / "out.counts").read_text() == "1 2\n2 1\n"
+    assert main([*run, "--output", str(tmp_path / "out.txt"), "--format", "counts"]) == 0
+    assert (tmp_path / "out.txt").read_text() == "1 2\n2 1\n"
+
+
+@pytest.mark.parametrize(("output", "first"), [("out.trig", "@prefix"), ("out.nq", "<"), ("out.nquads", "<"),
+                                               ("out.jsonl", "{"), ("out", "{")])
+def test_the_output_format_follows_the_extension(tmp_path, output, first):
+    (tmp_path / "r.dotr").write_text("@prefix : <http://ex.org/> .\n:hot(?x, true) :- :temp(?x, ?v), ?v > 30 .\n")
+    (tmp_path / "s.jsonl").write_text('{"t": 1, "facts": [":temp(:a, 35)"]}\n')
+    assert main(["run", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"), "-q",
+                 "--output", str(tmp_path / output)]) == 0
+    assert (tmp_path / output).read_text().startswith(first)
+
+
+def test_a_format_chosen_by_the_extension_is_named_when_it_cannot_write_the_program(tmp_path, capsys):
+    (tmp_path / "r.dotr").write_text("hot(X) :- temp(X, V), V > 30 .\n")
+    (tmp_path / "s.jsonl").write_text('{"t": 1, "facts": ["temp(a, 35)"]}\n')
+    out = tmp_path / "out.trig"
+    assert main(["run", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"),
+                 "--output", str(out)]) == 2
+    assert (f"dotr: --output {out} (--format trig, chosen by its extension) writes RDF triples, and these "
+            "predicates are not triples: hot/1") in capsys.readouterr().err
+    assert not out.exists()

@@ -1,0 +1,180 @@
+"""The RDF output formats, TriG and N-Quads (``--format trig``, ``nquads``): each time point one
+named graph ``<urn:dotr:t:T>`` of the triples it derived and the graphs its patterns and CONSTRUCT
+queries built, the composite events in ``<urn:dotr:t:T:events>``, written in a fixed order (the
+same result is always the same bytes). Atoms that are not triples, and the answers of SELECT and
+ASK queries, have no place in them: :func:`not_triples` and :func:`answering_queries` name them.
+
+>>> import io
+>>> out = io.StringIO()
+>>> RdfWriter(out, {"": "http://ex.org/"}, False, "nquads").write(Result(3, ["<http://ex.org/p>(<http://ex.org/a>,7)"]))
+>>> out.getvalue()
+'<http://ex.org/a> <http://ex.org/p> "7"^^<http://www.w3.org/2001/XMLSchema#integer> <urn:dotr:t:3> .\\n'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TextIO
+
+import rdflib
+from rdflib.plugins.serializers.nt import _quoteLiteral
+
+from dotr.rules import ir
+from dotr.rules.engine.terms import iri_text
+from dotr.rules.lang.queries.csparql import is_csparql, parse_csparql
+from dotr.rules.lang.queries.epsparql import parse_epsparql
+
+from ..input_facts import parse_fact
+from ..printing import PREDECLARED
+from ..records import Result
+
+
+def not_triples(checked) -> list[str]:
+    """The predicates ``checked``'s rules can print that are not RDF triples (``name/arity``):
+    TriG and N-Quads cannot write them.
+
+    >>> from dotr.rules import check_text
+    >>> not_triples(check_text("@prefix : <http://ex.org/> . a(X) :- b(X). :c(X, Y) :- :d(X, Y). _h(X) :- b(X)."))
+    ['a/1']
+    """
+    outputs = set(checked.program.outputs)
+    return sorted(f"{pred.value}/{arity}" for pred, arity in checked.analysis.derived
+                  if isinstance(pred, ir.Name) and not pred.value.startswith("_") and (not outputs or pred in outputs))
+
+
+def answering_queries(checked) -> list[str]:
+    """The names of ``checked``'s queries that answer with solutions or a boolean (C-SPARQL,
+    RSP-QL and EP-SPARQL SELECT, ASK): TriG and N-Quads have no place for them (a CONSTRUCT
+    query's graph they write).
+
+    >>> from dotr.rules import check_text
+    >>> answering_queries(check_text('''@prefix : <http://ex.org/> .
+    ... query Q := register compute every 1 as select ?s from stream :st [range 2 step 1] where { ?s :p ?o } .
+    ... query G := register compute every 1 as construct { ?s :q ?o } from stream :st [range 2 step 1] where { ?s :p ?o } .
+    ... query E := select ?s where { ?s :p ?o } seq { ?s :q ?o } .
+    ... query F := construct { ?s :r ?o } where { ?s :p ?o } seq { ?s :q ?o } .'''))
+    ['Q', 'E']
+    """
+    program, ms = checked.program, checked.program.timeunit == "ms"
+    names = []
+    for decl in program.queries:
+        if is_csparql(decl.query):
+            query = checked.queries.require(f"csparql {decl.name}", decl.query,
+                                            lambda: parse_csparql(decl, program.prefixes, ms))
+        else:
+            query = checked.queries.require(f"epsparql {decl.name}", decl.query,
+                                            lambda: parse_epsparql(decl.name, decl.query, program.prefixes, ms))
+        if query.form != "construct":
+            names.append(decl.name)
+    return names
+
+
+#: the vocabulary of composite events in TriG and N-Quads (docs/cli.md)
+_EVENT_PREFIXES = {"event": "urn:dotr:event:", "type": "urn:dotr:type:", "attr": "urn:dotr:attribute:",
+                   "dotr": "urn:dotr:"}
+
+
+class RdfWriter:
+    """Writes each time point's :class:`Result` as RDF: one named graph ``<urn:dotr:t:T>`` per
+    time point with its triples and pattern graphs, the composite events in a second one
+    (docs/cli.md, "Output"); ``document`` makes the text of a time point's quads (TriG with the
+    rule file's ``prefixes`` unless ``full_iris``, N-Quads)."""
+
+    def __init__(self, out: TextIO, prefixes: dict[str, str], full_iris: bool, document: str):
+        self.out, self._document = out, self._trig if document == "trig" else _nquads
+        self.prefixes = {} if full_iris else {**PREDECLARED, **prefixes}
+
+    def write(self, result: Result) -> None:
+        quads = []  # (graph, s, p, o)
+        graph = rdflib.URIRef(f"urn:dotr:t:{result.t}")
+        for fact in result.facts:  # triples print as <p>(<s>,<o>); other facts have no RDF form
+            if fact.startswith("<") and fact.count(">(") == 1:
+                pred, rest = fact[1:].split(">(", 1)
+                try:
+                    s, o = _split_args(rest[:-1])
+                    subject = _node(s)
+                    if not isinstance(subject, rdflib.Literal):  # (RDF has no literal subjects: JSON Lines only)
+                        quads.append((graph, subject, rdflib.URIRef(pred), _node(o)))
+                except ValueError:
+                    continue
+        for doc in result.graphs:
+            quads += [(graph, *triple) for triple in rdflib.Graph().parse(data=doc, format="nt")]
+        if result.events:
+            events = rdflib.URIRef(f"urn:dotr:t:{result.t}:events")
+            for i, event in enumerate(result.events):
+                node = rdflib.URIRef(f"urn:dotr:event:{result.t}:{i}")
+                quads.append((events, node, rdflib.RDF.type, rdflib.URIRef(f"urn:dotr:type:{event['type']}")))
+                quads.append((events, node, rdflib.URIRef("urn:dotr:pattern"), rdflib.Literal(event["pattern"])))
+                for attr, value in event["attributes"].items():
+                    quads.append((events, node, rdflib.URIRef(f"urn:dotr:attribute:{attr}"), _node(value)))
+        self.out.write(self._document(quads))
+
+    def _trig(self, quads: list[tuple]) -> str:
+        """One TriG document: the prefixes, then each graph's triples, one per line, sorted (the
+        same result is always the same bytes)."""
+        names = {**self.prefixes, **(_EVENT_PREFIXES if any(str(q[0]).endswith(":events") for q in quads) else {})}
+        short = sorted(((ns, name) for name, ns in names.items()), key=lambda item: -len(item[0]))
+        lines = [f"@prefix {name}: <{ns}> ." for name, ns in names.items()]
+        by_graph: dict = {}
+        for g, s, p, o in quads:
+            by_graph.setdefault(g, set()).add(" ".join(_trig_term(x, short) for x in (s, p, o)) + " .")
+        for g in sorted(by_graph):
+            lines += [f"{_trig_term(g, short)} {{", *sorted(by_graph[g]), "}"]
+        return "\n".join(lines) + "\n"
+
+
+def _nquads(quads: list[tuple]) -> str:
+    """N-Quads lines, sorted (the same result is always the same bytes)."""
+    return "".join(sorted({f"{_nt_term(s)} {_nt_term(p)} {_nt_term(o)} {_nt_term(g)} .\n" for g, s, p, o in quads}))
+
+
+def _nt_term(node) -> str:
+    """An rdflib term in N-Triples (an IRI with the characters it may not hold escaped)."""
+    if isinstance(node, rdflib.URIRef):
+        return iri_text(str(node))
+    return _quoteLiteral(node) if isinstance(node, rdflib.Literal) else node.n3()
+
+
+#: a local name that can be written after a prefix as it is (a subset of Turtle's PN_LOCAL)
+_LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+
+
+def _trig_term(node, prefixes: list[tuple[str, str]]) -> str:
+    """A term in TriG: an IRI with a prefix (the longest namespace that leaves a plain local name),
+    else in full; a literal as N-Triples writes it, with a prefixed datatype."""
+    if isinstance(node, rdflib.URIRef):
+        iri = str(node)
+        for ns, name in prefixes:
+            if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
+                return f"{name}:{iri[len(ns):]}"
+        return iri_text(iri)
+    if isinstance(node, rdflib.Literal) and node.datatype is not None and not node.language:
+        return _quoteLiteral(rdflib.Literal(str(node))) + "^^" + _trig_term(node.datatype, prefixes)
+    return _nt_term(node)
+
+
+def _split_args(text: str) -> tuple[str, str]:
+    quote = False
+    for i, ch in enumerate(text):
+        if ch == '"' and (i == 0 or text[i - 1] != "\\"):
+            quote = not quote
+        elif ch == "," and not quote:
+            return text[:i], text[i + 1:]
+    raise ValueError(text)  # (internal: the caller leaves a fact it cannot split out of the RDF output)
+
+
+def _node(text: str):
+    """The RDF term of a printed term (numerals typed as Turtle types them; a plain constant as a
+    plain literal)."""
+    if text.startswith("<") and "\\" not in text:
+        return rdflib.URIRef(text[1:-1])
+    term = parse_fact(f"x({text})").args[0]
+    if isinstance(term, ir.Iri):  # (one with escapes)
+        return rdflib.URIRef(term.value)
+    if isinstance(term, ir.Literal):
+        return rdflib.Literal(term.lexical, lang=term.lang, datatype=rdflib.URIRef(term.datatype) if term.datatype
+                              else None, normalize=False)
+    if isinstance(term, ir.Num):
+        kind = "integer" if isinstance(term.value, int) else "double" if "e" in text.lower() else "decimal"
+        return rdflib.Literal(text, datatype=rdflib.URIRef(ir.XSD + kind), normalize=False)
+    return rdflib.Literal(str(term.value))
