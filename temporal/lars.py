@@ -564,9 +564,8 @@ class LarsEngine(BackgroundChanges):
         p = self.program
         out = [(aux.rel, fact, _add(when, aux.size)) for aux in p.dia_of.get(rel, ())
                if _add(when, aux.size) >= now]
-        for aux in p.pertime:
-            if aux.base == rel:
-                out += aux.window.placed(self, aux, fact, when, now)
+        for aux, window in p.placed_into.get(rel, ()):
+            out += window.placed(self, aux, fact, when, now)
         if any(expiry == now for _, _, expiry in out):  # (its window facts stop holding after now)
             self._given_at = now
         return out

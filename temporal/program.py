@@ -31,7 +31,7 @@ from dotr.rules.engine.terms import TermDictionary, format_fact
 from dotr.rules.lang.analysis import stratify
 from dotr.temporal.negation import Term, split_rule, terms_of
 from dotr.temporal.tuples import Reader, reader
-from dotr.temporal.windows import Kind, _Aux
+from dotr.temporal.windows import Kind, Window, _Aux
 
 
 class ViewSpec(NamedTuple):
@@ -208,6 +208,11 @@ class LarsProgram:
         self.kept_tuples: dict[RelKey, tuple[_Aux, list[Reader]]] = {
             aux.rel: (aux, readers[aux.rel]) for aux in self.pertime
             if aux.rel in tuple_windows and aux.rel not in recursive and None not in readers[aux.rel]}
+        #: base relation -> the windows over it that an atom placed in its past changes
+        self.placed_into: dict[RelKey, list[tuple[_Aux, Window]]] = defaultdict(list)
+        for aux in self.pertime:
+            if aux.window.sees_placements:
+                self.placed_into[aux.base].append((aux, aux.window))
         self.tuple_size = max((a.size for a in self.pertime if a.window.tuple_based), default=0)
         #: the relations @ heads place atoms of, and those of them that plain rules derive too
         self.at_targets = set(self.at_heads.values())

@@ -90,6 +90,8 @@ class Window:
     with_time = False
     #: over a fact that holds at every time point it holds at every time point
     lasting = False
+    #: an atom of its base placed in the past changes it (:meth:`placed`)
+    sees_placements = False
 
     def ratchets(self, aux: _Aux) -> bool:
         """Whether, in a recursion, its horizons would rise by the window's length at each round
@@ -126,6 +128,7 @@ class _Box(Window):
 
     kind = Kind.BOX
     lasting = True
+    sees_placements = True
 
     def facts(self, engine: LarsEngine, aux: _Aux, t: int, disable: bool) -> list[FactItem]:
         base_facts = engine.store.relation(aux.base).facts
@@ -177,6 +180,7 @@ class _At(Window):
 
     kind = Kind.AT
     with_time = True
+    sees_placements = True
 
     def facts(self, engine: LarsEngine, aux: _Aux, t: int, disable: bool) -> list[FactItem]:
         stamp, rel, until = engine.dictionary.number(t), aux.rel, _add(t, aux.size)
