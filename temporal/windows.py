@@ -4,9 +4,9 @@ that stands for each, horizon arithmetic, and what each kind does (:class:`Windo
 A window kind is one behaviour object (:data:`WINDOWS`, ``Kind.window``): what the window keeps
 (a diamond with horizons, incrementally; the others drawn at each time point), how it expires, its
 next change, and what an atom placed in the past does to it. The engine asks it once per window
-per time point, never per fact; the state it reads and keeps is the engine's
-(``temporal.lars.LarsEngine``: the box windows' runs, the tuple windows' recent atoms), which
-state files carry.
+per time point (and per atom an ``@`` head places into the window's past); the state it reads and
+keeps is the engine's (``temporal.lars.LarsEngine``: the box windows' runs, the tuple windows'
+recent atoms), which state files carry.
 """
 
 from __future__ import annotations
@@ -77,9 +77,10 @@ def _add(e: int, n: int) -> int:
 
 
 class Window:
-    """What the engine does with the window atoms of one kind. The defaults are a diamond's:
-    kept incrementally, its auxiliary facts derived as the base's are (with the base's horizon
-    plus the window's length), nothing drawn at a time point."""
+    """What the engine does with the window atoms of one kind. The defaults: nothing drawn at a
+    time point, no next change of its own, nothing recorded of a placement (a diamond's, whose
+    auxiliary facts the engine derives as the base's are: the base's horizon plus the window's
+    length)."""
 
     kind: Kind
     #: recomputed at every time point once its base is complete (a strict edge, as for a
