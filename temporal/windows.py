@@ -158,7 +158,7 @@ class _Box(Window):
                 record(occ, f, t, t)
                 last = occ[f][-1]
             # (a run that covers the window holds t: the last one, unless one was placed ahead)
-            if last[0] <= first and last[1] >= t or covered(occ.get(f, ()), first, t):
+            if last[0] <= first and last[1] >= t or covered(occ[f], first, t):
                 append((rel, f, t))
         return out
 
