@@ -42,6 +42,7 @@ from dotr.temporal import Engine
 from dotr.temporal.epsparql import EpSparqlEngine
 from dotr.temporal.keys import JointPartition
 from dotr.temporal.lars import LarsEngine
+from dotr.temporal.program import LarsProgram
 from dotr.temporal.patterns import PatternEngine
 
 from . import conclude
@@ -63,13 +64,15 @@ class Reasoner:
 
     def __init__(self, checked: CheckResult, background: Iterable = (), include_background: bool = False,
                  max_rounds: int = 10, ontology: OntologicalStage | None = None, freeze_gc: bool = False,
-                 history: int | None = None):
+                 history: int | None = None, lars_program: LarsProgram | None = None):
         """``freeze_gc``: move every object of the process to the garbage collector's permanent
         generation once the background is loaded (``gc.freeze()``: the caller's objects too, so
         it is for a process that runs dotr alone, as ``dotr run`` does; docs/api.md).
         ``history``: how many time units of the stream it keeps at most for a program change
         (None: :data:`~pipeline.history.DEFAULT_LIMIT`'s; it keeps as much as its program
-        reaches back, :func:`~pipeline.history.reach`)."""
+        reaches back, :func:`~pipeline.history.reach`). ``lars_program``: the temporal rules as an
+        earlier reasoner over the same ``ontology`` compiled them (``lars.program``; reset to the
+        terms it had then): they are not compiled again."""
         checked.raise_for_errors()
         self.checked = checked
         self.program = checked.program
@@ -77,7 +80,7 @@ class Reasoner:
         self.dictionary = d = self.ontology.dictionary
         self._ontology_terms = len(d)  # the terms of the rules' and background's materialisation
         temporal = list(checked.analysis.temporal)
-        self.lars = LarsEngine(temporal, dictionary=d) if temporal else None
+        self.lars = LarsEngine(lars_program or temporal, dictionary=d) if temporal else None
         if self.lars is not None:  # background facts hold at every time point for every rule
             self.lars.add_background(self.ontology.lasting_facts(self.lars.uses), interned=True)
         self.patterns = PatternEngine(self.program, d, parsed=checked.queries) if self.program.patterns else None

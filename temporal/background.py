@@ -21,15 +21,14 @@ from networkx import descendants
 
 from dotr.rules import ir
 from dotr.rules.engine.store import INF, RelKey
-from dotr.temporal.windows import Kind, _add
+from dotr.temporal.program import LarsProgram
+from dotr.temporal.windows import _add
 
 if TYPE_CHECKING:
     from dotr.rules.engine.inputs import FactReader
     from dotr.rules.engine.backends.dict_store import DictStore
     from dotr.rules.engine.terms import TermDictionary
-    from networkx import DiGraph
     from dotr.temporal.lars import LarsEngine
-    from dotr.temporal.windows import _Aux
 
 
 def plain_rules(rules: Iterable[ir.Rule]) -> list[ir.Rule]:
@@ -54,17 +53,13 @@ class BackgroundChanges:
     """:meth:`change_background` and what it takes, for :class:`temporal.lars.LarsEngine`."""
 
     # the engine's state that this part reads and changes (set up by LarsEngine.__init__)
+    program: LarsProgram
     dictionary: TermDictionary
     store: DictStore
     start: int
     intensional: set[RelKey]
     background: set[tuple[RelKey, tuple]]
     _read: FactReader
-    _rules: list[ir.Rule]
-    _reads: set[RelKey] | None
-    _aux: dict[tuple, _Aux]
-    _graph: DiGraph
-    _derived: set[RelKey]
     _held: dict[RelKey, dict[tuple, list[list[int]]]]
     _given: set[tuple[RelKey, tuple]]
     _given_by: dict[RelKey, set[tuple]]
@@ -113,12 +108,12 @@ class BackgroundChanges:
         # what the background alone entails: kept by an engine over the rules without ``not``
         # and ``@``, every window read as a plain atom, given the facts of the relations that a
         # rule able to fire reads (built again after a removal, or when more relations are needed)
-        rules, reads = self._plain_program
+        program, reads = self._plain_program
         needed = self._entailing(reads, {rel for rel, facts in by.items() if facts})
         plain = self._plain
         if plain is None or remove or not needed <= self._plain_needed:
             engine = cast("type[LarsEngine]", type(self))  # (this is a part of the engine)
-            plain = self._plain = engine(rules, self.dictionary)
+            plain = self._plain = engine(program)
             plain.add_background([(rel, fact) for rel in needed for fact in by.get(rel, ())], interned=True)
             self._plain_needed = needed
         else:
@@ -134,17 +129,19 @@ class BackgroundChanges:
         return self._given
 
     @cached_property
-    def _plain_program(self) -> tuple[list[ir.Rule], list[tuple[RelKey, set[RelKey]]] | None]:
-        """:func:`plain_rules` of the engine's rules, and what each derives and reads (None: a
-        rule with a variable predicate reads every relation)."""
-        d, rules, reads = self.dictionary, plain_rules(self._rules), []
+    def _plain_program(self) -> tuple[LarsProgram, list[tuple[RelKey, set[RelKey]]] | None]:
+        """:func:`plain_rules` of the engine's rules compiled (once: the engine over them is built
+        again after every removal), and what each derives and reads (None: a rule with a
+        variable predicate reads every relation)."""
+        d, rules, reads = self.dictionary, plain_rules(self.program.rules), []
+        program = LarsProgram(rules, d)
         for rule in rules:
             body = [lit.atom for lit in rule.body if isinstance(lit, ir.AtomLiteral)]
             if any(isinstance(atom.pred, ir.Var) for atom in body):
-                return rules, None
+                return program, None
             reads.append(((d.intern(rule.head.pred), len(rule.head.args)),
                           {(d.intern(atom.pred), len(atom.args)) for atom in body}))
-        return rules, reads
+        return program, reads
 
     def _entailing(self, reads: list[tuple[RelKey, set[RelKey]]] | None, have: set[RelKey]) -> set[RelKey]:
         """The relations whose background facts matter to what the plain rules (``reads``: what
@@ -191,13 +188,14 @@ class BackgroundChanges:
         until its base's last time point plus its length. Returns the relations cut."""
         store, keep = self.store, self._given
         affected = {rel for rel, _ in removed}
-        if self._reads is None:  # (a variable predicate: any relation may depend on any other)
+        program = self.program
+        if program.reads is None:  # (a variable predicate: any relation may depend on any other)
             affected |= set(store.relations)
         for rel in list(affected):
-            if rel in self._graph:
-                affected |= descendants(self._graph, rel)
-        diamonds = {aux.rel: aux for aux in self._aux.values() if aux.kind == Kind.DIAMOND and aux.rel in affected}
-        past = {aux.rel for aux in self._aux.values() if aux.kind in (Kind.AT, Kind.TUPLE_AT)}
+            if rel in program.graph:
+                affected |= descendants(program.graph, rel)
+        diamonds = {aux.rel: aux for aux in program.aux.values() if not aux.window.per_time and aux.rel in affected}
+        past = {aux.rel for aux in program.aux.values() if aux.window.with_time}
 
         def cut(rel: RelKey, fact: tuple, cap: int) -> None:
             store.relations[rel].facts[fact] = cap
@@ -207,7 +205,7 @@ class BackgroundChanges:
             expiry = store.expiry(rel, fact)
             if expiry is not None and expiry > last:
                 cut(rel, fact, last)
-        for rel in affected & self._derived:
+        for rel in affected & program.derived:
             if rel in past or rel in diamonds or rel not in store.relations:
                 continue
             for fact, expiry in list(store.relations[rel].facts.items()):

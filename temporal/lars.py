@@ -23,6 +23,10 @@ its positive part depends on its head), and what it derives holds at that time p
 place conclusions at T: now, in the history (which feeds the windows) or in the future. The
 background can change between time points (``temporal.background``).
 
+The rules are compiled once (:class:`~temporal.program.LarsProgram`: the rewriting, the join plans,
+the strata); an engine holds the state of one run over them, and several engines can run over one
+program. What each kind of window does is its behaviour object's (``temporal.windows``).
+
 >>> from dotr.rules import parse
 >>> engine = LarsEngine(parse("alarm(R) :- [2] <> smoke(R).").rules)
 >>> smoke = engine.relation("smoke", 1)
@@ -33,7 +37,6 @@ background can change between time points (``temporal.background``).
 
 from __future__ import annotations
 
-import bisect
 from collections import defaultdict, deque
 from functools import partial
 from itertools import repeat
@@ -42,20 +45,18 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 
-from dotr.rules import Diagnostic, RuleError, TimeOrderError, UsageError, ir
-from dotr.rules.lang.analysis import stratify
-from networkx import DiGraph, has_path, strongly_connected_components
-from dotr.rules.engine.plan import CompiledRule, compile_rule, evaluate_full
-from dotr.rules.engine.fixpoint import SemiNaive
+from dotr.rules import TimeOrderError, UsageError, ir
+from dotr.rules.engine.plan import CompiledRule, evaluate_full
 from dotr.rules.engine.inputs import FactReader, relation_check
 from dotr.rules.engine.backends.dict_store import DictStore
 from dotr.rules.engine.store import INF, FactItem, RelKey
 from dotr.rules.engine.terms import TermDictionary, fact_atom, format_fact
 from dotr.rules.engine.times import check_time
 from dotr.temporal.background import BackgroundChanges
-from dotr.temporal.windows import _TUPLE, Kind, _add, _Aux
-from dotr.temporal.negation import NegationView, split_rule, terms_of
-from dotr.temporal.tuples import TupleWindow
+from dotr.temporal.negation import NegationView
+from dotr.temporal.program import LarsProgram
+from dotr.temporal.tuples import TupleWindow, tuple_window
+from dotr.temporal.windows import _add, _Aux
 
 
 
@@ -73,185 +74,61 @@ class Output:
     removed: list[tuple[RelKey, tuple]] = field(default_factory=list)
 
 
-def _reach(rule: ir.Rule) -> int:
-    """How far before the evaluation time the ``@`` head of ``rule`` can place an atom: for
-    ``@T`` with T from ``[n] @T p`` n, for ``@U`` with ``U = T + k`` n - k; otherwise no bound
-    (INF: T from a whole-stream or tuple window, from data, or a fixed time).
-
-    >>> from dotr.rules import parse
-    >>> [_reach(r) for r in parse("@U h(X) :- [3] @T p(X), U = T + -2 .  @T g(X) :- [1] @T p(X) .").rules]
-    [5, 1]
-    >>> _reach(parse("@T g(X) :- @T p(X) .").rules[0]) == INF
-    True
-    """
-    at, offset = rule.at, 0
-    if not isinstance(at, ir.Var):
-        return INF
-    name = at.name
-    for lit in rule.body:
-        if isinstance(lit, ir.Comparison) and lit.op == "=" and isinstance(lit.left, ir.Var) and lit.left.name == name:
-            expr = lit.right
-            if not (isinstance(expr, ir.BinOp) and expr.op in "+-" and isinstance(expr.left, ir.Var)
-                    and isinstance(expr.right, ir.Num) and isinstance(expr.right.value, int)):
-                return INF
-            name, offset = expr.left.name, expr.right.value * (1 if expr.op == "+" else -1)
-    sizes = [lit.window.length() for lit in rule.body
-             if isinstance(lit, ir.TemporalLiteral) and isinstance(lit.op, ir.At) and not lit.negated
-             and isinstance(lit.op.time, ir.Var) and lit.op.time.name == name
-             and lit.window is not None and not lit.window.tuple]
-    return max(min(sizes) - offset, 0) if sizes else INF
-
-
 class LarsEngine(BackgroundChanges):
     """Evaluates LARS rules time point by time point; see the module docstring."""
 
-    def __init__(self, rules: Iterable[ir.Rule], dictionary: TermDictionary | None = None,
-                 background: Iterable[tuple[RelKey, tuple]] = (), start: int | None = None, semi_naive: bool = True,
-                 rule_disabling: bool = True, disable_from: int = 10, prefixes: dict[str, str] | None = None):
-        """``prefixes``: those of the facts given as text (``":s1"``)."""
-        self.dictionary = d = dictionary if dictionary is not None else TermDictionary()
+    def __init__(self, rules: Iterable[ir.Rule] | LarsProgram, dictionary: TermDictionary | None = None,
+                 background: Iterable[tuple[RelKey, tuple]] = (), start: int | None = None,
+                 semi_naive: bool | None = None, rule_disabling: bool = True, disable_from: int = 10,
+                 prefixes: dict[str, str] | None = None):
+        """``rules``: the rules, or a :class:`~temporal.program.LarsProgram` compiled from them (over
+        ``dictionary``, or None: the program's); ``semi_naive``: None is True, or the program's.
+        ``prefixes``: those of the facts given as text (``":s1"``)."""
+        if isinstance(rules, LarsProgram):
+            if semi_naive is not None and semi_naive != rules.semi_naive:
+                raise UsageError(f"semi_naive={semi_naive} for a LarsProgram compiled with semi_naive={rules.semi_naive}")
+            program = rules
+            d = program.bind(dictionary)
+        else:
+            program = LarsProgram(rules, dictionary, semi_naive is not False)
+            d = program.dictionary
+        #: the compiled rules (shared by every engine built over them: never changed)
+        self.program = p = program
+        self.dictionary = d
+        #: the relations the rules derive (the program's)
+        self.intensional = p.intensional
+        #: each rule with its body over stored relations (window atoms as auxiliary atoms; the program's)
+        self.rewritten = p.rewritten
+        self.stratum_count = p.stratum_count
+        self.tuple_size = p.tuple_size
         self.store = DictStore(lambda pid: isinstance(d.term(pid), ir.Iri))
         #: the first time point of the timeline (windows reach no further back); None: the first
         #: time point stepped
         self.start = 0 if start is None else start
         self._start_fixed = start is not None
         self.t: int | None = None
-        self._aux: dict[tuple, _Aux] = {}
-        #: each rule with its body over stored relations (window atoms as auxiliary atoms)
-        self.rewritten: list[tuple[ir.Rule, tuple]] = []
-        self._dia_of: dict[RelKey, list[_Aux]] = defaultdict(list)  # base -> diamond aux
-        self._pertime: list[_Aux] = []  # aux recomputed at every time point
-        rules = list(rules)
-        facts = [r.head for r in rules if r.is_fact]
-        rules = [r for r in rules if not r.is_fact]
-        self.intensional: set[RelKey] = set()
-        self._reads: set[RelKey] | None = set()  # None: a variable predicate reads every triple
-        self._at_heads: dict[RelKey, RelKey] = {}  # pseudo head relation -> placed relation
-        plain_heads: set[RelKey] = set()
-        compiled: list[tuple[ir.Rule, CompiledRule, bool, ir.Atom, tuple]] = []
-        graph = DiGraph()
-        for rule in rules:
-            head_rel = (d.intern(rule.head.pred), len(rule.head.args))
-            self.intensional.add(head_rel)
-            body = tuple(self._rewrite(lit, graph, head_rel) for lit in rule.body)
-            self.rewritten.append((rule, body))
-            head = rule.head
-            if rule.at is not None:  # the time is an extra argument of a pseudo relation
-                pseudo = ir.Atom(ir.Name(f"_lars:place:{head_rel[0]}:{head_rel[1]}"), (*head.args, rule.at))
-                self._at_heads[(d.intern(pseudo.pred), len(pseudo.args))] = head_rel
-                head = pseudo
-            else:
-                plain_heads.add(head_rel)
-            for lit in body:
-                if isinstance(lit, ir.AtomLiteral):
-                    rel: RelKey | None = (d.intern(lit.atom.pred), len(lit.atom.args))
-                    strict = lit.negated
-                    if graph.has_edge(rel, head_rel):
-                        graph[rel][head_rel]["negative"] |= strict
-                    else:
-                        graph.add_edge(rel, head_rel, negative=strict)
-            graph.add_node(head_rel)
-            for lit in rule.body:
-                if isinstance(lit, (ir.AtomLiteral, ir.TemporalLiteral)) and self._reads is not None:
-                    pred = lit.atom.pred
-                    if isinstance(pred, ir.Var):
-                        self._reads = None
-                    else:
-                        self._reads.add((d.intern(pred), len(lit.atom.args)))
-            negated = any(isinstance(l, ir.AtomLiteral) and l.negated for l in body)
-            compiled.append((rule, compile_rule(head, body, d), negated, head, body))
-        # a rule with ``not`` or a tuple window whose positive part does not depend on its head
-        # is maintained incrementally (temporal.negation, temporal.tuples): its positive part as
-        # a rule of its own
-        tuple_windows = {aux.rel for aux in self._pertime if aux.kind in _TUPLE}
-        #: rule number -> its view's body atom and relation, positive literals, negated atoms, tuple windows, head
-        views: dict[int, tuple[ir.Atom, RelKey, tuple, list[ir.Atom], tuple[ir.Atom, ...], RelKey]] = {}
-        for i, (rule, c, negated, head, body) in enumerate(compiled):
-            head_rel = (d.intern(rule.head.pred), len(rule.head.args))
-            windows = tuple(lit.atom for lit in body if isinstance(lit, ir.AtomLiteral) and not lit.negated
-                            and (d.intern(lit.atom.pred), len(lit.atom.args)) in tuple_windows)
-            if (negated or windows) and semi_naive and c.head is not None and c.body_relations \
-                    and None not in c.body_relations and not any(
-                    has_path(graph, head_rel, rel) for rel in c.body_relations):
-                body_atom, positive, negated_atoms = split_rule(i, head, body, windows)
-                body_rel = (d.intern(body_atom.pred), len(body_atom.args))
-                for rel in c.body_relations:
-                    graph.add_edge(rel, body_rel, negative=False)
-                graph.add_edge(body_rel, head_rel, negative=False)
-                views[i] = (body_atom, body_rel, positive, negated_atoms, windows, c.head)
-        strata, recursive, ratchets = self._stratify(graph)
-        self._graph = graph  # relation -> the relations derived from it (a background removal cuts them)
-        self._strata = strata
-        self.stratum_count = max(strata.values(), default=-1) + 1
-        self._loop = SemiNaive()  # the semi-naive rules' plans by seed (rules.engine.fixpoint)
-        #: stratum -> rules evaluated in full at each time point, their conclusions holding then only:
-        #: rules with negation that no view keeps (below), and rules in a recursion through a diamond window (whose horizons
-        #: would otherwise rise by the window's length at each round, for ever)
-        self._full: dict[int, list[CompiledRule]] = defaultdict(list)
-        #: stratum -> the semi-naive rules (evaluated in full once after a background removal)
-        self._positive: dict[int, list[CompiledRule]] = defaultdict(list)
-        #: stratum -> the views of the rules with ``not`` maintained incrementally
+        #: stratum -> the views of the rules with ``not`` or a tuple window (temporal.negation)
         self._views: dict[int, list[NegationView]] = defaultdict(list)
         #: relation -> what to tell of its new facts (a delta) and of its expired facts (one each)
         self._on_added: dict[RelKey, list] = defaultdict(list)
         self._on_expired: dict[RelKey, list] = defaultdict(list)
-        readers: dict[RelKey, list] = defaultdict(list)  # tuple window -> its readers (None: not a view)
-        for i, (rule, c, negated, head, body) in enumerate(compiled):
-            head_rel = (d.intern(rule.head.pred), len(rule.head.args))
-            stratum = strata.get(head_rel, 0)
-            if i in views and head_rel not in ratchets:
-                body_atom, body_rel, positive, negated_atoms, windows, view_head = views[i]
-                for atom in windows:
-                    readers[(d.intern(atom.pred), len(atom.args))].append((body_rel, body_atom, atom))
-                body_rule = compile_rule(body_atom, positive, d)
-                for rel, plan in zip(body_rule.body_relations, body_rule.seeded):
-                    self._loop.add(rel, plan)
-                self._positive[strata.get(body_rel, 0)].append(body_rule)
-                neg = [((d.intern(a.pred), len(a.args)), terms_of(a, body_atom, d.intern)) for a in negated_atoms]
-                view = NegationView(body_rel, view_head, terms_of(head, body_atom, d.intern), neg)
+        #: relation -> the views that hold its heads themselves (no rule reads them)
+        self._sinks: dict[RelKey, list[NegationView]] = defaultdict(list)
+        for stratum, specs in p.views.items():
+            for spec in specs:
+                view = NegationView(spec.body, spec.head, spec.head_terms, spec.negated)
                 self._views[stratum].append(view)
-                self._on_added[body_rel].append(view.body_added)
-                self._on_expired[body_rel].append(view.body_expired)
-                for j, (rel, _) in enumerate(neg):
+                self._on_added[spec.body].append(view.body_added)
+                self._on_expired[spec.body].append(view.body_expired)
+                for j, (rel, _) in enumerate(spec.negated):
                     self._on_added[rel].append(partial(view.negated_changed, j))
                     self._on_expired[rel].append(partial(view.negated_expired, j))
-                continue
-            for rel in c.body_relations:
-                if rel in tuple_windows:
-                    readers[rel].append(None)
-            if negated or not c.body_relations or not semi_naive or head_rel in ratchets:
-                self._full[stratum].append(c)  # (naive mode: all rules in full)
-            else:
-                for rel, plan in zip(c.body_relations, c.seeded):
-                    self._loop.add(rel, plan)
-                self._positive[stratum].append(c)
-        # a view whose head no rule reads (nor an @ head places) holds its heads itself
-        self._sinks: dict[RelKey, list[NegationView]] = defaultdict(list)
-        for stratum_views in self._views.values():
-            for view in stratum_views:
-                if self._reads is not None and view.head in self.intensional and view.head not in self._reads \
-                        and view.head not in self._at_heads.values():
+                if spec.sink:
                     view.sink = True
                     self._sinks[view.head].append(view)
-        self._aux_stratum = {aux.rel: strata.get(aux.base, 0) for aux in self._pertime}
-        #: the relations the rules derive: heads, window auxiliaries, the positive parts of views
-        self._derived = self.intensional | {aux.rel for aux in self._aux.values()} | {
-            view.body for views in self._views.values() for view in views}
-        #: stratum -> box and @ auxiliaries in a recursion of that stratum: recomputed as their
-        #: base grows at t, to the least model
-        self._recursive: dict[int, list[_Aux]] = defaultdict(list)
-        for aux in self._pertime:
-            if aux.rel in recursive:
-                self._recursive[strata.get(aux.rel, 0)].append(aux)
-        #: tuple windows kept from one time point to the next (temporal.tuples): those that only
-        #: views read (the others are drawn again at every time point)
-        self._tuple: dict[RelKey, TupleWindow] = {}
-        for aux in self._pertime:
-            if aux.rel in tuple_windows and aux.rel not in recursive and None not in readers[aux.rel]:
-                self._tuple[aux.rel] = window = TupleWindow(aux, d.number)
-                for body_rel, body_atom, atom in readers[aux.rel]:
-                    window.read_by(body_rel, body_atom, atom, d.intern)
-        self.tuple_size = max((a.size for a in self._pertime if a.kind in _TUPLE), default=0)
+        #: tuple windows kept from one time point to the next (temporal.tuples)
+        self._tuple: dict[RelKey, TupleWindow] = {
+            rel: tuple_window(aux, d.number, readers) for rel, (aux, readers) in p.kept_tuples.items()}
         self._recent: deque = deque(maxlen=self.tuple_size or 1)  # (time, rel, fact) stream atoms
         self._seen_atoms = 0
         self._future: dict[int, list[tuple[RelKey, tuple]]] = defaultdict(list)
@@ -259,11 +136,7 @@ class LarsEngine(BackgroundChanges):
         self._placed: set[tuple[int, RelKey, tuple]] = set()
         # when the atoms of @ heads held other than by a placement (derived by a plain rule, or
         # input): a placement into the past reports and feeds to the windows only what is new there
-        self._at_targets = set(self._at_heads.values())
-        self._tracked = self._at_targets & plain_heads
         self._held: dict[RelKey, dict[tuple, list[list[int]]]] = defaultdict(dict)
-        # how far back an @ head can place an atom again: both are kept that long
-        self._placement_horizon = max((_reach(r) for r in rules if r.at is not None), default=0) + 1
         self._inputs: list[tuple[RelKey, tuple]] = []  # the stream atoms of the current time point
         self._prev_t: int | None = None
         self._given_at: int | None = None  # the last time point something was given or placed at
@@ -279,7 +152,6 @@ class LarsEngine(BackgroundChanges):
         self._placed_now: list = []
         #: the intensional facts that follow from the background alone (they hold at every time point)
         self.background: set[tuple[RelKey, tuple]] = set()
-        self._rules = rules  # (without the facts)
         #: the background facts as they are now; since when those added by a change hold, and
         #: when those a change removed held (tuple windows look back at them)
         self._given: set[tuple[RelKey, tuple]] = set()
@@ -302,9 +174,9 @@ class LarsEngine(BackgroundChanges):
         self._out_anew = True  # compute the output in full at the next step (after a restore, a change)
         #: facts as given (any form of ``rules.engine.inputs``) -> (relation, ids), checked: a
         #: relation the rules neither read nor derive is refused
-        self._read = FactReader(d, prefixes, relation_check(d, (self._reads or set()) | self.intensional,
-                                                            any_triple=self._reads is None))
-        self.add_background([*(self._fact(a) for a in facts), *self._read.all(background)], interned=True)
+        self._read = FactReader(d, prefixes, relation_check(d, (p.reads or set()) | p.intensional,
+                                                            any_triple=p.reads is None))
+        self.add_background([*p.facts, *self._read.all(background)], interned=True)
 
     def add_background(self, facts: Iterable, interned: bool = False) -> None:
         """Add facts that hold at every time point, before the first step: the rules' facts, and
@@ -323,9 +195,10 @@ class LarsEngine(BackgroundChanges):
         for rel, fact in facts:
             self._given_by[rel].add(fact)
         self._propagate([(rel, fact, INF) for rel, fact in facts])
-        positive = [c for rules in self._full.values() for c in rules if not c.negated_relations]
+        positive = [c for rules in self.program.full.values() for c in rules if not c.negated_relations]
+        lasting = [aux for aux in self.program.pertime if aux.window.lasting]
         while True:  # a box or a tuple window over what holds at every time point holds too
-            items = [(aux.rel, fact, INF) for aux in self._pertime if aux.kind in (Kind.BOX, Kind.TUPLE_DIAMOND, Kind.TUPLE_BOX)
+            items = [(aux.rel, fact, INF) for aux in lasting
                      for fact, expiry in self.store.relation(aux.base).facts.items() if expiry >= INF]
             items += [item for c in positive for item in evaluate_full(c, self.store) if item[2] >= INF]
             if not self._propagate(items):
@@ -346,20 +219,8 @@ class LarsEngine(BackgroundChanges):
         if self._given_at == last or self._held_until(last):
             candidates.append(last + 1)
         candidates += [when for when in self._future if when > last]
-        for aux in self._pertime:
-            if aux.kind == Kind.BOX and aux.size < INF:
-                runs = self._occ.get(aux.base, {})
-                for fact in self.store.relation(aux.base).facts:
-                    filled = runs[fact][-1][0] + aux.size if fact in runs else None
-                    if filled is not None and filled > last:
-                        candidates.append(filled)
-            elif aux.kind in (Kind.AT, Kind.TUPLE_AT) and last + 1 not in candidates:
-                # ``@T p`` binds T to every time point where p holds: a fact that held at
-                # ``last`` (and may hold on) gives a new T at ``last + 1``; a tuple window's
-                # stream atoms keep their time points, its background facts hold at every one
-                floor = last if aux.kind == Kind.AT else INF
-                if any(expiry >= floor for expiry in self.store.relation(aux.base).facts.values()):
-                    candidates.append(last + 1)
+        for aux in self.program.pertime:
+            aux.window.next_change(self, aux, last, candidates)
         return min(candidates, default=None)
 
     def _held_until(self, last: int) -> bool:
@@ -379,7 +240,7 @@ class LarsEngine(BackgroundChanges):
         """Whether a rule reads ``rel`` (plainly or through a window) or derives it: the
         background facts the engine needs (those of a derived relation hold, and are no new
         conclusion, at every time point)."""
-        return self._reads is None or rel in self._reads or rel in self.intensional
+        return self.program.uses(rel)
 
     # ------------------------------------------------------------------------ state
     def snapshot(self) -> dict:
@@ -421,37 +282,6 @@ class LarsEngine(BackgroundChanges):
         for window in self._tuple.values():
             window.rebuild(self._recent, self._seen_atoms)
 
-    # ------------------------------------------------------------------ compilation
-    def _stratify(self, graph: DiGraph) -> tuple[dict, set, set]:
-        """Strata of the rewritten program, the box and @ auxiliaries inside a recursion, and the
-        relations in a recursion through a diamond of finite positive length.
-
-        A box, @ or tuple window over ``p`` is computed once ``p`` is complete at t (a strict edge,
-        as for a negation), unless ``p`` depends on the window itself: positive recursion through
-        a window has a least model at t, which recomputing the auxiliary as ``p`` grows reaches.
-        Only negation through recursion has none: a :class:`RuleError` (E201), as the checker
-        reports it."""
-        windows = {aux.rel for aux in self._pertime}
-        members = {}
-        for number, component in enumerate(strongly_connected_components(graph)):
-            for node in component:
-                members[node] = number
-        recursive = set()
-        for base, aux in list(graph.edges()):
-            if aux in windows and members[base] == members[aux]:
-                graph[base][aux]["negative"] = False
-                recursive.add(aux)
-        strata, cycles = stratify(graph)
-        if cycles:  # (the checker reports it first; rules given to the engine directly come here)
-            d, heads = self.dictionary, {v for edges in cycles for _, v in edges}
-            rule, head = next((r, rel) for r, _ in self.rewritten
-                              if (rel := (d.intern(r.head.pred), len(r.head.args))) in heads)
-            raise RuleError([Diagnostic("E201", f"negation through recursion: {format_fact(d, head, ())} depends "
-                                                "negatively on itself", rule.span, "negation must be stratified")])
-        ratcheting = {members[aux.rel] for aux in self._aux.values()
-                      if aux.kind == Kind.DIAMOND and 0 < aux.size < INF and members[aux.base] == members[aux.rel]}
-        return strata, recursive, {node for node, number in members.items() if number in ratcheting}
-
     def relation(self, pred: str | ir.Name | ir.Iri, arity: int) -> RelKey:
         if isinstance(pred, str):
             pred = ir.Name(pred)
@@ -460,47 +290,11 @@ class LarsEngine(BackgroundChanges):
     def window_of(self, rel: RelKey) -> _Aux | None:
         """The window atom that the auxiliary relation ``rel`` of a rewritten rule stands for
         (its kind, size and base relation), or None for a relation of the program's own."""
-        return next((aux for aux in self._aux.values() if aux.rel == rel), None)
+        return self.program.window_of(rel)
 
     def _fact(self, atom: ir.Atom) -> tuple[RelKey, tuple]:
         d = self.dictionary
         return (d.intern(atom.pred), len(atom.args)), tuple(d.intern(a) for a in atom.args)
-
-    def _rewrite(self, lit, graph: DiGraph, head_rel: RelKey):
-        """A body literal over stored relations: window atoms become auxiliary atoms."""
-        if not isinstance(lit, ir.TemporalLiteral):
-            return lit
-        d = self.dictionary
-        atom = lit.atom
-        if isinstance(atom.pred, ir.Var):
-            raise UsageError("a variable predicate cannot be used inside a window (E308: check the program first)")
-        base = (d.intern(atom.pred), len(atom.args))
-        window, op = lit.window, lit.op
-        size = INF if window is None else window.length()
-        tuple_window = window is not None and window.tuple
-        kind = {ir.Diamond: Kind.DIAMOND, ir.Box: Kind.BOX, ir.At: Kind.AT}[type(op)]
-        if tuple_window:
-            kind = {Kind.DIAMOND: Kind.TUPLE_DIAMOND, Kind.BOX: Kind.TUPLE_BOX, Kind.AT: Kind.TUPLE_AT}[kind]
-        with_time = kind in (Kind.AT, Kind.TUPLE_AT)
-        key = (kind, size, base)
-        aux = self._aux.get(key)
-        if aux is None:
-            name = ir.Name(f"_lars:{kind}:{size}:{base[0]}:{base[1]}")
-            aux = _Aux((d.intern(name), base[1] + with_time), base, kind, size)
-            self._aux[key] = aux
-            if kind == Kind.DIAMOND:
-                self._dia_of[base].append(aux)
-            else:
-                self._pertime.append(aux)
-        # the auxiliary relation depends on its base: a diamond like a positive atom; the others
-        # are computed once the base is complete at t (like a negation: a strict edge)
-        strict = kind != Kind.DIAMOND
-        if graph.has_edge(base, aux.rel):
-            graph[base][aux.rel]["negative"] |= strict
-        else:
-            graph.add_edge(base, aux.rel, negative=strict)
-        args = (*atom.args, op.time) if isinstance(op, ir.At) else atom.args  # (with_time)
-        return ir.AtomLiteral(ir.Atom(ir.Name(f"_lars:{kind}:{size}:{base[0]}:{base[1]}"), args), lit.negated)
 
     # ------------------------------------------------------------------ evaluation
     def step(self, t: int, facts: Iterable = (), derived: Iterable = (), interned: bool = False) -> Output:
@@ -535,7 +329,8 @@ class LarsEngine(BackgroundChanges):
             self._recent.extend((t, rel, fact) for rel, fact in facts)
             for window in self._tuple.values():
                 window.arrive(self._seen_atoms - len(facts) + 1, t, facts, self._seen_atoms)
-        targets = self._at_targets
+        p = self.program
+        targets = p.at_targets
         if targets:  # an input atom of an @ head's predicate holds at t (see _place)
             for rel, fact in facts + derived:
                 if rel in targets:
@@ -549,32 +344,32 @@ class LarsEngine(BackgroundChanges):
         self._placed_now = placed_now
         done: set[RelKey] = set()
         for stratum in range(max(self.stratum_count, 1)):
-            recursive = self._recursive.get(stratum, ())
+            recursive = p.recursive.get(stratum, ())
             done.update(aux.rel for aux in recursive)
-            for aux in self._pertime:
-                if aux.rel not in done and self._aux_stratum[aux.rel] < stratum:
+            for aux in p.pertime:
+                if aux.rel not in done and p.aux_stratum[aux.rel] < stratum:
                     done.add(aux.rel)
-                    items += self._pertime_facts(aux, t)
+                    items += aux.window.facts(self, aux, t, True)
             self._propagate(items)
             items = []
             if self._rederive:  # after a removal: what still holds, derived again
                 again = self._rederive
-                self._propagate([item for c in self._positive.get(stratum, ())
-                                 if c.head is None or self._at_heads.get(c.head, c.head) in again
+                self._propagate([item for c in p.positive.get(stratum, ())
+                                 if c.head is None or p.at_heads.get(c.head, c.head) in again
                                  for item in evaluate_full(c, self.store)])
             while True:  # rules in full and windows in a recursion, to the stratum's fixpoint
                 fresh = []
-                for c in self._full.get(stratum, ()):
+                for c in p.full.get(stratum, ()):
                     fresh += self._run_full(c, t)
                 for view in self._views.get(stratum, ()):
                     fresh += view.update(t, self.store)
                 for aux in recursive:
-                    fresh += self._pertime_facts(aux, t, disable=False)
+                    fresh += aux.window.facts(self, aux, t, False)
                 if not self._propagate(fresh):
                     break
-        for aux in self._pertime:  # auxiliaries whose base is in the top stratum feed no rule
+        for aux in p.pertime:  # auxiliaries whose base is in the top stratum feed no rule
             if aux.rel not in done and aux.rel not in self._tuple:
-                self._pertime_facts(aux, t)
+                aux.window.facts(self, aux, t, True)
         self._prev_t = t
         self._rederive = set()
         if t % 256 == 0:
@@ -638,9 +433,7 @@ class LarsEngine(BackgroundChanges):
                 self._gone[key] = [run for run in self._gone[key] if run[1] >= oldest]
                 if not self._gone[key]:
                     del self._gone[key]
-        finite = [a.size for a in self._aux.values() if a.size < INF]
-        horizon = max(finite, default=0) + 1
-        reach = self._placement_horizon
+        horizon, reach, whole = self.program.box_horizon, self.program.placement_horizon, self.program.whole_boxes
         if reach < INF:
             self._placed = {key for key in self._placed if key[0] >= t - reach}
             for runs in self._held.values():
@@ -648,7 +441,6 @@ class LarsEngine(BackgroundChanges):
                     runs[fact] = [run for run in runs[fact] if run[1] >= t - reach]
                     if not runs[fact]:
                         del runs[fact]
-        whole = {a.base for a in self._pertime if a.kind == Kind.BOX and a.size >= INF}
         for rel, runs in self._occ.items():
             for fact in list(runs):
                 kept = [run for run in runs[fact] if run[1] >= t - horizon or
@@ -679,7 +471,7 @@ class LarsEngine(BackgroundChanges):
                     dirty.add((rel, fact))
             return
         carried = prev is not None and self._given_at != prev and not self._held_until(prev)
-        occ, held_of, since = self._occ, self._held, prev or 0
+        occ, held_of, since, dia_of = self._occ, self._held, prev or 0, self.program.dia_of
         last = tells = runs = None
         for rel, fact, expiry in self.store.expire(t):
             if rel is not last:  # (the dropped facts come in runs of one relation)
@@ -698,7 +490,7 @@ class LarsEngine(BackgroundChanges):
                 held = held_of.get(rel)
                 if held is not None and fact in held and held[fact][-1][1] == expiry:
                     held[fact][-1][1] = until
-                self._carried.extend((aux.rel, fact, _add(until, aux.size)) for aux in self._dia_of.get(rel, ())
+                self._carried.extend((aux.rel, fact, _add(until, aux.size)) for aux in dia_of.get(rel, ())
                                      if _add(until, aux.size) >= t)
         if prev is not None and prev < t - 1:
             for rel, runs in self._occ.items():
@@ -711,11 +503,12 @@ class LarsEngine(BackgroundChanges):
         return [(rel, fact, e if e < t else t) for rel, fact, e in evaluate_full(c, self.store)]  # holds now only
 
     def _propagate(self, items: list[FactItem]) -> int:
-        return self._loop.run(self.store, items, self._apply)
+        return self.program.loop.run(self.store, items, self._apply)
 
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
         """Store items (placing ``@`` heads, deriving diamond auxiliaries); returns the delta."""
-        at_heads, dia_of, tracked, on_added = self._at_heads, self._dia_of, self._tracked, self._on_added
+        p = self.program
+        at_heads, dia_of, tracked, on_added = p.at_heads, p.dia_of, p.tracked, self._on_added
         intensional, dirty = self.intensional, self._dirty
         t = self.t if self.t is not None else self.start
         delta: dict[RelKey, dict[tuple, int]] = {}
@@ -768,14 +561,11 @@ class LarsEngine(BackgroundChanges):
         if when > now:
             self._future[when].append((rel, fact))
             return []
-        out = [(aux.rel, fact, _add(when, aux.size)) for aux in self._dia_of.get(rel, ())
+        p = self.program
+        out = [(aux.rel, fact, _add(when, aux.size)) for aux in p.dia_of.get(rel, ())
                if _add(when, aux.size) >= now]
-        for aux in self._pertime:
-            if aux.base == rel and aux.kind == Kind.AT and _add(when, aux.size) >= now:
-                out.append((aux.rel, (*fact, self.dictionary.number(when)), _add(when, aux.size)))
-            if aux.base == rel and aux.kind == Kind.BOX:
-                self._record(rel, fact, when, when)
-                self._disabled_until.pop(aux.rel, None)  # the past changed: decide again
+        for aux, window in p.placed_into.get(rel, ()):
+            out += window.placed(self, aux, fact, when, now)
         if any(expiry == now for _, _, expiry in out):  # (its window facts stop holding after now)
             self._given_at = now
         return out
@@ -791,93 +581,7 @@ class LarsEngine(BackgroundChanges):
     def _held_at(self, rel: RelKey, fact: tuple, when: int) -> bool:
         return any(start <= when <= end for start, end in self._held.get(rel, {}).get(fact, ()))
 
-    # ------------------------------------------------------------ per-time-point windows
-    def _record(self, rel: RelKey, fact: tuple, start: int, end: int) -> None:
-        """Note that ``fact`` held throughout [start, end] (for box windows)."""
-        runs = self._occ[rel].setdefault(fact, [])
-        if runs and runs[-1][0] <= start <= runs[-1][1] + 1:  # (the usual case: it held just before)
-            if end > runs[-1][1]:
-                runs[-1][1] = end
-            return
-        i = bisect.bisect_left(runs, [start, start])
-        runs.insert(i, [start, end])
-        merged: list[list[int]] = []
-        for run in runs:
-            if merged and run[0] <= merged[-1][1] + 1:
-                merged[-1][1] = max(merged[-1][1], run[1])
-            else:
-                merged.append(run)
-        runs[:] = merged
-
-    def _covered(self, rel: RelKey, fact: tuple, first: int, last: int) -> bool:
-        for start, end in self._occ[rel].get(fact, ()):
-            if start <= first and end >= last:
-                return True
-        return False
-
-    def _pertime_facts(self, aux: _Aux, t: int, disable: bool = True) -> list[FactItem]:
-        """The auxiliary facts of a box, @ or tuple window at t (its base is complete, or
-        ``disable`` is False: it may still grow at t)."""
-        if aux.rel in self._tuple:
-            return self._tuple_facts(self._tuple[aux.rel], t)
-        base_facts = self.store.relation(aux.base).facts
-        number = self.dictionary.number
-        out: list[FactItem] = []
-        if aux.kind == Kind.AT:
-            stamp = number(t)
-            return [(aux.rel, (*f, stamp), _add(t, aux.size)) for f in base_facts]
-        if aux.kind == Kind.BOX:
-            first = self.start if aux.size >= INF else max(self.start, t - aux.size)
-            if disable and self._disable and self._disable_from <= aux.size < INF and not base_facts:
-                self._disabled_until[aux.rel] = t + aux.size
-            if self._disabled_until.get(aux.rel, -1) >= t:
-                for f in base_facts:
-                    runs = self._occ[aux.base].get(f)
-                    if not runs or runs[-1][1] < t:
-                        self._record(aux.base, f, t, t)
-                self.disabled_checks += len(base_facts)
-                return out
-            occ, rel, base, append = self._occ[aux.base], aux.rel, aux.base, out.append
-            for f in base_facts:
-                runs = occ.get(f)
-                if runs:
-                    last = runs[-1]
-                    if last[1] == t - 1:  # (the usual case: it held just before)
-                        last[1] = t
-                    elif last[1] < t:
-                        self._record(base, f, t, t)
-                        last = runs[-1]
-                else:
-                    self._record(base, f, t, t)
-                    last = occ[f][-1]
-                # (a run that covers the window holds t: the last one, unless one was placed ahead)
-                if last[0] <= first and last[1] >= t or self._covered(base, f, first, t):
-                    append((rel, f, t))
-            return out
-        # tuple windows: the last n stream atoms (background facts hold throughout)
-        n, base = int(aux.size), aux.base
-        recent = list(self._recent)[-n:]
-        first, background = self._tuple_span(base, n, t)
-        times: dict[tuple, set[int]] = defaultdict(set)  # fact -> the time points it held at
-        for when, rel, f in recent:
-            if rel == base:
-                times[f].add(when)
-        throughout = []  # (the background facts that held at every time point of the window)
-        for f, start, end in background:
-            if start <= first and end >= t:
-                throughout.append(f)
-            else:
-                times[f].update(range(start, end + 1))
-        if aux.kind == Kind.TUPLE_DIAMOND:
-            out = [(aux.rel, f, t) for f in times] + [(aux.rel, f, t) for f in throughout]
-        elif aux.kind == Kind.TUPLE_BOX:
-            span = set(range(first, t + 1))
-            out = [(aux.rel, f, t) for f, ts in times.items() if ts >= span] + [(aux.rel, f, t) for f in throughout]
-        else:  # tat
-            out = [(aux.rel, (*f, number(u)), t) for f, ts in times.items() for u in ts]
-            out += [(aux.rel, (*f, number(u)), t) for f in throughout for u in range(first, t + 1)]
-        return out
-
+    # ------------------------------------------------------------ tuple windows
     def _tuple_facts(self, window: TupleWindow, t: int) -> list[FactItem]:
         """The facts that entered the tuple ``window`` at t, without a horizon; those that left
         it are removed now, with the rules' groundings built on them."""

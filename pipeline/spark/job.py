@@ -50,6 +50,7 @@ from dotr.ontology.background import load_background
 from dotr.rules import DotrError, InputError, UsageError, check
 from dotr.rules.lang.loader import CheckResult
 from dotr.temporal.keys import JointPartition
+from dotr.temporal.program import LarsProgram
 
 from .. import state_file
 from ..files import MAX_RECORD_SIZE
@@ -90,6 +91,8 @@ class _Worker:
         self._made: list[tuple] = []  # the background changes the enricher made (_key)
         self.kept_terms = 0  # the enricher's terms that are not the stream's
         self._stages: dict[int, tuple[OntologicalStage, int]] = {}  # per group: the temporal engine's
+        #: per group: its temporal rules compiled over its stage's dictionary (once per stage)
+        self._programs: dict[int, LarsProgram] = {}
         self.changed: set[int] = set()  # the groups whose copy of the background a change reached
         self.engines: dict[int, tuple[int, Reasoner]] = {}  # per group: (state version, the live reasoner)
 
@@ -142,10 +145,13 @@ class _Worker:
         once per group, then reset)."""
         if group in self.changed:  # its background changed: restored again
             self._stages.pop(group, None)
+            self._programs.pop(group, None)
             self.changed.discard(group)
         stage, terms = self._stage(group)
         stage.reset(terms)
-        reasoner = Reasoner(self.checked, ontology=stage, **self.reasoner_options)
+        reasoner = Reasoner(self.checked, ontology=stage, lars_program=self._programs.get(group), **self.reasoner_options)
+        if reasoner.lars is not None:
+            self._programs[group] = reasoner.lars.program
         if self.keys is not None:
             reasoner.keep_group(make_partition(self.keys, len(self.labels), stage.dictionary), group)
         return reasoner

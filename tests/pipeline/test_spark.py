@@ -164,12 +164,15 @@ def test_a_restored_state_continues_exactly(example, tmp_path):
     live, outputs = _Worker(bundle), []
     reused, reused_outputs = _Worker(bundle), []
     states, reused_states = [None] * len(groups), [None] * len(groups)
+    programs: dict = {}
     logs = [ChangeLog(tmp_path / name) for name in ("fresh", "reused", "live")]
     for batch in batches:  # three time points each
         rows = enrich_rows(_Worker(bundle), batch, logs[0])
         outputs += _conclude(_Worker(bundle), rows, states, logs[0])  # a fresh worker every batch
         reused.engines.clear()  # the same worker, its engines reset and restored every batch
         reused_outputs += _conclude(reused, enrich_rows(reused, batch, logs[1]), reused_states, logs[1])
+        programs = programs or dict(reused._programs)  # (its groups' LARS rules: compiled once, reused)
+        assert reused._programs == programs and (programs or not checked.analysis.temporal)
     continuous = _conclude(live, enrich_rows(live, elements, logs[2]), [None] * len(groups), logs[2])
     assert outputs == continuous == reused_outputs
     assert [json for _, kind, json in outputs if kind == "result"] == example_output(example, lines, keep_empty=True)

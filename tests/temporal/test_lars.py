@@ -4,10 +4,12 @@ reference.py) on generated programs and streams: every operator, negation, tuple
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
+import pytest
 
-from dotr.rules import RuleError, check_text, ir, parse
+from dotr.rules import RuleError, UsageError, check_text, ir, parse
 from dotr.rules.engine.terms import TermDictionary, format_fact
 from dotr.temporal.lars import LarsEngine
+from dotr.temporal.program import LarsProgram
 from tests.temporal.reference import Reference
 from tests.state_files import round_trip
 from tests.strategies.lars import programs, streams
@@ -30,10 +32,12 @@ def _usable(condition: bool) -> None:
 
 
 def run(program_text: str, stream: list[list[str]], restart: int | None = None,
-        changes: dict[int, tuple[list[str], list[str]]] | None = None, **options):
+        changes: dict[int, tuple[list[str], list[str]]] | None = None, twin: bool = False, **options):
     """Step the engine and the reference side by side; at ``restart`` the engine is replaced by a
     new one restored from a snapshot read back from a state file (as a resumed run or a Spark micro-batch is);
-    ``changes``: time point -> (facts added to, facts removed from the background) before it."""
+    ``changes``: time point -> (facts added to, facts removed from the background) before it;
+    ``twin``: a second engine over the first one's compiled program is stepped in turn with it
+    (and given a stream of its own first), and must print the same."""
     result = check_text(program_text)
     _usable(result.ok)
     program = result.program
@@ -44,12 +48,19 @@ def run(program_text: str, stream: list[list[str]], restart: int | None = None,
     except RuleError:
         _usable(False)
     reference = Reference(rules)
+    if twin:  # (it runs the stream backwards first: what the program held of a run would show)
+        other = LarsEngine(engine.program, **options)
+        for t, facts in enumerate(reversed(stream)):
+            other.step(t, [other._fact(parse(f + ".").facts[0]) for f in facts], interned=True)
+        other = LarsEngine(engine.program, **options)
     background = set(reference.background)
     held: set = set()  # the output as its changes give it
     for t, facts in enumerate(stream + [[]] * 4):
         if changes and t in changes:
             add, remove = ([parse(f + ".").facts[0] for f in part] for part in changes[t])
             engine.change_background([engine._fact(a) for a in add], [engine._fact(a) for a in remove], interned=True)
+            if twin:
+                other.change_background([engine._fact(a) for a in add], [engine._fact(a) for a in remove], interned=True)
             background = (background - {((a.pred, len(a.args)), a.args) for a in remove}) | \
                 {((a.pred, len(a.args)), a.args) for a in add}
             reference.change_background(t, background)
@@ -62,6 +73,10 @@ def run(program_text: str, stream: list[list[str]], restart: int | None = None,
         ref_facts = [((a.pred, len(a.args)), a.args) for a in atoms]
         expected, placed = reference.step(t, ref_facts)
         out = engine.step(t, [engine._fact(a) for a in atoms], interned=True)
+        if twin:
+            twin_out = other.step(t, [engine._fact(a) for a in atoms], interned=True)
+            assert (sorted(twin_out.facts), sorted(twin_out.added), sorted(twin_out.removed), twin_out.at) == \
+                (sorted(out.facts), sorted(out.added), sorted(out.removed), out.at), (t, program_text)
         assert engine.format(out) == sorted(_ref_text(f) for f in expected), (t, program_text)
         assert not set(out.added) & held and set(out.removed) <= held, (t, program_text)
         held = (held - set(out.removed)) | set(out.added)
@@ -203,6 +218,44 @@ def background_changes(draw):
 def test_background_changes_agree_with_the_lars_definitions(program_text, stream, changes, restart):
     """Each time point with the background of its time, windows with that of each earlier one."""
     run(program_text, stream, restart, changes)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(programs() | tuple_programs(), streams(), background_changes())
+def test_engines_over_one_compiled_program_run_apart(program_text, stream, changes):
+    run(program_text, stream, changes=changes, twin=True)
+
+
+def test_a_compiled_program_runs_over_its_own_dictionary_only():
+    d = TermDictionary()
+    d.intern_all([ir.Name("a"), ir.Name("b")])
+    program = LarsProgram(parse("alarm(R) :- [2] <> smoke(R), not [1] [] ok(R) .").rules, d)
+    with pytest.raises(UsageError, match="dictionary it was compiled over"):
+        LarsEngine(program, TermDictionary())
+    with pytest.raises(UsageError, match="semi_naive"):
+        LarsEngine(program, semi_naive=False)
+    program.dictionary.truncate(1)
+    with pytest.raises(UsageError, match="truncated"):
+        LarsEngine(program)
+
+
+def test_a_compiled_program_survives_a_truncation_to_its_start():
+    """A Spark key group resets its dictionary to the background's terms before it builds a
+    reasoner again over the program it compiled: the program's terms come back with their ids."""
+    d = TermDictionary()
+    d.intern(ir.Name("background"))
+    program = LarsProgram(parse("alarm(R) :- [2] <> smoke(R), not [1] [] ok(R, 7.5) .").rules, d)
+    first = LarsEngine(program)
+    smoke, r1 = program.relation("smoke", 1), d.intern(ir.Name("r1"))
+    assert first.format(first.step(0, [(smoke, (r1,))])) == ["alarm(r1)"]
+    d.truncate(1)
+    again = LarsEngine(program)
+    smoke, r1 = program.relation("smoke", 1), d.intern(ir.Name("r1"))
+    assert again.format(again.step(0, [(smoke, (r1,))])) == ["alarm(r1)"]
+    d.truncate(1)
+    d.intern(ir.Name("other"))  # (now the program's terms would get other ids)
+    with pytest.raises(UsageError, match="another id"):
+        LarsEngine(program)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
