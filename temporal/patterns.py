@@ -551,7 +551,7 @@ class PatternEngine:
             self.same_as[e.name] = first.setdefault(e.definition, e.name)
         self.patterns = [_Compiled(p, self) for p in program.patterns]
         # dependency order: a pattern after those that emit the events it uses
-        graph = DiGraph()
+        graph: DiGraph[int] = DiGraph()
         for i, c in enumerate(self.patterns):
             graph.add_node(i)
             for j, other in enumerate(self.patterns):
