@@ -283,9 +283,8 @@ class LarsEngine(BackgroundChanges):
             window.rebuild(self._recent, self._seen_atoms)
 
     def relation(self, pred: str | ir.Name | ir.Iri, arity: int) -> RelKey:
-        if isinstance(pred, str):
-            pred = ir.Name(pred)
-        return (self.dictionary.intern(pred), arity)
+        """The relation of ``pred`` with ``arity`` arguments (:meth:`LarsProgram.relation`)."""
+        return self.program.relation(pred, arity)
 
     def window_of(self, rel: RelKey) -> _Aux | None:
         """The window atom that the auxiliary relation ``rel`` of a rewritten rule stands for
