@@ -117,9 +117,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"dotr: {', '.join(unsupported)} cannot be used with --engine spark (docs/cli.md: a Spark query "
                   "continues from its --checkpoint)", file=sys.stderr)
             return 2
-    from .mqtt import is_mqtt
+    from .locations import is_file
 
-    fmt = output_format_of("-" if is_mqtt(args.output) else args.output, args.format)
+    fmt = output_format_of(args.output if is_file(args.output) else "-", args.format)
     #: how the format was chosen, as the messages name it
     args.format_named = f"--format {fmt.name}" if args.format != "auto" else \
         f"--output {args.output} (--format {fmt.name}, chosen by its extension)"
@@ -148,16 +148,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _check_files(args: argparse.Namespace) -> str | None:
     """What is wrong with the files of ``dotr run``, before anything is loaded (None: nothing)."""
     from .files import describe
-    from .mqtt import is_mqtt
+    from .locations import is_file, scheme_of
 
-    if is_mqtt(args.input) or is_mqtt(args.output):
+    if not (is_file(args.input) and is_file(args.output)):
+        scheme = scheme_of(args.input) or scheme_of(args.output)
         if args.engine == "spark":
-            return "a broker's topic (mqtt://) is read and written by the embedded run: leave out --engine spark"
-        if args.follow and is_mqtt(args.input):
-            return "--follow reads a growing file; a topic (mqtt://) is read until the run is stopped anyway"
-        if is_mqtt(args.input) and input_format(args) in ("trig", "csv"):
-            return (f"--input-format {input_format(args)} reads a file; a topic's messages are JSON Lines or "
-                    "Laser++ lines")
+            return f"a {scheme}:// location is read and written by the embedded run: leave out --engine spark"
+        if args.follow and not is_file(args.input):
+            return f"--follow reads a growing file; a {scheme}:// input is read until the run is stopped anyway"
+        if not is_file(args.input) and input_format(args) in ("trig", "csv"):
+            return (f"--input-format {input_format(args)} reads a file; a {scheme}:// input's messages are JSON "
+                    "Lines or Laser++ lines")
     if (input_format(args) == "csv") != bool(args.mapping):
         return ("--mapping MAP.toml says how a CSV file's rows become records: give it with a CSV input"
                 if args.mapping is None else "--mapping maps a CSV file (--input FILE.csv, or --input-format csv)")
@@ -165,14 +166,14 @@ def _check_files(args: argparse.Namespace) -> str | None:
         return "a CSV input is a file (its first line the header) read by the embedded run"
     if args.replay and input_format(args) != "csv":
         return "--replay paces a CSV file's rows (--input FILE.csv with --mapping)"
-    if args.input != "-" and not is_mqtt(args.input):
+    if args.input != "-" and is_file(args.input):
         if not os.path.exists(args.input):
             return f"--input {args.input}: no such file"
         if os.path.isdir(args.input) and args.engine != "spark":
             return f"--input {args.input}: a directory (the embedded run reads a file; --engine spark watches a directory)"
         if not os.access(args.input, os.R_OK):
             return f"--input {args.input}: cannot be read (permission denied)"
-    if args.input != "-" and args.output != "-" and os.path.exists(args.output) and not is_mqtt(args.input):
+    if args.input != "-" and args.output != "-" and os.path.exists(args.output) and is_file(args.input):
         try:
             if os.path.samefile(args.input, args.output):
                 return f"--output {args.output} is the input: writing it would empty it before it is read"
@@ -181,7 +182,7 @@ def _check_files(args: argparse.Namespace) -> str | None:
     from .output import rejects_path
 
     rejects = rejects_path(args.rejects, args.output) if args.on_error == "skip" else None
-    for flag, path in (("--output", None if is_mqtt(args.output) else args.output), ("--stats", args.stats),
+    for flag, path in (("--output", args.output if is_file(args.output) else None), ("--stats", args.stats),
                        ("--rejects", rejects), ("--snapshot", args.snapshot)):
         if path and path != "-":
             folder = os.path.dirname(os.path.abspath(path))
@@ -303,9 +304,9 @@ def _run_embedded(args: argparse.Namespace, started: float, checked: CheckResult
                 return 0
             if progress is not None:
                 progress.counts = run.state.counts  # (restored from the checkpoint)
-            from .mqtt import is_mqtt
+            from .locations import is_file
 
-            if is_mqtt(args.input):  # (a producer may start now: what it publishes reaches the run)
+            if not is_file(args.input):  # (a producer may start now: what it publishes reaches the run)
                 print(f"dotr: subscribed to {run.source_name}", file=sys.stderr, flush=True)
             if service is not None:
                 print(f"dotr: serving {service.start()}", file=sys.stderr, flush=True)
@@ -520,11 +521,10 @@ def _login(args: argparse.Namespace):
 
 def input_format(args: argparse.Namespace) -> str:
     """``--input-format``, with ``auto`` decided by the input's extension (JSON Lines for a topic)."""
-    from .mqtt import is_mqtt
-
+    from .locations import is_file
     from .sources.formats import format_of
 
-    return format_of("-" if is_mqtt(args.input) else args.input, args.input_format).name
+    return format_of(args.input if is_file(args.input) else "-", args.input_format).name
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -28,11 +28,6 @@ QOS = 1
 CONNECT_TIMEOUT = 15.0
 
 
-def is_mqtt(location: str) -> bool:
-    """Whether ``--input``/``--output`` names a broker's topic."""
-    return location.split("://", 1)[0].lower() in SCHEMES and "://" in location
-
-
 @dataclass
 class Login:
     """How to log in and encrypt (``dotr run``'s ``--mqtt-*`` options, else the environment's

@@ -32,7 +32,8 @@ from .files import MAX_RECORD_SIZE, OutputFile
 from .io import MAX_GAP, BackgroundChange, ProgramChange, Record, taken
 from .output import Output, OutputOptions, rejects_path
 from .process import EXIT_OK, Interrupted, signal_code
-from .mqtt import Login, is_mqtt
+from .locations import is_file
+from .mqtt import Login
 from .reasoner import Reasoner
 from .records import Result
 from .rollback import Point, Rollback
@@ -297,7 +298,7 @@ class EmbeddedRun:
         would say its output stands when it does not)."""
         state, o = self.state, self.o
         for path, committed in ((o.output, state.output), (rejects_path(o.rejects, o.output), state.rejects)):
-            if committed[0] and not is_mqtt(path):  # (a broker's messages cannot be read back)
+            if committed[0] and is_file(path):  # (a broker's messages cannot be read back)
                 OutputFile(path, committed, check_only=True).close()
 
     # ------------------------------------------------------------------------ commits

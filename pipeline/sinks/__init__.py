@@ -1,6 +1,7 @@
 """Where a run's output goes, chosen in one place (:func:`open_sink`) from the ``--output``
-location: ``mqtt://`` and ``mqtts://`` a broker's topic (:mod:`.mqtt`), ``-`` standard output,
-anything else a file (:class:`~dotr.pipeline.files.OutputFile`).
+location: a URL of :data:`~dotr.pipeline.locations.SCHEMES` its sink (``mqtt://`` and
+``mqtts://`` a broker's topic, :mod:`.mqtt`), ``-`` standard output, anything else a file
+(:class:`~dotr.pipeline.files.OutputFile`).
 
 A sink has ``write(text)`` (one time point's output), ``flush()``, ``sync()`` (what was written is
 safe: on disk, or acknowledged by the broker), ``committed`` and ``close()``.
@@ -9,16 +10,15 @@ safe: on disk, or acknowledged by the broker), ``committed`` and ``close()``.
 from __future__ import annotations
 
 from ..files import OutputFile, StandardOutput
-from ..mqtt import Login, is_mqtt
+from ..locations import is_file, opener
+from ..mqtt import Login
 
 
 def open_sink(location: str, committed: tuple[int, str] | None = None, checkpoint: str | None = None,
               login: Login | None = None):
     """The sink named by ``location``, continued after ``committed`` (a checkpoint's)."""
-    if is_mqtt(location):
-        from .mqtt import MqttSink
-
-        return MqttSink(location, committed, checkpoint, login or Login.from_environment())
+    if not is_file(location):
+        return opener(location, 1)(location, committed, checkpoint, login or Login.from_environment())
     if location == "-":
         return StandardOutput()
     return OutputFile(location, committed)

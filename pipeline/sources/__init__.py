@@ -1,6 +1,7 @@
 """Where a run's records come from, chosen in one place (:func:`open_source`) from the
-``--input`` location: ``mqtt://`` and ``mqtts://`` a broker's topic (:mod:`.mqtt`), anything else
-a file or standard input (:class:`~dotr.pipeline.files.InputLines`).
+``--input`` location: a URL of :data:`~dotr.pipeline.locations.SCHEMES` its source (``mqtt://``
+and ``mqtts://`` a broker's topic, :mod:`.mqtt`), anything else a file or standard input
+(:class:`~dotr.pipeline.files.InputLines`).
 
 A source is an iterable of lines (one record each) with what a checkpoint needs:
 ``consumed(n)`` (the first ``n`` lines are evaluated), ``digest``, ``lines_read``, ``close()``,
@@ -12,7 +13,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ..files import InputLines
-from ..mqtt import Login, is_mqtt
+from ..locations import is_file, opener
+from ..mqtt import Login
 
 
 def open_source(location: str, limit: int, follow: bool = False, skip: tuple[int, str] | None = None,
@@ -21,10 +23,8 @@ def open_source(location: str, limit: int, follow: bool = False, skip: tuple[int
     """The source named by ``location`` (``skip``: a checkpoint's ``(lines, SHA-256)`` to continue
     after; ``checkpoint``: its directory, for a broker's persistent session; ``notice``: told what
     a followed file's reader has to say, a truncation or a rotation)."""
-    if is_mqtt(location):
-        from .mqtt import MqttSource
-
-        return MqttSource(location, limit, skip, checkpoint, login or Login.from_environment())
+    if not is_file(location):
+        return opener(location, 0)(location, limit, skip, checkpoint, login or Login.from_environment())
     return InputLines(location, limit, follow, skip, digest=digest, notice=notice)
 
 
