@@ -119,7 +119,7 @@ class RunState:
                 and all(type(n) is int for n in state.counts.values())
                 and (state.written is None or type(state.written) is int)
                 and (state.program is None or type(state.program) is dict and type(state.program.get("rules")) is str)):
-            raise ValueError("not a run's state")  # (the caller makes it the checkpoint's StateFileError)
+            raise state_file.StateFileError("not a run's state")  # (the caller names the checkpoint)
         return state
 
 

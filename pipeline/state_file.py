@@ -84,7 +84,7 @@ def _ext(code: int, data: bytes) -> Any:
         return frozenset(items)
     if code == _TERM:
         return _term(items)
-    raise ValueError(f"unknown extension type {code}")  # (read() makes it the file's StateFileError)
+    raise StateFileError(f"unknown extension type {code}")  # (read() names the file)
 
 
 _TERMS = {("n", 2): ir.Name, ("i", 2): ir.Iri}
@@ -100,7 +100,7 @@ def _term(items: tuple) -> ir.Const:
         return ir.Num(int(items[1]))
     if shape == ("l", 4) and all(x is None or type(x) is str for x in items[1:]) and type(items[1]) is str:
         return ir.Literal(items[1], items[2], items[3])
-    raise ValueError(f"not a term: {items!r}")  # (read() makes it the file's StateFileError)
+    raise StateFileError(f"not a term: {items!r}")  # (read() names the file)
 
 
 def _unpack(data: bytes) -> Any:
@@ -156,7 +156,7 @@ def decode(blob: bytes, kind: str, source: str = "state") -> tuple[dict, Any]:
         raise fail("damaged (its body does not match its checksum)")
     try:
         return head, _unpack(body)
-    except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as err:
+    except (StateFileError, ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as err:
         raise fail(f"damaged ({err})") from None
 
 

@@ -18,6 +18,7 @@ import time
 from collections import Counter
 
 from .records import Result
+from .state_file import StateFileError
 from .printing import Readable
 
 _TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>("
@@ -65,7 +66,7 @@ class RunStats:
         if not (type(data.get("time_points")) is int and all(
                 isinstance(data.get(kind), dict) and all(type(k) is str and type(n) is int for k, n in data[kind].items())
                 for kind in ("facts", "events", "graphs", "answers"))):
-            raise ValueError("not a run's figures")  # (the runner makes it the checkpoint's StateFileError)
+            raise StateFileError("not a run's figures")  # (the runner names the checkpoint)
         self.time_points = data["time_points"]
         self.facts, self.events = Counter(data["facts"]), Counter(data["events"])
         self.graphs, self.answers = Counter(data["graphs"]), Counter(data["answers"])

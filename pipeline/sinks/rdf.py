@@ -90,12 +90,14 @@ class RdfWriter:
         for fact in result.facts:  # triples print as <p>(<s>,<o>); other facts have no RDF form
             if fact.startswith("<") and fact.count(">(") == 1:
                 pred, rest = fact[1:].split(">(", 1)
+                args = _split_args(rest[:-1])
+                if args is None:  # (not two arguments: no triple)
+                    continue
                 try:
-                    s, o = _split_args(rest[:-1])
-                    subject = _node(s)
+                    subject = _node(args[0])
                     if not isinstance(subject, rdflib.Literal):  # (RDF has no literal subjects: JSON Lines only)
-                        quads.append((graph, subject, rdflib.URIRef(pred), _node(o)))
-                except ValueError:
+                        quads.append((graph, subject, rdflib.URIRef(pred), _node(args[1])))
+                except ValueError:  # (a term rdflib does not take)
                     continue
         for doc in result.graphs:
             quads += [(graph, *triple) for triple in rdflib.Graph().parse(data=doc, format="nt")]
@@ -153,14 +155,15 @@ def _trig_term(node, prefixes: list[tuple[str, str]]) -> str:
     return _nt_term(node)
 
 
-def _split_args(text: str) -> tuple[str, str]:
+def _split_args(text: str) -> tuple[str, str] | None:
+    """A triple's two argument texts, split at the comma outside quotes (None: there is none)."""
     quote = False
     for i, ch in enumerate(text):
         if ch == '"' and (i == 0 or text[i - 1] != "\\"):
             quote = not quote
         elif ch == "," and not quote:
             return text[:i], text[i + 1:]
-    raise ValueError(text)  # (internal: the caller leaves a fact it cannot split out of the RDF output)
+    return None
 
 
 def _node(text: str):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import operator
 
+from dotr.rules.lang.errors import RuleError
+
 _COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
@@ -46,4 +48,4 @@ def arith(op: str, left: object, right: object):
     if op == "mod":
         return int(math.fmod(left, right)) if isinstance(left, int) and isinstance(right, int) \
             else math.fmod(left, right)
-    raise ValueError(f"unknown operator {op}")  # (internal: the parsers make only the operators above)
+    raise RuleError(f"unknown operator {op}")  # (the parsers make only the operators above)

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ..errors import Diagnostic
+from ..errors import Diagnostic, UsageError
 from ..ir import UNIT_MS, QueryDecl, SparqlText, Span, iso_duration_ms
 from . import joins
 from .sparql import _translate
@@ -243,7 +243,7 @@ def _resource(reader: _Reader, prefixes: dict[str, str], what: str) -> tuple[str
 
 def resolve_file(iri: str, base: Path) -> Path:
     """The file a ``from`` clause names: a path or a ``file:`` IRI, relative ones against the
-    rule file's folder (``base``). Raises ValueError for what dotr does not read (a network
+    rule file's folder (``base``). Raises :class:`UsageError` for what dotr does not read (a network
     IRI) and FileNotFoundError for a file that is not there.
 
     >>> import tempfile, os; folder = Path(tempfile.mkdtemp()); _ = (folder / "city.ttl").write_text("")
@@ -251,13 +251,13 @@ def resolve_file(iri: str, base: Path) -> Path:
     (True, 'city.ttl')
     >>> resolve_file("http://127.0.0.1:9000/city.rdf", folder)
     Traceback (most recent call last):
-    ValueError: dotr reads background files, never the network: <http://127.0.0.1:9000/city.rdf>
+    dotr.rules.lang.errors.UsageError: dotr reads background files, never the network: <http://127.0.0.1:9000/city.rdf>
     """
     parsed = urlparse(iri)
     if parsed.scheme == "file":
         path = Path(unquote(parsed.path))
     elif parsed.scheme and len(parsed.scheme) > 1:  # (a one-letter scheme is a drive)
-        raise ValueError(f"dotr reads background files, never the network: <{iri}>")  # (E412 at the caller)
+        raise UsageError(f"dotr reads background files, never the network: <{iri}>")  # (E412 at the caller)
     else:
         path = Path(unquote(iri))
     path = path if path.is_absolute() else base / path
