@@ -41,7 +41,7 @@ from .sinks import Tee, open_sink
 from .sources import open_source
 from .sources.formats import FORMATS, Reading
 from .summary import RunStats
-from .swap import like, replay, swapped
+from .swap import NotSwapped, like, replay, swapped
 
 #: seconds a time point under way when a signal comes may take to finish before it is abandoned
 CANCEL_AFTER = 0.5
@@ -513,13 +513,15 @@ class EmbeddedRun:
             if self._load is None:
                 raise DotrError("this run cannot change its program")
             checked, background, files = self._load(change)
-            self._replace(swapped(self.reasoner, checked, background, t))
+            self._replace(swapped(self.reasoner, checked, background, t, running_background=change.ontology is None))
             if self._rollback is not None:  # (an undo comes back no further than the change)
                 self._rebuild = lambda: like(self.reasoner, checked, background)
                 self._rollback.mark(self.reasoner)
             self.in_effect, self.effect_print = ProgramChange(change.rules, files, change.line), \
                 fingerprint(checked, files, {})
         except DotrError as err:
+            if isinstance(err, NotSwapped):  # (the running reasoner had given its stage away)
+                self._replace(err.running)
             reason = f"the program change to {change.rules} is not made: {err}"
             if raw is None:
                 if self._notice is not None:

@@ -6,32 +6,81 @@ history the old one kept, without output.
 >>> old = Reasoner(check_text("hot(X) :- [2] <> temp(X, V), V > 30 ."))   # (it keeps 2 time units)
 >>> for t in (1, 2, 3):
 ...     _ = old.step(t, [f"temp(a, {28 + t})"])
->>> new = swapped(old, check_text("warm(X) :- [2] <> temp(X, V), V > 29 ."), (), 4)
+>>> new = swapped(old, check_text("warm(X) :- [2] <> temp(X, V), V > 29 ."), (), 4, running_background=True)
 >>> new.step(4, []).facts
 ['warm(a)']
+>>> new.ontology is old.ontology   # (the ontological part is the old one's: its stage is taken over)
+True
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
+from dotr.ontology.stage import OntologicalStage
 from dotr.rules import DotrError, UsageError, check
 from dotr.rules.lang.loader import CheckResult
 
 from .reasoner import Reasoner
 
 
-def swapped(old: Reasoner, checked: CheckResult, background: Iterable, t: int) -> Reasoner:
+class NotSwapped(DotrError):
+    """A program change that failed after the running reasoner gave its ontological stage to the
+    new one: ``running`` is the running program's reasoner, restored, to go on with."""
+
+    def __init__(self, message: str, running: Reasoner):
+        super().__init__(message)
+        self.running = running
+
+
+def swapped(old: Reasoner, checked: CheckResult, background: Iterable, t: int, running_background: bool = False
+            ) -> Reasoner:
     """A reasoner for ``checked`` and ``background`` (with ``old``'s options) that evaluated,
     without output, what ``old`` kept of the stream before ``t`` (:func:`replay`); it evaluates
-    ``t`` next. :class:`UsageError` when the time units differ."""
+    ``t`` next. ``running_background``: ``background`` is the one ``old`` was built on. When it
+    is, no background change was made and ``checked``'s ontological part is ``old``'s
+    (:func:`same_stage`), the new reasoner
+    takes over ``old``'s ontological stage, back to the background alone, instead of
+    materialising the background again: ``old`` is spent (if the new one fails,
+    :class:`NotSwapped` carries ``old`` restored). :class:`UsageError` when the time units differ."""
     if checked.program.timeunit != old.program.timeunit:
         raise UsageError(f"the new program's time unit ({checked.program.timeunit}) is not the running one's "
                          f"({old.program.timeunit}): times would change meaning")
-    new = like(old, checked, background)
-    replay(new, old.history.snapshot(old.dictionary), t)
+    history = old.history.snapshot(old.dictionary)
+    if not running_background or not same_stage(old, checked):
+        new = like(old, checked, background)
+        replay(new, history, t)
+    else:
+        new = _on_the_stage_of(old, checked, history, t)
     new.on_notice, new.on_stage = old.on_notice, old.on_stage
     return new
+
+
+def same_stage(old: Reasoner, checked: CheckResult) -> bool:
+    """Whether a reasoner for ``checked`` builds ``old``'s ontological stage over the same
+    background, term for term: the same rules and facts of that stage (profiles included), the
+    same events and prefixes; and ``old`` made no background change."""
+    was, now = old.checked.program, checked.program
+    return (not old.changed_background and checked.analysis.ontological == old.checked.analysis.ontological
+            and now.profiles == was.profiles and now.facts == was.facts and now.events == was.events
+            and now.prefixes == was.prefixes)
+
+
+def _on_the_stage_of(old: Reasoner, checked: CheckResult, history: dict, t: int) -> Reasoner:
+    """:func:`swapped` on ``old``'s stage, back to the background alone and to the terms a
+    reasoner built from the files has (so that a checkpoint restores as one built afresh)."""
+    stage, terms, saved = old.ontology, old.ontology_terms, old.temporal_snapshot()
+    stage.reset(terms)
+    try:
+        new = like(old, checked, (), ontology=stage)
+        replay(new, history, t)
+        return new
+    except DotrError as err:
+        stage.reset(terms)
+        running = like(old, old.checked, (), ontology=stage)
+        running.restore_temporal(saved)
+        running.on_notice, running.on_stage = old.on_notice, old.on_stage
+        raise NotSwapped(str(err), running) from None
 
 
 def checked_program(path: str) -> CheckResult:
@@ -45,10 +94,11 @@ def checked_program(path: str) -> CheckResult:
     return result
 
 
-def like(old: Reasoner, checked: CheckResult, background: Iterable) -> Reasoner:
-    """A new reasoner for ``checked`` and ``background`` with ``old``'s options."""
+def like(old: Reasoner, checked: CheckResult, background: Iterable, ontology: OntologicalStage | None = None
+         ) -> Reasoner:
+    """A new reasoner for ``checked`` and ``background`` (or the ``ontology`` stage) with ``old``'s options."""
     return Reasoner(checked, background, include_background=old.include_background, max_rounds=old.max_rounds,
-                    history=old.history_limit)
+                    history=old.history_limit, ontology=ontology)
 
 
 def replay(new: Reasoner, history: dict, t: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 import signal
 import subprocess
 import time
@@ -16,12 +17,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
+from dotr.pipeline import swap
 from dotr.pipeline.cli import main
+from dotr.pipeline.reasoner import Reasoner
 from dotr.pipeline.history import reach
-from dotr.rules import check
+from dotr.rules import DotrError, check, check_text
 from tests.pipeline.composition_reference import reference_output
 from tests.pipeline.runs import DOTR, finish_after_kills
-from tests.strategies.composition import programs, streams_with_changes
+from tests.strategies.composition import lars_rule, programs, streams, streams_with_changes
 
 HERE = Path(__file__).parent
 
@@ -122,6 +125,22 @@ def test_a_program_swapped_at_a_random_time_point_agrees_with_the_reference_at_l
     swap_agrees(tmp_path_factory.mktemp("case"), old, new, records, swap_t, new_background)
 
 
+@st.composite
+def same_stage_programs(draw):
+    """A program, and the same program with a temporal rule more: a change that keeps the
+    ontological part, whose stage the new program takes over (``pipeline.swap.same_stage``)."""
+    rules, turtle, features = draw(programs())
+    return (rules, turtle, features), (rules + "\n" + draw(lars_rule(7, Counter())), turtle, features)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(same_stage_programs(), streams(), st.integers(0, 12))
+def test_a_change_keeping_the_ontological_part_takes_over_the_stage_and_agrees_with_the_reference(
+        tmp_path_factory, programs, records, swap_t):
+    old, new = programs
+    swap_agrees(tmp_path_factory.mktemp("case"), old, new, [(*r, None) for r in records], swap_t, False)
+
+
 # ---------------------------------------------------------------------------------------------
 # Changes that cannot be applied: bad records, the running program runs on
 
@@ -166,6 +185,21 @@ def test_a_change_that_cannot_be_applied_is_a_bad_record_and_the_program_runs_on
     assert code == 3 and out == unchanged[:0 if "program" not in change or change["program"] == 3 else 1]
     assert "Traceback" not in err
     assert err.startswith(f"{tmp_path / 'stream.jsonl'}:line 3: ") and reason in err
+
+
+def test_a_change_failing_on_the_running_stage_is_a_bad_record_and_the_program_runs_on(tmp_path, monkeypatch):
+    """The new program takes the running stage over (the ontological part is the same), then
+    exceeds the budget evaluating the history: the change is not made, the running program is
+    restored and runs on."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p2.dotr").write_text("pair(X, Y) :- [2] <> temp(X, V), [2] <> temp(Y, W) .\n" + HOT)
+    many = [{"t": t, "facts": [f"temp(s{i}, {29 + t})" for i in range(12)]} for t in range(1, 6)]
+    records = many[:3] + [{"t": 4, "program": "p2.dotr"}] + many[3:]
+    _, unchanged = run_records(tmp_path, many, "--max-derived", "100")
+    code, out = run_records(tmp_path, records, "--on-error", "skip", "--max-derived", "100")
+    assert code == 0 and out == unchanged and out[-1]["t"] == 5
+    reject = json.loads((tmp_path / "out.jsonl.rejects.jsonl").read_text())
+    assert reject["line"] == 4 and "derived more than 100 facts" in reject["reason"]
 
 
 def test_a_program_writing_what_the_format_cannot_hold_is_a_bad_record(tmp_path, monkeypatch):
@@ -325,3 +359,77 @@ def test_a_snapshot_after_a_program_change_resumes_with_the_program_in_effect(tm
                  "--input", str(tmp_path / "stream.jsonl"), "--output", str(out), "--full-iris"]) == 0
     assert before + [json.loads(line) for line in out.read_text().splitlines()] == whole
     assert whole[-1] == {"t": 5, "facts": ["warm(b)", "warm(c)"]}  # (the history came through the snapshot)
+
+
+# ---------------------------------------------------------------------------------------------
+# The running ontological stage taken over (pipeline.swap.same_stage)
+
+OLD = "watched(X) :- reading(X, V), critical(X) .\nrecent(X) :- [3] <> reading(X, V) .\n"
+NEW = OLD + "alarm(X, high) :- [2] <> reading(X, V), V > 40 .\n"  # (a term the old program has not)
+BACKGROUND = ["critical(s2)", "critical(s7)"]
+
+
+def readings(t: int) -> list[str]:
+    return [f"reading(s{t}, {t * 10})", "reading(s2, 1)"]  # (a new name at every time point)
+
+
+def run_old(until: int) -> Reasoner:
+    old = Reasoner(check_text(OLD), BACKGROUND)
+    for t in range(1, until):
+        old.step(t, readings(t))
+    return old
+
+
+def test_a_checkpoint_after_the_stage_was_taken_over_restores_on_a_reasoner_built_from_the_files():
+    """A checkpoint's state restores on a reasoner built afresh (``restore_temporal``): the new
+    program's terms have the ids a fresh build gives them, though the stream brought terms
+    before the change."""
+    old = run_old(6)
+    new = swap.swapped(old, check_text(NEW), BACKGROUND, 6, running_background=True)
+    assert new.ontology is old.ontology
+    for t in (6, 7):
+        new.step(t, readings(t))
+    restored = Reasoner(check_text(NEW), BACKGROUND)
+    restored.restore_temporal(new.temporal_snapshot())
+    for t in (8, 9):
+        assert restored.step(t, readings(t)).facts == new.step(t, readings(t)).facts
+    assert "alarm(s8,high)" in new.step(10, readings(8)).facts
+
+
+def test_a_change_taking_over_the_stage_gives_what_one_building_its_own_gives():
+    taken = swap.swapped(run_old(6), check_text(NEW), BACKGROUND, 6, running_background=True)
+    built = swap.swapped(run_old(6), check_text(NEW), BACKGROUND, 6)
+    assert built.ontology is not taken.ontology
+    for t in range(6, 12):
+        assert taken.step(t, readings(t)).facts == built.step(t, readings(t)).facts
+
+
+def test_a_change_failing_after_the_stage_was_taken_over_leaves_the_running_program_restored(monkeypatch):
+    def failing(new, history, t):
+        replay(new, history, t)
+        raise DotrError("no")
+
+    replay = swap.replay
+    monkeypatch.setattr(swap, "replay", failing)
+    with pytest.raises(swap.NotSwapped) as raised:
+        swap.swapped(run_old(6), check_text(NEW), BACKGROUND, 6, running_background=True)
+    running, untouched = raised.value.running, run_old(6)
+    for t in range(6, 10):
+        assert running.step(t, readings(t)).facts == untouched.step(t, readings(t)).facts
+
+
+@pytest.mark.parametrize("new, why", [
+    ("watched(X) :- reading(X, V), critical(X), V > 1 .\n", "another ontological rule"),
+    ("@profile rdfs .\n" + OLD, "another profile"),
+    (OLD + "critical(s3) .\n", "another fact"),
+])
+def test_a_change_of_the_ontological_part_builds_its_own_stage(new, why):
+    old = run_old(3)
+    assert not swap.same_stage(old, check_text(new)), why
+    assert swap.swapped(old, check_text(new), BACKGROUND, 3, running_background=True).ontology is not old.ontology
+
+
+def test_a_change_after_a_background_change_builds_its_own_stage():
+    old = run_old(3)
+    old.change_background(["critical(s3)"])
+    assert not swap.same_stage(old, check_text(NEW))
