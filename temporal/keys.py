@@ -187,7 +187,8 @@ def fact_keys(rules) -> tuple[FactKeys | None, str]:
         return None, "no LARS rules"
     for rule, choices in zip(rules, options):  # the first rule that cannot be split at all
         if len(choices) == 1:
-            return None, f"{_rule_text(rule)}: no variable is at one argument of every atom and of the head"
+            what = "triple pattern and of the result" if _rule_text(rule).startswith("query ") else "atom and of the head"
+            return None, f"{_rule_text(rule)}: no variable is at one argument of every {what}"
     return None, "the rules' keys disagree (a predicate would need two keys)"
 
 

@@ -265,7 +265,9 @@ def test_check_says_how_csparql_queries_split_or_why_not(tmp_path, capsys):
              "d": hot + "query Last := register compute every 2 as select ?s from stream :a [triples 5] where { ?s :temp ?v } .\n",
              "e": hot + "query Up := select ?s where { ?s :temp ?v } seq { ?s :temp ?w } within 5 .\n",
              "f": hot + "query Top := register compute every 2 as select ?s ?m from stream :a [range 4 step 2] "
-                        "where { ?s :temp ?v . { select (max(?v) as ?m) where { ?s :temp ?v } } } .\n"}
+                        "where { ?s :temp ?v . { select (max(?v) as ?m) where { ?s :temp ?v } } } .\n",
+             "g": "query Path := register compute every 2 as select ?a ?c from stream :a [range 4 step 2] "
+                  "where { ?a :link ?b . ?b :link ?c } .\n"}
     out = _checked(tmp_path, capsys, files)
     assert "  split by key: queries Hot by ?s; <http://ex.org/temp>/2 at 1\n" in out
     assert "  split by key: no (query All: no selected variable is bound in every solution" in out
@@ -273,6 +275,8 @@ def test_check_says_how_csparql_queries_split_or_why_not(tmp_path, capsys):
     assert "  split by key: no (query Last: a count window holds the last triples of every key)" in out
     assert "  split by key: queries Up by ?s; queries Hot by ?s; <http://ex.org/temp>/2 at 1\n" in out
     assert "  split by key: no (query Top: a subquery (its variables are not the outer query's))" in out
+    assert ("  split by key: no (query Path: no variable is at one argument of every triple pattern and of the "
+            "result)") in out
 
 
 # ------------------------------------------------------------ engines of several kinds together
