@@ -13,20 +13,15 @@ ASK queries, have no place in them: :func:`not_triples` and :func:`answering_que
 
 from __future__ import annotations
 
-import re
 from typing import TextIO
 
-import rdflib
-from rdflib.plugins.serializers.nt import _quoteLiteral
-
 from dotr.rules import ir
-from dotr.rules.engine.terms import iri_text
 from dotr.rules.lang.queries.csparql import is_csparql, parse_csparql
 from dotr.rules.lang.queries.epsparql import parse_epsparql
 
-from ..input_facts import parse_fact
 from ..printing import PREDECLARED
 from ..records import Result
+from .rdf_terms import RdfTerm, iri, literal, ntriples_line, printed_term, trig_iri, trig_text, triple_args
 
 
 def not_triples(checked) -> list[str]:
@@ -72,112 +67,112 @@ def answering_queries(checked) -> list[str]:
 #: the vocabulary of composite events in TriG and N-Quads (docs/cli.md)
 _EVENT_PREFIXES = {"event": "urn:dotr:event:", "type": "urn:dotr:type:", "attr": "urn:dotr:attribute:",
                    "dotr": "urn:dotr:"}
+_RDF_TYPE = iri(ir.RDF_TYPE)
+_PATTERN = iri("urn:dotr:pattern")
 
 
 class RdfWriter:
     """Writes each time point's :class:`Result` as RDF: one named graph ``<urn:dotr:t:T>`` per
     time point with its triples and pattern graphs, the composite events in a second one
-    (docs/cli.md, "Output"); ``document`` makes the text of a time point's quads (TriG with the
-    rule file's ``prefixes`` unless ``full_iris``, N-Quads)."""
+    (docs/cli.md, "Output"); ``document`` says which: TriG (with the rule file's ``prefixes``
+    unless ``full_iris``) or N-Quads.
 
-    def __init__(self, out: TextIO, prefixes: dict[str, str], full_iris: bool, document: str):
-        self.out, self._document = out, self._trig if document == "trig" else _nquads
+    Each triple's text is made from the fact's text (:mod:`pipeline.sinks.rdf_terms`) once and
+    kept (a bounded cache, ``bound`` texts): a fact that holds on costs a dict probe."""
+
+    def __init__(self, out: TextIO, prefixes: dict[str, str], full_iris: bool, document: str,
+                 bound: int = 200_000):
+        self.out, self.trig, self.bound = out, document == "trig", bound
         self.prefixes = {} if full_iris else {**PREDECLARED, **prefixes}
+        # per prefix set (without, with the events' vocabulary): its names, and (namespace, name)
+        # longest namespace first, as TriG picks a prefix
+        self._names = [self.prefixes, {**self.prefixes, **_EVENT_PREFIXES}]
+        self._short = [sorted(((ns, name) for name, ns in names.items()), key=lambda item: -len(item[0]))
+                       for names in self._names]
+        # per prefix set: a fact's text or a graph's line -> its triple's text ("": no triple);
+        # N-Quads without the graph, TriG a whole line
+        self._lines: list[dict[str, str]] = [{}, {}]
+        self._terms: dict[str, RdfTerm | None] = {}  # a printed term -> its RDF term
 
     def write(self, result: Result) -> None:
-        quads = []  # (graph, s, p, o)
-        graph = rdflib.URIRef(f"urn:dotr:t:{result.t}")
-        for fact in result.facts:  # triples print as <p>(<s>,<o>); other facts have no RDF form
-            if fact.startswith("<") and fact.count(">(") == 1:
-                pred, rest = fact[1:].split(">(", 1)
-                args = _split_args(rest[:-1])
-                if args is None:  # (not two arguments: no triple)
-                    continue
-                try:
-                    subject = _node(args[0])
-                    if not isinstance(subject, rdflib.Literal):  # (RDF has no literal subjects: JSON Lines only)
-                        quads.append((graph, subject, rdflib.URIRef(pred), _node(args[1])))
-                except ValueError:  # (a term rdflib does not take)
-                    continue
+        events = bool(result.events)
+        lines, short = self._lines[events and self.trig], self._short[events]
+        if len(lines) > self.bound:
+            lines.clear()
+        triples = set()
+        for fact in result.facts:
+            line = lines.get(fact)
+            if line is None:
+                line = lines[fact] = self._fact_line(fact, short)
+            if line:
+                triples.add(line)
         for doc in result.graphs:
-            quads += [(graph, *triple) for triple in rdflib.Graph().parse(data=doc, format="nt")]
-        if result.events:
-            events = rdflib.URIRef(f"urn:dotr:t:{result.t}:events")
-            for i, event in enumerate(result.events):
-                node = rdflib.URIRef(f"urn:dotr:event:{result.t}:{i}")
-                quads.append((events, node, rdflib.RDF.type, rdflib.URIRef(f"urn:dotr:type:{event['type']}")))
-                quads.append((events, node, rdflib.URIRef("urn:dotr:pattern"), rdflib.Literal(event["pattern"])))
-                for attr, value in event["attributes"].items():
-                    quads.append((events, node, rdflib.URIRef(f"urn:dotr:attribute:{attr}"), _node(value)))
-        self.out.write(self._document(quads))
+            for text in doc.split("\n"):  # (not splitlines: a literal may hold \x1e, \u2028)
+                line = lines.get(text)
+                if line is None:
+                    terms = ntriples_line(text)
+                    line = lines[text] = "" if terms is None else self._line(terms, short)
+                if line:
+                    triples.add(line)
+        event_lines = {self._line(triple, short) for triple in self._events(result)}
+        graph = f"<urn:dotr:t:{result.t}>"
+        if self.trig:
+            self._write_trig(graph, triples, event_lines, events)
+        else:
+            tail = f"{graph} .\n"
+            quads = {line + tail for line in triples}
+            if event_lines:
+                tail = f"<urn:dotr:t:{result.t}:events> .\n"
+                quads.update(line + tail for line in event_lines)
+            self.out.write("".join(sorted(quads)))
 
-    def _trig(self, quads: list[tuple]) -> str:
+    def _write_trig(self, graph: str, triples: set[str], event_lines: set[str], events: bool) -> None:
         """One TriG document: the prefixes, then each graph's triples, one per line, sorted (the
         same result is always the same bytes)."""
-        names = {**self.prefixes, **(_EVENT_PREFIXES if any(str(q[0]).endswith(":events") for q in quads) else {})}
-        short = sorted(((ns, name) for name, ns in names.items()), key=lambda item: -len(item[0]))
-        lines = [f"@prefix {name}: <{ns}> ." for name, ns in names.items()]
-        by_graph: dict = {}
-        for g, s, p, o in quads:
-            by_graph.setdefault(g, set()).add(" ".join(_trig_term(x, short) for x in (s, p, o)) + " .")
-        for g in sorted(by_graph):
-            lines += [f"{_trig_term(g, short)} {{", *sorted(by_graph[g]), "}"]
-        return "\n".join(lines) + "\n"
+        short = self._short[events]
+        lines = [f"@prefix {name}: <{ns}> ." for name, ns in self._names[events].items()]
+        for name, held in ((graph[1:-1], triples), (f"{graph[1:-1]}:events", event_lines)):
+            if held:
+                lines += [f"{trig_iri(name, short)} {{", *sorted(held), "}"]
+        self.out.write("\n".join(lines) + "\n")
 
+    def _fact_line(self, fact: str, short: list[tuple[str, str]]) -> str:
+        """The text of a fact's triple ("": it is none: triples print as ``<p>(<s>,<o>)``, other
+        facts have no RDF form, nor a literal subject)."""
+        if not fact.startswith("<") or ">(" not in fact:
+            return ""
+        pred, rest = fact[1:].split(">(", 1)
+        args = triple_args(rest[:-1])
+        if args is None:
+            return ""
+        subject, obj = self._term(args[0]), self._term(args[1])
+        if subject is None or subject.iri is None or obj is None:
+            return ""
+        return self._line((subject, iri(pred), obj), short)
 
-def _nquads(quads: list[tuple]) -> str:
-    """N-Quads lines, sorted (the same result is always the same bytes)."""
-    return "".join(sorted({f"{_nt_term(s)} {_nt_term(p)} {_nt_term(o)} {_nt_term(g)} .\n" for g, s, p, o in quads}))
+    def _line(self, triple: tuple[RdfTerm, RdfTerm, RdfTerm], short: list[tuple[str, str]]) -> str:
+        """A triple as a TriG line, or as N-Quads without its graph."""
+        s, p, o = triple
+        if self.trig:
+            return f"{trig_text(s, short)} {trig_text(p, short)} {trig_text(o, short)} ."
+        return f"{s.nt} {p.nt} {o.nt} "
 
+    def _term(self, text: str) -> RdfTerm | None:
+        terms = self._terms
+        term = terms.get(text, False)
+        if term is False:
+            if len(terms) > self.bound:
+                terms.clear()
+            term = terms[text] = printed_term(text)
+        return term  # type: ignore[return-value]
 
-def _nt_term(node) -> str:
-    """An rdflib term in N-Triples (an IRI with the characters it may not hold escaped)."""
-    if isinstance(node, rdflib.URIRef):
-        return iri_text(str(node))
-    return _quoteLiteral(node) if isinstance(node, rdflib.Literal) else node.n3()
-
-
-#: a local name that can be written after a prefix as it is (a subset of Turtle's PN_LOCAL)
-_LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
-
-
-def _trig_term(node, prefixes: list[tuple[str, str]]) -> str:
-    """A term in TriG: an IRI with a prefix (the longest namespace that leaves a plain local name),
-    else in full; a literal as N-Triples writes it, with a prefixed datatype."""
-    if isinstance(node, rdflib.URIRef):
-        iri = str(node)
-        for ns, name in prefixes:
-            if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
-                return f"{name}:{iri[len(ns):]}"
-        return iri_text(iri)
-    if isinstance(node, rdflib.Literal) and node.datatype is not None and not node.language:
-        return _quoteLiteral(rdflib.Literal(str(node))) + "^^" + _trig_term(node.datatype, prefixes)
-    return _nt_term(node)
-
-
-def _split_args(text: str) -> tuple[str, str] | None:
-    """A triple's two argument texts, split at the comma outside quotes (None: there is none)."""
-    quote = False
-    for i, ch in enumerate(text):
-        if ch == '"' and (i == 0 or text[i - 1] != "\\"):
-            quote = not quote
-        elif ch == "," and not quote:
-            return text[:i], text[i + 1:]
-    return None
-
-
-def _node(text: str):
-    """The RDF term of a printed term (numerals typed as Turtle types them; a plain constant as a
-    plain literal)."""
-    if text.startswith("<") and "\\" not in text:
-        return rdflib.URIRef(text[1:-1])
-    term = parse_fact(f"x({text})").args[0]
-    if isinstance(term, ir.Iri):  # (one with escapes)
-        return rdflib.URIRef(term.value)
-    if isinstance(term, ir.Literal):
-        return rdflib.Literal(term.lexical, lang=term.lang, datatype=rdflib.URIRef(term.datatype) if term.datatype
-                              else None, normalize=False)
-    if isinstance(term, ir.Num):
-        kind = "integer" if isinstance(term.value, int) else "double" if "e" in text.lower() else "decimal"
-        return rdflib.Literal(text, datatype=rdflib.URIRef(ir.XSD + kind), normalize=False)
-    return rdflib.Literal(str(term.value))
+    def _events(self, result: Result):
+        """The triples of the composite events (an attribute RDF has no term for left out)."""
+        for i, event in enumerate(result.events):
+            node = iri(f"urn:dotr:event:{result.t}:{i}")
+            yield node, _RDF_TYPE, iri(f"urn:dotr:type:{event['type']}")
+            yield node, _PATTERN, literal(event["pattern"])
+            for attr, value in event["attributes"].items():
+                term = self._term(value)
+                if term is not None:
+                    yield node, iri(f"urn:dotr:attribute:{attr}"), term
