@@ -14,6 +14,10 @@ time point over 20,000 constants, 400 time points) through ``dotr run`` at each 
 without ``--changes``: whole-process CPU seconds, the windows in turn in each of ``--pairs``
 rounds, median and range.
 
+``--constants [WINDOW ...] --format FORMAT ...`` runs it with each output format in turn (``jsonl``,
+``trig``, ``nquads``) instead of with and without ``--changes``: its RDF form (``MANY_CONSTANTS_RDF``:
+the constants IRIs, the heads classes, so that every fact printed is an ``rdf:type`` triple).
+
 ``--undo [WINDOW ...]`` runs only the many-constants program through ``dotr run`` without and with
 ``--on-error skip`` (which keeps the reasoner's state to undo a time point that cannot finish),
 over ``--points`` time points (2000), in turn in each of ``--pairs`` rounds: whole-process CPU
@@ -150,6 +154,12 @@ MANY_CONSTANTS = {
 }
 
 
+#: the many-constants program with triples for heads (``--constants --format``): each derived fact is a
+#: class membership of a constant ``<http://ex.org/cN>``, printed as an ``rdf:type`` triple
+MANY_CONSTANTS_RDF = "@prefix : <http://ex.org/> .\n" + MANY_CONSTANTS["many constants"].replace(
+    "a(X) :-", ":A(X) :-").replace("b(X) :-", ":B(X) :-").replace("c(X) :-", ":C(X) :-")
+
+
 def run_growth(program: str, data, timed: int) -> float:
     """Mean CPU seconds per time point over the last ``timed`` time points (the window is full)."""
     engine = LarsEngine(parse(program).rules)
@@ -189,19 +199,24 @@ def run_growth_cli(program: str, data, timed: int, pairs: int = 3) -> float:
         return statistics.median(cpu(data) - cpu(data[:-timed]) for _ in range(pairs)) / timed
 
 
-def _constants_files(tmp: Path, windows: list[int], points: int) -> None:
-    """The many-constants stream (``stream.jsonl``) and program per window (``wN.dotr``) in ``tmp``."""
+def _constants_files(tmp: Path, windows: list[int], points: int, rdf: bool = False) -> None:
+    """The many-constants stream (``stream.jsonl``) and program per window (``wN.dotr``) in ``tmp``
+    (``rdf``: their RDF form, ``MANY_CONSTANTS_RDF``)."""
+    def arg(a: str) -> str:
+        return f"<http://ex.org/{a}>" if rdf else a
     (tmp / "stream.jsonl").write_text("".join(json.dumps({"t": t, "facts": [
-        f"{p}({', '.join(args)})" for p, args in facts]}) + "\n" for t, facts in enumerate(stream("constants", 100, points))))
+        f"{p}({', '.join(map(arg, args))})" for p, args in facts]}) + "\n"
+        for t, facts in enumerate(stream("constants", 100, points))))
+    program = MANY_CONSTANTS_RDF if rdf else MANY_CONSTANTS["many constants"]
     for n in windows:
-        (tmp / f"w{n}.dotr").write_text(MANY_CONSTANTS["many constants"].format(n=n, m=n * 100) + "\n")
+        (tmp / f"w{n}.dotr").write_text(program.format(n=n, m=n * 100) + "\n")
 
 
-def _run_cpu(tmp: Path, n: int, *extra: str) -> float:
+def _run_cpu(tmp: Path, n: int, *extra: str, output: str = "out.jsonl") -> float:
     """CPU seconds (user + system) of ``dotr run`` over ``tmp``'s stream with window ``n``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([sys.executable, "-m", "dotr", "run", "--rules", str(tmp / f"w{n}.dotr"),
-                    "--input", str(tmp / "stream.jsonl"), "--output", str(tmp / "out.jsonl"), "-q", *extra],
+                    "--input", str(tmp / "stream.jsonl"), "--output", str(tmp / output), "-q", *extra],
                    check=True, cwd=Path(__file__).resolve().parents[1])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -263,6 +278,31 @@ def run_constants(windows: list[int], points: int, pairs: int) -> list[dict]:
     return rows
 
 
+def run_formats(windows: list[int], points: int, pairs: int, formats: list[str]) -> list[dict]:
+    """``--constants --format``: the many-constants program's RDF form through ``dotr run`` at each
+    window, writing each output format in turn within each round: CPU seconds of the whole
+    process, median and range, and each format's ratio to the first one's in the same round."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        _constants_files(tmp, windows, points, rdf=True)
+        for n in windows:
+            times: dict[str, list[float]] = {fmt: [] for fmt in formats}
+            for _ in range(pairs):
+                for fmt in formats:
+                    times[fmt].append(_run_cpu(tmp, n, "--format", fmt, output=f"out.{fmt}"))
+            for fmt in formats:
+                ratios = [a / b for a, b in zip(times[fmt], times[formats[0]])]
+                rows.append({"window": n, "format": fmt, "cpu_s": statistics.median(times[fmt]),
+                             "cpu_range": [min(times[fmt]), max(times[fmt])], "ratio": statistics.median(ratios),
+                             "ratio_range": [min(ratios), max(ratios)], "bytes": (tmp / f"out.{fmt}").stat().st_size})
+                row = rows[-1]
+                print(f"window {n:>4} {fmt:<7}: {row['cpu_s']:.2f} s ({row['cpu_range'][0]:.2f}-{row['cpu_range'][1]:.2f}), "
+                      f"{row['ratio']:.2f}x {formats[0]} ({row['ratio_range'][0]:.2f}-{row['ratio_range'][1]:.2f}), "
+                      f"{row['bytes'] / 1e6:.1f} MB", flush=True)
+    return rows
+
+
 def run_reference(program: str, data) -> float:
     from tests.temporal.reference import Reference
     ref = Reference(parse(program).rules)
@@ -285,6 +325,8 @@ def main(argv=None):
     ap.add_argument("--constants", type=int, nargs="*", metavar="WINDOW",
                     help="only the many-constants program through dotr run (default windows 10 300; "
                          "100 atoms per time point over 20,000 constants)")
+    ap.add_argument("--format", nargs="+", choices=["jsonl", "trig", "nquads"], dest="formats",
+                    help="--constants: write each of these output formats in turn (the program's RDF form)")
     ap.add_argument("--undo", type=int, nargs="*", metavar="WINDOW",
                     help="only the many-constants program through dotr run without and with --on-error skip "
                          "(default windows 10 300; --points time points, 2000 if not given)")
@@ -300,7 +342,10 @@ def main(argv=None):
             Path(args.json).write_text(json.dumps(rows, indent=2))
         return
     if args.constants is not None:
-        rows = run_constants(args.constants or [10, 300], 400, args.pairs)
+        if args.formats:
+            rows = run_formats(args.constants or [10, 300], 400, args.pairs, args.formats)
+        else:
+            rows = run_constants(args.constants or [10, 300], 400, args.pairs)
         if args.json:
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_text(json.dumps(rows, indent=2))
