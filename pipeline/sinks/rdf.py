@@ -31,10 +31,15 @@ def not_triples(checked) -> list[str]:
     >>> from dotr.rules import check_text
     >>> not_triples(check_text("@prefix : <http://ex.org/> . a(X) :- b(X). :c(X, Y) :- :d(X, Y). _h(X) :- b(X)."))
     ['a/1']
+    >>> not_triples(check_text("@prefix : <http://ex.org/> . :t(X, Y, Z) :- b(X, Y, Z). :C(X) :- b(X, X, X)."))
+    ['<http://ex.org/t>/3']
     """
     outputs = set(checked.program.outputs)
-    return sorted(f"{pred.value}/{arity}" for pred, arity in checked.analysis.derived
-                  if isinstance(pred, ir.Name) and not pred.value.startswith("_") and (not outputs or pred in outputs))
+    # (an IRI predicate prints a triple with two arguments, a class membership with one)
+    return sorted(f"{pred.value}/{arity}" if isinstance(pred, ir.Name) else f"<{pred.value}>/{arity}"
+                  for pred, arity in checked.analysis.derived
+                  if (not outputs or pred in outputs) and (isinstance(pred, ir.Name) and not pred.value.startswith("_")
+                                                           or isinstance(pred, ir.Iri) and arity not in (1, 2)))
 
 
 def answering_queries(checked) -> list[str]:
