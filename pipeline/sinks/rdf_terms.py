@@ -84,16 +84,16 @@ def printed_term(text: str) -> RdfTerm | None:
 
 
 #: a fact's two arguments: IRIs (escaped: no ``>`` inside), literals (a quote inside escaped) with
-#: a language tag or datatype, or anything else up to the comma
-_ARG = r'<[^>]*>|"(?:[^"\\]|\\.)*"(?:@[^,]*|\^\^<[^>]*>)?|[^,]+'
+#: a language tag or datatype, or a name or number (up to the comma)
+_ARG = r'<[^>]*>|"(?:[^"\\]|\\.)*"(?:@[^,]*|\^\^<[^>]*>)?|[^,"<][^,]*'
 _TWO_ARGS = re.compile(rf"({_ARG}),({_ARG})", re.DOTALL)
 
 
 def triple_args(args: str) -> tuple[str, str] | None:
     """The two argument texts of a triple's printed arguments (None: not two).
 
-    >>> triple_args('<http://ex.org/a,b>,"x, \\\\"y\\\\""'), triple_args("a,b,c")
-    (('<http://ex.org/a,b>', '"x, \\\\"y\\\\""'), None)
+    >>> triple_args('<http://ex.org/a,b>,"x, \\\\"y\\\\""'), triple_args("a,b,c"), triple_args('"a,b"')
+    (('<http://ex.org/a,b>', '"x, \\\\"y\\\\""'), None, None)
     """
     match = _TWO_ARGS.fullmatch(args)
     return None if match is None else match.groups()

@@ -46,8 +46,12 @@ terms = st.one_of(iris, iris, literals, numbers, names).map(ir.canonical)
 def facts(draw) -> str:
     """A fact as the reasoner prints it (``format_fact``): mostly triples, and facts that are
     not (another arity, a name as predicate), literal subjects among them."""
-    args = draw(st.lists(terms, min_size=0, max_size=3).filter(lambda a: len(a) != 1) | st.tuples(terms, terms))
-    pred = draw(st.one_of(iris.map(lambda t: f"<{t.value}>"), st.sampled_from(["p", "knows"])))
+    if draw(st.integers(0, 3)):  # a triple, mostly with an IRI subject
+        args = (draw(st.one_of(iris, iris, terms)), draw(terms))
+        pred = f"<{draw(iris).value}>"
+    else:
+        args = draw(st.lists(terms, min_size=0, max_size=3))
+        pred = draw(st.one_of(iris.map(lambda t: f"<{t.value}>"), st.sampled_from(["p", "knows"])))
     return f"{pred}({','.join(format_term(a) for a in args)})" if args else pred
 
 
