@@ -96,7 +96,7 @@ def triple_args(args: str) -> tuple[str, str] | None:
     (('<http://ex.org/a,b>', '"x, \\\\"y\\\\""'), None, None)
     """
     match = _TWO_ARGS.fullmatch(args)
-    return None if match is None else match.groups()
+    return None if match is None else (match.group(1), match.group(2))
 
 
 #: a line of a graph dotr wrote in N-Triples (``rules.engine.ntriples.document``)
