@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from dotr.rules import ir
 from dotr.rules.engine.terms import iri_text
+from dotr.rules.lang.errors import FactError
 
 from ..input_facts import parse_fact
 
@@ -72,7 +73,10 @@ def printed_term(text: str) -> RdfTerm | None:
         return iri(text[1:-1])
     if _INTEGER.fullmatch(text):
         return literal(text, ir.XSD + "integer")
-    term = parse_fact(f"x({text})").args[0]
+    try:
+        term = parse_fact(f"x({text})").args[0]
+    except FactError:  # (not a term: a fact whose predicate IRI holds ">(" splits elsewhere)
+        return None
     if isinstance(term, ir.Iri):  # (one with escapes)
         return iri(term.value)
     if isinstance(term, ir.Literal):
