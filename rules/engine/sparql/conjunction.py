@@ -42,6 +42,7 @@ from typing import Iterator, Sequence
 from dotr.rules.lang import ir
 from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.plan import compile_rule
+from dotr.rules.engine.sparql.thresholds import Sorted, Threshold
 from dotr.rules.engine.store import INF, Store
 from dotr.rules.engine.terms import TermDictionary
 
@@ -51,8 +52,11 @@ _SEED = ir.Name("$seed")
 #: the plans a conjunction keeps (one per join order and seed variables it was evaluated with)
 _PLANS_KEPT = 64
 #: inside :func:`shared`: the solutions over their atoms' variables of the conjunctions evaluated,
-#: by their atoms
-_SHARED: dict[tuple, list[tuple]] | None = None
+#: by their atoms (and by (atoms, position): those solutions sorted by the value at a position)
+_SHARED: dict[int | tuple[int, int], list[tuple] | Sorted] | None = None
+#: atoms (as ``Conjunction._shape``) -> a number: a key of ``_SHARED`` is the number of its
+#: atoms (a nested tuple would be hashed again at every evaluation)
+_ATOMS_KEYS: dict[tuple, int] = {}
 
 
 @contextmanager
@@ -90,7 +94,9 @@ class Conjunction:
         #: the variables of the atoms, in order (what a match binds), and what equal atoms share
         self._atom_vars = tuple(dict.fromkeys(
             [n for _, _, names, pred_var in self._shape for n in (pred_var, *names) if n is not None]))
-        self._atoms_key = tuple(self._shape)
+        self._atoms_key = _ATOMS_KEYS.setdefault(tuple(self._shape), len(_ATOMS_KEYS))
+        self._filter_plan = None  # the comparisons and negations over a match of the atoms (``_filtered``)
+        self._threshold = Threshold.of(self.extra, self._atom_vars, self.vars)  # (or a threshold on sorted matches)
 
     # ------------------------------------------------------------------------- statistics
     def _candidates(self, store: Store) -> list[int] | None:
@@ -192,19 +198,28 @@ class Conjunction:
         GUARD.charge(len(out))  # (the budget of the time point, a cancellation: between joins)
         return [row for _, row, _ in out]
 
-    def _filtered(self, store: Store, shared: dict[tuple, list[tuple]]) -> list[tuple]:
+    def _filtered(self, store: Store, shared: dict) -> list[tuple]:
         """:meth:`rows` from the matches of the atoms alone, shared with the conjunctions of equal
         atoms evaluated in the same :func:`shared` block: the comparisons and negations then run
-        on them."""
+        on them (a threshold alone: on the matches sorted once, ``rules.engine.sparql.thresholds``)."""
         matches = shared.get(self._atoms_key)
         if matches is None:
             matches = shared[self._atoms_key] = self._matches(store)
         if not matches:
             return []
-        plan = self._plans.get(("filter",))
+        threshold = self._threshold
+        if threshold is not None:
+            key = (self._atoms_key, threshold.position)
+            ordered = shared.get(key)
+            if ordered is None:
+                ordered = shared[key] = Sorted(matches, threshold.position, self.d.value)
+            rows = threshold.select(ordered)
+            GUARD.charge(len(rows))
+            return rows
+        plan = self._filter_plan
         if plan is None:
             seed = ir.AtomLiteral(ir.Atom(_SEED, tuple(ir.Var(v) for v in self._atom_vars)))
-            plan = self._plans[("filter",)] = compile_rule(
+            plan = self._filter_plan = compile_rule(
                 tuple(ir.Var(n) for n in self.vars), (seed, *self.extra), self.d,
                 head_relation=(-2, len(self.vars))).seeded[0]
         out: list = []

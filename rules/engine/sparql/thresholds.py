@@ -1,0 +1,92 @@
+"""Queries that differ only in a threshold: ``FILTER(?v >= 3)``, ``FILTER(?v >= 7)``, ... over the
+same atoms. Inside ``conjunction.shared`` such conjunctions share their atoms' matches; the
+matches are then sorted once by the compared variable's value, and each conjunction takes the
+slice its threshold passes (a binary search) instead of testing every match.
+
+A comparison by an order (``<``, ``<=``, ``>``, ``>=``) of an atom variable with a number keeps
+the matches ``rules.engine.builtins.compare`` keeps: numbers (and booleans) are searched in the
+sorted values, other values (strings, dates, NaN, decimals) are compared one by one, and the
+matches chosen keep the order they were found in.
+
+>>> from dotr.rules import ir
+>>> t = Threshold.of((ir.Comparison("<", ir.Num(2), ir.Var("v")),), ("s", "v"), ("s", "v"))
+>>> t.op, t.position, t.bound
+('>', 1, 2)
+>>> matches = [("a", 1), ("b", 3), ("c", "x"), ("d", 2), ("e", 5)]
+>>> t.select(Sorted(matches, 1, lambda v: v))
+[('b', 3), ('e', 5)]
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from typing import Callable, Sequence
+
+from dotr.rules.lang import ir
+from dotr.rules.engine.builtins import compare
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+class Sorted:
+    """Matches sorted by the value at ``position`` (``value``: a term id's value): the numbers'
+    keys and the matches' numbers in that order, and the matches of other values apart."""
+
+    __slots__ = ("keys", "order", "others", "matches")
+
+    def __init__(self, matches: Sequence[tuple], position: int, value: Callable[[int], object]):
+        numbers, self.others = [], []
+        for n, match in enumerate(matches):
+            v = value(match[position])
+            if type(v) in (int, float, bool) and v == v:  # (NaN is no number here: it sorts nowhere)
+                numbers.append((v, n))
+            else:
+                self.others.append((v, n))
+        numbers.sort()
+        self.keys = [v for v, _ in numbers]
+        self.order = [n for _, n in numbers]
+        self.matches = matches
+
+
+class Threshold:
+    """A conjunction's only extra literal when it is ``?x op number`` (or ``number op ?x``) with
+    ``op`` an order and ``?x`` bound by the atoms, and its head variables are atom variables:
+    ``position`` is ``?x``'s in a match (over ``atom_vars``), ``head`` the head's positions."""
+
+    __slots__ = ("position", "op", "bound", "head")
+
+    def __init__(self, position: int, op: str, bound: int | float, head: tuple[int, ...] | None):
+        self.position, self.op, self.bound, self.head = position, op, bound, head
+
+    @classmethod
+    def of(cls, extra: tuple, atom_vars: tuple[str, ...], head: tuple[str, ...]) -> Threshold | None:
+        if len(extra) != 1 or not isinstance(extra[0], ir.Comparison) or not set(head) <= set(atom_vars):
+            return None
+        c = extra[0]
+        var, number, op = c.left, c.right, c.op
+        if isinstance(var, ir.Num):
+            var, number, op = number, var, _FLIPPED.get(op)
+        if op not in _FLIPPED or not isinstance(var, ir.Var) or not isinstance(number, ir.Num) \
+                or var.name not in atom_vars or type(number.value) not in (int, float) or math.isnan(number.value):
+            return None
+        positions = tuple(atom_vars.index(v) for v in head)
+        return cls(atom_vars.index(var.name), op, number.value,
+                   None if positions == tuple(range(len(atom_vars))) else positions)
+
+    def select(self, matches: Sorted) -> list[tuple]:
+        """The matches that pass, in the order they were found, as head tuples."""
+        op, bound, keys = self.op, self.bound, matches.keys
+        if op in (">", ">="):
+            chosen = matches.order[(bisect_left if op == ">=" else bisect_right)(keys, bound):]
+        else:
+            chosen = matches.order[:(bisect_right if op == "<=" else bisect_left)(keys, bound)]
+        if matches.others:
+            chosen = chosen + [n for v, n in matches.others if compare(op, v, bound)]
+        if len(chosen) > 1:
+            chosen = sorted(chosen)
+        found = matches.matches
+        if self.head is None:
+            return [found[n] for n in chosen]
+        head = self.head
+        return [tuple(found[n][i] for i in head) for n in chosen]
