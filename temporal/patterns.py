@@ -581,6 +581,7 @@ class PatternEngine:
             self._terminated[self.same_as.get(event, event)].append(pos)
         self._seq = 0
         self._texts: dict[int, str] = {}  # event seq -> its text in match digests
+        self._shown: dict[int | None, str] = {}  # term id -> its text in match digests
         self._t: int | None = None
 
     def _group(self, program: ir.Program) -> None:
@@ -769,16 +770,22 @@ class PatternEngine:
         """A digest of the events a match binds (labels, types, times, values as terms): it names
         the match the same way wherever it is found (embedded, on any Spark partition, after a
         restart), and only a match with the same events gets the same name."""
-        texts = self._texts
+        texts, shown = self._texts, self._shown
         parts = []
         for label, e in sorted(bindings.items()):
             text = texts.get(e.seq)
             if text is None:
                 if len(texts) > 100_000:
                     texts.clear()
-                term = self.dictionary.term
-                shown = ("" if v is None else format_term(term(v)) for v in e.values)  # ("": unbound)
-                text = texts[e.seq] = f"{e.type}@{e.time}(" + ",".join(shown) + ")"
+                values = []
+                for v in e.values:
+                    value = shown.get(v)
+                    if value is None:
+                        if len(shown) > 100_000:
+                            shown.clear()
+                        value = shown[v] = "" if v is None else format_term(self.dictionary.term(v))  # ("": unbound)
+                    values.append(value)
+                text = texts[e.seq] = f"{e.type}@{e.time}(" + ",".join(values) + ")"
             parts.append(f"{label}={text}")
         return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
