@@ -83,7 +83,8 @@ class Reasoner:
         self.lars = LarsEngine(lars_program or temporal, dictionary=d) if temporal else None
         if self.lars is not None:  # background facts hold at every time point for every rule
             self.lars.add_background(self.ontology.lasting_facts(self.lars.uses), interned=True)
-        self.patterns = PatternEngine(self.program, d, parsed=checked.queries) if self.program.patterns else None
+        self.patterns = PatternEngine(self.program, d, parsed=checked.queries, query_rows=True) \
+            if self.program.patterns else None
         self.queries = EpSparqlEngine.from_program(self.program, d, parsed=checked.queries) \
             if any(is_epsparql(q.query) for q in self.program.queries) else None
         self._groups = [compile_select(g, self.program.prefixes, d, q)

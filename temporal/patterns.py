@@ -47,6 +47,7 @@ from dotr.rules.lang.ir import UNIT_MS
 from dotr.rules.lang.queries import ParsedQueries
 from dotr.rules.lang.queries.sparql import parse_template, rdf_term
 from dotr.rules.engine.ntriples import IdTexts, term_text
+from dotr.rules.engine.sparql.algebra import event_threshold
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import TermDictionary, format_term
 from dotr.rules.engine.times import check_time
@@ -183,7 +184,18 @@ class _Exprs:
 
     def __init__(self, engine: "PatternEngine", pattern: str, types: dict[str, str]):
         self.d, self.attrs, self.buffers = engine.dictionary, engine.attrs, engine.buffers
+        self.thresholds = engine.thresholds
         self.pattern, self.types = pattern, types
+
+    def own(self, event_type: str) -> list[Callable[[Event, Bindings], bool]]:
+        """The check of the threshold of ``event_type`` when its buffer holds its family's rows
+        (``PatternEngine`` with ``query_rows``), as its query compares."""
+        threshold = self.thresholds.get(event_type)
+        if threshold is None:
+            return []
+        pos, op, bound = threshold
+        dvalue = self.d.value
+        return [lambda e, b: (i := e.values[pos]) is not None and compare(op, dvalue(i), bound)]
 
     def position(self, event_type: str, attr: str) -> int:
         names = self.attrs.get(event_type, ())
@@ -260,8 +272,8 @@ class _Exprs:
         constraint allows), ``checks`` the constraints left to test on each."""
         scope, buffer = self.scope(ref.scope), self.buffers[ref.event]
         choice = _index_choice(ref, self.attrs)
-        checks = [self.constraint(con, ref.event) for n, con in enumerate(ref.constraints)
-                  if choice is None or n != choice[1]]
+        checks = self.own(ref.event) + [self.constraint(con, ref.event) for n, con in enumerate(ref.constraints)
+                                        if choice is None or n != choice[1]]
         if choice is None:
             def candidates(b: Bindings) -> tuple[list[Event], int, int]:
                 lo, hi = scope(b)
@@ -293,7 +305,7 @@ class _Exprs:
     def aggregate(self, agg: ir.Aggregate) -> Callable[[Bindings], object]:
         scope, buffer, dvalue, func = self.scope(agg.scope), self.buffers[agg.event], self.d.value, agg.func
         pos = None if agg.attr is None else self.position(agg.event, agg.attr)
-        checks = [self.constraint(con, agg.event) for con in agg.constraints]
+        checks = self.own(agg.event) + [self.constraint(con, agg.event) for con in agg.constraints]
 
         def run(b: Bindings):
             values = [None if pos is None or (i := e.values[pos]) is None else dvalue(i)
@@ -385,7 +397,7 @@ class _Compiled:
         negations = {i: [exprs.negation(p.refs[j]) for j in js] for i, js in self.check_after.items()}
         first = p.refs[0]
         self.first_label = first.label
-        self.first_checks = [exprs.constraint(con, first.event) for con in first.constraints]
+        self.first_checks = exprs.own(first.event) + [exprs.constraint(con, first.event) for con in first.constraints]
         self.first_negations = negations.get(0, [])
         self.steps = [_Step(ref, exprs, negations.get(i, [])) for i, ref in enumerate(p.refs)
                       if i > 0 and ref.selection != "not"]
@@ -533,7 +545,7 @@ class PatternEngine:
     ``share=False`` matches every pattern on its own (the same output, for tests and benchmarks)."""
 
     def __init__(self, program: ir.Program, dictionary: TermDictionary | None = None, share: bool = True,
-                 parsed: ParsedQueries | None = None):
+                 parsed: ParsedQueries | None = None, query_rows: bool = False):
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
         self.id_texts = IdTexts(self.dictionary)  # the terms of the graphs built, as N-Triples
         self.prefixes = program.prefixes
@@ -549,6 +561,13 @@ class PatternEngine:
         self.same_as: dict[str, str] = {}  # an event type -> the first declared the same way
         for e in program.events:
             self.same_as[e.name] = first.setdefault(e.definition, e.name)
+        #: an event type -> the type whose buffer holds its events: the first declared the same
+        #: way, or with ``query_rows`` the loosest of those declared alike but for a threshold
+        self.reads: dict[str, str] = dict(self.same_as)
+        self.thresholds: dict[str, tuple[int, str, int | float]] = {}  # (attribute position, op, bound) of such a type
+        self.query_rows = query_rows
+        if query_rows:
+            self._families(program)
         self.patterns = [_Compiled(p, self) for p in program.patterns]
         # dependency order: a pattern after those that emit the events it uses
         graph: DiGraph[int] = DiGraph()
@@ -564,11 +583,11 @@ class PatternEngine:
         indexed: dict[str, set[int]] = defaultdict(set)
         for c in self.patterns:
             for event_type, pos in c.index_positions():
-                indexed[self.same_as.get(event_type, event_type)].add(pos)
-        self.buffers = {name: _Buffer(indexed.get(name, set())) for name in attrs if self.same_as.get(name, name) == name}
+                indexed[self.reads.get(event_type, event_type)].add(pos)
+        self.buffers = {name: _Buffer(indexed.get(name, set())) for name in attrs if self.reads.get(name, name) == name}
         # the buffers filled from the events given (emitted events join theirs as they are made)
-        self._read = {name: b for name, b in self.buffers.items() if self.same_as.get(name, name) == name}
-        self.buffers.update({name: self.buffers[same] for name, same in self.same_as.items() if same != name})
+        self._read = {name: b for name, b in self.buffers.items() if self.reads.get(name, name) == name}
+        self.buffers.update({name: self.buffers[same] for name, same in self.reads.items() if same != name})
         for c in self.patterns:
             c.compile()
         self._needs_digests: list[bool] = []  # per group: whether a member builds fresh IRIs
@@ -578,11 +597,30 @@ class PatternEngine:
         self._terminated: dict[str, list[int]] = defaultdict(list)  # event type -> positions in
         for pos, i in enumerate(self.order):  # ``order`` of the patterns it terminates
             event = self.patterns[i].refs[0].event
-            self._terminated[self.same_as.get(event, event)].append(pos)
+            self._terminated[self.reads.get(event, event)].append(pos)
         self._seq = 0
         self._texts: dict[int, str] = {}  # event seq -> its text in match digests
         self._shown: dict[int | None, str] = {}  # term id -> its text in match digests
         self._t: int | None = None
+
+    def _families(self, program: ir.Program) -> None:
+        """Event types declared alike but for a threshold (``rules.engine.sparql.event_threshold``)
+        read the rows of the loosest: each takes those that pass its own threshold."""
+        families: dict[tuple, list] = defaultdict(list)
+        for e in program.events:
+            if self.same_as[e.name] == e.name and (found := event_threshold(e, self.prefixes, self.parsed)):
+                families[found.family].append((found.looseness, e.name, found))
+        for members in families.values():
+            if len(members) < 2:
+                continue
+            loosest = min(members, key=lambda m: m[:2])[1]
+            own = {name: (self.attrs[name].index(found.attribute), found.op, found.bound)
+                   for _, name, found in members if name != loosest}
+            for name, same in self.same_as.items():
+                if same in own:
+                    self.reads[name], self.thresholds[name] = loosest, own[same]
+                elif same == loosest:
+                    self.reads[name] = loosest
 
     def _group(self, program: ir.Program) -> None:
         """Patterns with the same items and ``where`` find the same bindings for a terminator: they
@@ -639,7 +677,9 @@ class PatternEngine:
         DataFrame with the attributes as columns. :class:`EventError` for an event type the
         program does not declare or a row of another length. ``interned``: the values are term
         ids of this engine's dictionary, and only the first of the types declared the same way
-        is read; nothing is checked (the pipeline's own path)."""
+        is read; nothing is checked (the pipeline's own path). An engine made with ``query_rows``
+        (the pipeline's: the rows are those the events' queries give) reads, of the types declared
+        alike but for a threshold, the rows of the loosest, and is given its events interned."""
         if not interned:
             t = check_time(t)
         if self._t is not None and t <= self._t:
@@ -659,6 +699,8 @@ class PatternEngine:
     def _checked(self, events: dict) -> dict[str, list[tuple[int, ...]]]:
         """Events as a program gives them (:meth:`step`) as the engine's rows of term ids, by the
         first name of each type declared the same way."""
+        if self.query_rows:
+            raise UsageError("this pattern engine reads the rows of its events' queries: give them interned")
         if not isinstance(events, dict):
             raise EventError(f"events are a dict from an event type to its rows, not {type(events).__name__}")
         intern = self.dictionary.intern
@@ -705,7 +747,7 @@ class PatternEngine:
 
     def _match_all(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
         arrived: dict[str, list[Event]] = defaultdict(list)
-        same_as = self.same_as
+        reads = self.reads
         for name, buffer in self._read.items():
             rows = events.get(name)
             if not rows:
@@ -724,7 +766,7 @@ class PatternEngine:
         queued = set(queue)
         while queue:
             c = self.patterns[self.order[heappop(queue)]]
-            self._fire(c, t, arrived[same_as.get(c.refs[0].event, c.refs[0].event)], arrived, out, shared)
+            self._fire(c, t, arrived[reads.get(c.refs[0].event, c.refs[0].event)], arrived, out, shared)
             if c.emit is not None and arrived.get(c.emit[0]):
                 for pos in terminated.get(c.emit[0], ()):
                     if pos not in queued:

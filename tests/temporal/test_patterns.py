@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from dotr.rules import check_text, ir
+from dotr.rules.engine.builtins import compare
 from dotr.rules.engine.terms import TermDictionary
 from dotr.temporal.keys import EventPartition, partition_keys
 from dotr.temporal.patterns import PatternEngine
@@ -122,6 +123,52 @@ def test_patterns_over_events_declared_alike_share_buffers_and_matching(body, co
             mine = [m for m in out.matches if m.pattern == f"P{i or ''}"]
             assert sorted(repr((m.time, sorted((re.sub(r"\d+$", "", lab) if lab[0] != "L" else lab, e.time, e.values)
                                                for lab, e in m.bindings.items()))) for m in mine) == expected, (t, i)
+
+
+def _found(m) -> tuple:
+    """A match without its events' types and arrival numbers (types alike share a buffer)."""
+    emitted = m.emitted and (m.emitted.type, m.emitted.time, m.emitted.values)
+    return m.time, sorted((label, e.time, e.values) for label, e in m.bindings.items()), m.values, emitted
+
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+thresholds = st.tuples(st.sampled_from(["<", "<=", ">", ">="]), st.integers(-1, 6), st.booleans())
+
+
+def _threshold_decl(name: str, threshold) -> str:
+    op, bound, reversed_ = threshold
+    test = f"{bound} {_FLIPPED[op]} ?v" if reversed_ else f"?v {op} {bound}"
+    return f"event {name}(?k, ?v) := select ?k ?v where {{ ?k :{name[0].lower()} ?v filter({test}) }} ."
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(pattern("P"), st.integers(1, 3), st.data(), streams())
+def test_patterns_over_events_alike_but_for_their_thresholds_read_the_loosest_rows(body, copies, data, stream):
+    """Each copy of P declares its own events with a FILTER threshold of its own (as the DOTR
+    paper's rules do): with ``query_rows`` the types alike but for their thresholds share the
+    loosest one's buffer, and each copy finds the matches it finds alone on its own rows."""
+    own = {f"{t}{i or ''}": data.draw(thresholds) for t in TYPES for i in range(copies + 1)}
+    texts = [body] + [re.sub(r"\b(A|B|C|EP|P)\b", rf"\g<1>{i}", body) for i in range(1, copies + 1)]
+    decls = ["\n".join(_threshold_decl(f"{t}{i or ''}", own[f"{t}{i or ''}"]) for t in TYPES) for i in range(copies + 1)]
+    prefix = "@prefix : <http://ex.org/> .\n"
+    result = check_text(prefix + "\n".join(decls + texts))
+    assume(result.ok)
+    engine = PatternEngine(result.program, parsed=result.queries, query_rows=True)
+    d = engine.dictionary
+    alone = [PatternEngine(check_text(prefix + decls[i] + "\n" + texts[i]).program, d) for i in range(copies + 1)]
+    for t in TYPES:  # the types of one direction share a buffer (a negative bound is no number: an expression)
+        for up in (True, False):
+            names = [n for n, (op, bound, _) in own.items() if n[0] == t and (op[0] == ">") == up and bound >= 0]
+            assert len({id(engine.buffers[n]) for n in names}) <= 1
+    for t, events in enumerate(stream):
+        rows = {name: [(d.intern(ir.Name(k)), d.intern(ir.Num(v))) for etype, k, v in events
+                       if etype == name[0] and compare(own[name][0], v, own[name][1])] for name in own}
+        out = engine.step(t, rows, interned=True)
+        for i in range(copies + 1):
+            suffix = str(i or "")
+            expected = alone[i].step(t, {t_ + suffix: rows[t_ + suffix] for t_ in TYPES}, interned=True).matches
+            mine = [m for m in out.matches if m.pattern == f"P{suffix}"]
+            assert [_found(m) for m in mine] == [_found(m) for m in expected], (t, i)
 
 
 def test_matches_at_one_time_point_get_distinct_fresh_iris_named_by_their_events():

@@ -38,7 +38,8 @@ from dotr.rules.engine.sparql.planner import compile_pattern
 from dotr.rules.engine.store import Store
 from dotr.rules.engine.terms import TermDictionary
 
-__all__ = ["CompiledEvent", "Dataset", "UnsupportedQuery", "compile_event", "compile_pattern", "compile_select"]
+__all__ = ["CompiledEvent", "Dataset", "EventThreshold", "UnsupportedQuery", "compile_event", "compile_pattern",
+           "compile_select", "event_threshold"]
 
 
 @dataclass
@@ -100,6 +101,63 @@ class CompiledSelect:
 
     def run(self, store: Store | Dataset) -> list[Solution]:
         return self._root.run(dataset(store))
+
+
+@dataclass(frozen=True)
+class EventThreshold:
+    """An event type whose query is a basic graph pattern with one filter, ``?x op bound`` (an
+    order, ``?x`` one of its attributes): the types of one ``family`` (the same query but for its
+    threshold, the same direction) give, of the rows of the loosest, those whose ``attribute``
+    passes their own threshold."""
+
+    family: tuple
+    attribute: str
+    op: str
+    bound: int | float
+
+    @property
+    def looseness(self) -> tuple:
+        """Smallest for the type of its family whose rows hold every other's."""
+        if self.op in (">", ">="):
+            return self.bound, self.op == ">"
+        return -self.bound, self.op == "<"
+
+
+def event_threshold(event: ir.EventDecl, prefixes: dict[str, str], queries: ParsedQueries | None = None
+                    ) -> EventThreshold | None:
+    """The threshold of ``event`` (see :class:`EventThreshold`), or None. Families are compared
+    by their atoms as :class:`TermDictionary` ids of one dictionary: this module's own.
+
+    >>> from dotr.rules import parse
+    >>> program = parse('''@prefix : <http://ex.org/> .
+    ... event Hot(?s, ?v) := select ?s ?v where { ?s :value ?v filter(?v >= 60) } .
+    ... event Warm(?s, ?v) := select ?s ?v where { ?s :value ?v filter(40 <= ?v) } .''')
+    >>> hot, warm = (event_threshold(e, program.prefixes) for e in program.events)
+    >>> hot.family == warm.family, (hot.attribute, hot.op, hot.bound), warm.looseness < hot.looseness
+    (True, ('v', '>=', 60), True)
+    """
+    if event.query is None:
+        return None
+    try:
+        query = (queries if queries is not None else ParsedQueries()).require(
+            "select", event.query, lambda: parse_select(event.query, prefixes))
+        root = compile_pattern(query.algebra["p"], _FAMILIES, event.query.span)
+    except (RuleError, UnsupportedQuery):
+        return None
+    if not isinstance(root, BGP) or root.residual or not set(event.attributes) <= set(root.vars):
+        return None
+    threshold = root.conj.threshold
+    if threshold is None:
+        return None
+    attribute = root.conj.atom_vars[threshold.position]
+    if attribute not in event.attributes:
+        return None
+    up = threshold.op in (">", ">=")
+    return EventThreshold((root.conj.atoms_key, tuple(event.attributes), attribute, up), attribute,
+                          threshold.op, threshold.bound)
+
+
+_FAMILIES = TermDictionary()  # (the ids that tell families apart)
 
 
 def compile_select(text: ir.SparqlText, prefixes: dict[str, str], d: TermDictionary,

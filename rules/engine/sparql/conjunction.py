@@ -98,6 +98,22 @@ class Conjunction:
         self._filter_plan = None  # the comparisons and negations over a match of the atoms (``_filtered``)
         self._threshold = Threshold.of(self.extra, self._atom_vars, self.vars)  # (or a threshold on sorted matches)
 
+    @property
+    def atom_vars(self) -> tuple[str, ...]:
+        """The variables of the atoms, in the order of a match's values."""
+        return self._atom_vars
+
+    @property
+    def atoms_key(self) -> int:
+        """The same number for conjunctions of equal atoms (over one dictionary)."""
+        return self._atoms_key
+
+    @property
+    def threshold(self) -> Threshold | None:
+        """The conjunction's only filter when it compares an atom variable with a number by an
+        order (``rules.engine.sparql.thresholds``)."""
+        return self._threshold
+
     # ------------------------------------------------------------------------- statistics
     def _candidates(self, store: Store) -> list[int] | None:
         """The number of facts matching each atom's constants; None when one has none (the
