@@ -242,6 +242,8 @@ class Reasoner:
         :func:`split_keys`'s."""
         if split_keys(self.checked) is None:
             raise UsageError("this program's temporal stage cannot be split by key (dotr check says why)")
+        if partition.events is not None and self.patterns is not None:  # (each type's rows split by its own key)
+            self.patterns.read_each_type()
         if partition.facts is not None and self.lars is not None:  # (it keeps and reports its keys' facts only)
             self.lars.keep = partial(partition.facts.owned, group)
         if partition.windows is not None and self.csparql is not None:

@@ -362,6 +362,8 @@ class _Compiled:
         if construct is not None:
             parsed = engine.parsed if engine.parsed is not None else ParsedQueries()
             self.template = parsed.require("template", construct, lambda: parse_template(construct, engine.prefixes))
+        #: each item's label -> its event type as declared (the first declared the same way): in digests
+        self.declared = {r.label: engine.same_as.get(r.event, r.event) for r in p.refs if r.selection != "not"}
         self.group: int | None = None  # patterns in one group share their matching (PatternEngine)
         self.relabel: list[tuple[str, str]] | None = None  # (the group's label, this pattern's), when they differ
 
@@ -512,7 +514,7 @@ class _Compiled:
                     subjects.append(s_text)
                     objects.append(o_text)
             if self.blanks:  # a fresh IRI per match
-                ident = ident or engine._match_id(b)
+                ident = ident or engine._match_id(b, self.declared)
                 prefix = f"urn:dotr:match:{self.name}:{t}:{ident}:"
                 fresh = [f"<{prefix}{label}>" for label in self.blanks]
                 subjects += fresh
@@ -547,6 +549,7 @@ class PatternEngine:
     def __init__(self, program: ir.Program, dictionary: TermDictionary | None = None, share: bool = True,
                  parsed: ParsedQueries | None = None, query_rows: bool = False):
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
+        self._made = (program, share)  # (read_each_type makes the engine again)
         self.id_texts = IdTexts(self.dictionary)  # the terms of the graphs built, as N-Triples
         self.prefixes = program.prefixes
         self.parsed = parsed  # the checked program's parsed construct templates
@@ -621,6 +624,16 @@ class PatternEngine:
                     self.reads[name], self.thresholds[name] = loosest, own[same]
                 elif same == loosest:
                     self.reads[name] = loosest
+
+    def read_each_type(self) -> None:
+        """Read every event type's own rows (none shares the loosest one's buffer): for an engine
+        given the events of its key group only, where each type's rows are split by its own key.
+        Before the first step."""
+        if self._t is not None:
+            raise UsageError("read_each_type: the engine has evaluated a time point")
+        if self.thresholds:
+            program, share = self._made
+            self.__init__(program, self.dictionary, share, self.parsed)  # type: ignore[misc]
 
     def _group(self, program: ir.Program) -> None:
         """Patterns with the same items and ``where`` find the same bindings for a terminator: they
@@ -790,7 +803,8 @@ class PatternEngine:
         per_terminator = shared.get(c.group)
         if per_terminator is None:
             per_terminator = shared[c.group] = [
-                (found, [self._match_id(b) for b in found] if self._needs_digests[c.group] else [None] * len(found))
+                (found, [self._match_id(b, c.declared) for b in found] if self._needs_digests[c.group]
+                 else [None] * len(found))
                 for terminator in list(terminators) if (found := c.find(terminator))]
         relabel = c.relabel
         for found, idents in per_terminator:
@@ -808,15 +822,17 @@ class PatternEngine:
                     buffer.add(match.emitted)
                     new.append(match.emitted)
 
-    def _match_id(self, bindings: Bindings) -> str:
+    def _match_id(self, bindings: Bindings, declared: dict[str, str]) -> str:
         """A digest of the events a match binds (labels, types, times, values as terms): it names
         the match the same way wherever it is found (embedded, on any Spark partition, after a
-        restart), and only a match with the same events gets the same name."""
+        restart), and only a match with the same events gets the same name. ``declared``: the
+        type of each label as its pattern declares it (the first declared the same way), which
+        an event in the buffer of the loosest type alike but for a threshold does not carry."""
         texts, shown = self._texts, self._shown
         parts = []
         for label, e in sorted(bindings.items()):
             text = texts.get(e.seq)
-            if text is None:
+            if text is None:  # (its time and values: the type is the label's)
                 if len(texts) > 100_000:
                     texts.clear()
                 values = []
@@ -827,8 +843,8 @@ class PatternEngine:
                             shown.clear()
                         value = shown[v] = "" if v is None else format_term(self.dictionary.term(v))  # ("": unbound)
                     values.append(value)
-                text = texts[e.seq] = f"{e.type}@{e.time}(" + ",".join(values) + ")"
-            parts.append(f"{label}={text}")
+                text = texts[e.seq] = f"@{e.time}(" + ",".join(values) + ")"
+            parts.append(f"{label}={declared.get(label, e.type)}{text}")
         return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
     def emitted(self, match: Match, terms: bool = False) -> dict | None:

@@ -2,6 +2,7 @@
 reasoner's output, for the fire example and the DOTR-style workload with large time points."""
 
 import random
+import re
 
 import pytest
 
@@ -78,6 +79,20 @@ def test_the_dotr_workload_split_by_room_gives_one_reasoners_output(groups):
     expected = _outputs(make, elements, 1)
     assert sum(len(r.get("graphs", ())) for r in expected) > 100
     assert _outputs(make, elements, groups) == expected
+
+
+def test_events_alike_but_for_their_thresholds_split_by_their_own_keys():
+    """Each pattern with its own threshold, the loosest events read by no pattern (so that the
+    split leaves their rows out): each key group reads every type's own rows."""
+    text = re.sub(r"pattern P0\n.*?A0\.room \.", "", program(rules=4, own_events=True, distinct_filters=True), flags=re.S)
+    checked = check_text(text)
+    bg = background(200)
+    make = lambda: Reasoner(checked, bg)  # noqa: E731
+    assert make().patterns.reads["A1"] == "A0" and "A0" not in split_keys(checked)
+    elements = _dotr_stream(40, 60)
+    expected = _outputs(make, elements, 1)
+    assert sum(len(r.get("graphs", ())) for r in expected) > 100
+    assert _outputs(make, elements, 2) == expected
 
 
 def test_a_program_that_cannot_be_split_is_refused():
