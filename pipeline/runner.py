@@ -403,12 +403,14 @@ class EmbeddedRun:
     def _evaluate(self, records: Iterator[Record]) -> None:
         state = self.state
         # the time point's records: how many, and with --on-error skip their lines and texts (to reject them)
-        pending_t, pending, taken, change, programs = None, {}, Taken(), BackgroundChange(), []
+        pending_t, pending, taken, change, programs = None, {}, Taken(), None, []
         keep = self._rollback is not None
         for record in records:
             if pending_t is not None and record.t != pending_t:
                 evaluated = self._time_point(Point(pending_t, pending, change), taken, programs)
-                pending, taken, change, programs = {}, Taken(), BackgroundChange(), []
+                pending, taken, change = {}, Taken(), None
+                if programs:
+                    programs = []
                 if record.line:
                     state.lines = record.line - 1  # the lines before this record are evaluated
                 if self._stop is not None:
@@ -425,6 +427,8 @@ class EmbeddedRun:
             pending_t = record.t
             pending.setdefault(record.stream, []).extend(record.facts)
             if record.background:
+                if change is None:
+                    change = BackgroundChange()
                 change.update(record.background)
             if record.program is not None:
                 programs.append((record.program, record.raw))
@@ -508,9 +512,10 @@ class EmbeddedRun:
                 self.output.flush()
                 self.commit()
         self._in_gap = False
-        asked, self.pending_programs = self.pending_programs, []
-        for program, raw in [*programs, *((change, None) for change in asked)]:
-            self._change_program(t, program, raw)
+        if programs or self.pending_programs:
+            asked, self.pending_programs = self.pending_programs, []
+            for program, raw in [*programs, *((change, None) for change in asked)]:
+                self._change_program(t, program, raw)
         if change:
             try:
                 self.reasoner.change_background(change.add, change.remove)
