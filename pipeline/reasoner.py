@@ -406,10 +406,18 @@ class Reasoner:
         last = self._last_t
         if last is None:  # (nothing evaluated yet)
             return None
-        candidates: list[int | None] = [when + 1 for when in self._ontology_step.expiries if when >= last] \
-            if self._expiries_matter is not False else []
-        candidates.extend(engine.next_change(last) for _, engine in self._engines())
-        return min((c for c in candidates if c is not None), default=None)
+        first = None
+        if self._expiries_matter is not False:
+            for when in self._ontology_step.expiries:
+                if when >= last and (first is None or when + 1 < first):
+                    first = when + 1
+        for name in self._ENGINES:  # (a loop, not generators: this runs at every time point)
+            engine = getattr(self, name)
+            if engine is not None:
+                change = engine.next_change(last)
+                if change is not None and (first is None or change < first):
+                    first = change
+        return first
 
     def change_background(self, add: Iterable = (), remove: Iterable = (), *, temporal: bool = True) -> None:
         """Change the background from the next time point evaluated on: remove facts (what only
