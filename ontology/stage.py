@@ -225,6 +225,8 @@ class OntologicalStage:
     def conclusions(self, t: int) -> list[tuple]:
         """Facts derived at ``t`` that are neither input facts nor consequences of the background
         alone (those hold at every time point), as ``(relation, int tuple)``, sorted."""
+        if not self.rules:  # (no rule: every fact is given, none derived)
+            return []
         term = self.dictionary.term
         hidden: dict[RelKey, bool] = {}  # (per relation: whether it is a helper's)
         out = [(rel, fact) for rel, fact in self.store.tagged(t, exclude=self.materialiser.explicit)

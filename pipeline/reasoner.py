@@ -409,10 +409,18 @@ class Reasoner:
         last = self._last_t
         if last is None:  # (nothing evaluated yet)
             return None
-        candidates: list[int | None] = [when + 1 for when in self._ontology_step.expiries if when >= last] \
-            if self._expiries_matter is not False else []
-        candidates.extend(engine.next_change(last) for _, engine in self._engines())
-        return min((c for c in candidates if c is not None), default=None)
+        first = None
+        if self._expiries_matter is not False:
+            for when in self._ontology_step.expiries:
+                if when >= last and (first is None or when + 1 < first):
+                    first = when + 1
+        for name in self._ENGINES:  # (a loop, not generators: this runs at every time point)
+            engine = getattr(self, name)
+            if engine is not None:
+                change = engine.next_change(last)
+                if change is not None and (first is None or change < first):
+                    first = change
+        return first
 
     def change_background(self, add: Iterable = (), remove: Iterable = (), *, temporal: bool = True) -> None:
         """Change the background from the next time point evaluated on: remove facts (what only
@@ -496,15 +504,16 @@ class Reasoner:
         ontology = self.ontology
         by_stream = facts if isinstance(facts, dict) else {None: facts}
         streams = {name: intern_all(ontology, facts_of(items)) for name, items in by_stream.items()}
-        facts = [f for items in streams.values() for f in items]
+        facts = next(iter(streams.values())) if len(streams) == 1 else [f for items in streams.values() for f in items]
         if self.on_notice is not None:
             self._notice_arities(facts, self.on_notice)
         history = self.history
         if history.first is None:
             history.first = t
-        for removed, add in self._unplaced:
-            history.add_change(t, removed, add)
-        self._unplaced = []
+        if self._unplaced:
+            for removed, add in self._unplaced:
+                history.add_change(t, removed, add)
+            self._unplaced = []
         history.add_point(t, streams)
         if self._expiries_matter is None:  # (after a background change: decided over it alone)
             ontology.materialiser.advance(t, report=False)
@@ -512,7 +521,7 @@ class Reasoner:
         point = ontology.process(t, facts, interned=True)
         self._ontology_t = t
         return Enriched(t, facts, ontology.conclusions(t), point.events, ontology.store.expiry_times(t),
-                        [g.run(ontology.store) for g in self._groups],
+                        [g.run(ontology.store) for g in self._groups] if self._groups else [],
                         streams if self.csparql is not None else {})
 
     def _notice_arities(self, facts: list[tuple], on_notice: Callable[[str], None]) -> None:
@@ -567,11 +576,14 @@ class Reasoner:
         result = now.result
         result.facts = self._print(now, set(point.stream))
         result.changes = self._texts.changes
-        now.graph_matches.sort(key=lambda gm: gm[0])
-        result.graphs = [doc for doc, _ in now.graph_matches]
-        self.last_matches = [m for _, m in now.graph_matches]  # the traces of result.graphs (a query's name)
+        matches = now.graph_matches
+        if matches:
+            matches.sort(key=lambda gm: gm[0])
+            result.graphs = [doc for doc, _ in matches]
+        self.last_matches = [m for _, m in matches] if matches else []  # the traces of result.graphs (a query's name)
         self.last_inputs = point.stream  # (what explain calls the input at last_t)
-        result.events.sort(key=json.dumps)  # (as merge_records orders the groups' events)
+        if len(result.events) > 1:
+            result.events.sort(key=json.dumps)  # (as merge_records orders the groups' events)
         size, held = self._reclaimed
         if len(self.dictionary) - size > max(self.reclaim_every, held):  # (its cost: the state, paid after as many new terms)
             self.reclaim_terms()

@@ -45,6 +45,8 @@ from .swap import NotSwapped, like, replay, swapped
 
 #: seconds a time point under way when a signal comes may take to finish before it is abandoned
 CANCEL_AFTER = 0.5
+#: seconds the output of a time point may wait in the buffer while the input has more ready
+FLUSH_EVERY = 0.1
 
 
 @dataclass
@@ -175,6 +177,8 @@ class EmbeddedRun:
         self._busy = False  # in a time point or a commit: a signal waits for its end
         self._stop: int | None = None  # an exit code, when a signal asked to stop
         self._last_commit = (0, time.monotonic())  # (time points, clock) at the last commit
+        self._flushed = time.monotonic()  # when the output was last flushed
+        self._told_of_waits = False  # whether the input says when it waits (then the output is flushed then)
         # in the gap before a time point (its records read, not evaluated: the input position
         # stays before them, so a restart reads them again and goes on from the reasoner's last
         # time point), with the rejects before its first record
@@ -212,6 +216,8 @@ class EmbeddedRun:
         if self.on_output is not None:
             sink = Tee(sink, self.on_output)
         self._files.append(sink)
+        if hasattr(self._input, "on_wait"):
+            self._input.on_wait, self._told_of_waits = self._flush, True
         rejects = rejects_path(o.rejects, o.output)
 
         def open_rejects() -> OutputFile:
@@ -397,12 +403,14 @@ class EmbeddedRun:
     def _evaluate(self, records: Iterator[Record]) -> None:
         state = self.state
         # the time point's records: how many, and with --on-error skip their lines and texts (to reject them)
-        pending_t, pending, taken, change, programs = None, {}, Taken(), BackgroundChange(), []
+        pending_t, pending, taken, change, programs = None, {}, Taken(), None, []
         keep = self._rollback is not None
         for record in records:
             if pending_t is not None and record.t != pending_t:
                 evaluated = self._time_point(Point(pending_t, pending, change), taken, programs)
-                pending, taken, change, programs = {}, Taken(), BackgroundChange(), []
+                pending, taken, change = {}, Taken(), None
+                if programs:
+                    programs = []
                 if record.line:
                     state.lines = record.line - 1  # the lines before this record are evaluated
                 if self._stop is not None:
@@ -419,6 +427,8 @@ class EmbeddedRun:
             pending_t = record.t
             pending.setdefault(record.stream, []).extend(record.facts)
             if record.background:
+                if change is None:
+                    change = BackgroundChange()
                 change.update(record.background)
             if record.program is not None:
                 programs.append((record.program, record.raw))
@@ -437,7 +447,9 @@ class EmbeddedRun:
         GUARD.cancel(None)
         try:
             with self.lock:
-                clock, cpu = time.perf_counter, time.process_time()
+                clock = time.perf_counter
+                # (the process's CPU clock is a system call of a few µs: read only for --on-error skip)
+                cpu = time.process_time() if self._rollback is not None else 0.0
                 start = clock()
                 try:
                     for result in self._results(point.t, point.facts, point.change, programs):
@@ -456,13 +468,20 @@ class EmbeddedRun:
                     self._undo(err, records)
                     return False
                 self.state.counts["records"] += records.count
-                self.output.flush()
+                if not self._told_of_waits or time.monotonic() - self._flushed >= FLUSH_EVERY:
+                    self._flush()
                 if self._rollback is not None:
                     self._rollback.evaluated(self.reasoner, point, time.process_time() - cpu)
                 return True
         finally:
             self._busy = False
             GUARD.cancel(None)  # (a signal that came after the engines' last check: _stop has it)
+
+    def _flush(self) -> None:
+        """Flush the output (and the rejects file): at each time point when the input cannot say
+        when it waits; else when it waits, and at least every :data:`FLUSH_EVERY` seconds."""
+        self.output.flush()
+        self._flushed = time.monotonic()
 
     def _undo(self, err: BudgetExceeded, records: Taken) -> None:
         """Reject the records of the time point that could not finish, the reasoner as if they
@@ -493,9 +512,10 @@ class EmbeddedRun:
                 self.output.flush()
                 self.commit()
         self._in_gap = False
-        asked, self.pending_programs = self.pending_programs, []
-        for program, raw in [*programs, *((change, None) for change in asked)]:
-            self._change_program(t, program, raw)
+        if programs or self.pending_programs:
+            asked, self.pending_programs = self.pending_programs, []
+            for program, raw in [*programs, *((change, None) for change in asked)]:
+                self._change_program(t, program, raw)
         if change:
             try:
                 self.reasoner.change_background(change.add, change.remove)

@@ -75,3 +75,13 @@ def test_rdfs_is_owlrl_without_resource_typing(schema_triples, data_triples):
     type_, resource, prop = from_rdflib(RDF.type), from_rdflib(RDFS.Resource), from_rdflib(RDF.Property)
     sub_prop = from_rdflib(RDFS.subPropertyOf)
     assert all((p == type_ and o in (resource, prop)) or (p == sub_prop and s == o) for p, s, o in rest)
+
+
+def test_a_profile_alone_concludes_at_each_time_point_and_no_rule_concludes_nothing():
+    schema_triples = [(EX.A, RDFS.subClassOf, EX.B)]
+    stage = OntologicalStage(check_text("@profile rdfs ."), schema_triples)  # (no rule of the program's own)
+    stage.process(1, [(EX.a, RDF.type, EX.A)])
+    assert [stage.format_fact(*f) for f in stage.conclusions(1)] == [f"<{RDF.type}>(<{EX.a}>,<{EX.B}>)"]
+    bare = OntologicalStage(check_text("p(a) ."), schema_triples)  # no rule, no profile: nothing is derived
+    bare.process(1, [(EX.a, RDF.type, EX.A)])
+    assert bare.conclusions(1) == [] and not bare.rules

@@ -285,3 +285,42 @@ def test_follow_reads_a_truncated_or_rotated_file_from_its_start(tmp_path, how):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_file_read_faster_than_it_is_evaluated_is_flushed_now_and_then_not_at_every_time_point(tmp_path, monkeypatch):
+    from dotr.pipeline import runner
+    from dotr.pipeline.cli import main
+    from dotr.pipeline.files import OutputFile
+
+    flushes = []
+    real = OutputFile.flush
+    monkeypatch.setattr(OutputFile, "flush", lambda self: (flushes.append(self.path), real(self))[1])
+    monkeypatch.setattr(runner, "FLUSH_EVERY", 3600.0)  # (only the end, never the clock)
+    stream, out = _cooling_stream(tmp_path / "s.jsonl", 300), tmp_path / "o.jsonl"
+    assert main(["run", "-q", "--rules", str(COOLING / "rules.dotr"), "--input", str(stream), "--output", str(out)]) == 0
+    assert len(out.read_text().splitlines()) > 100
+    assert flushes.count(str(out)) < 3  # (the close's)
+    flushes.clear()
+    monkeypatch.setattr(runner, "FLUSH_EVERY", 0.0)  # the clock says flush at every time point
+    assert main(["run", "-q", "--rules", str(COOLING / "rules.dotr"), "--input", str(stream), "--output", str(out)]) == 0
+    assert flushes.count(str(out)) >= 300
+
+
+def test_a_pipe_with_nothing_ready_is_waited_on_after_a_flush():
+    import os
+    import threading
+
+    from dotr.pipeline.files import InputLines
+
+    read, write = os.pipe()
+    lines = InputLines(f"/dev/fd/{read}")
+    waits = []
+    lines.on_wait = lambda: waits.append(len(waits))
+    os.write(write, b'{"t": 1}\n')
+    items = iter(lines)
+    assert next(items) == '{"t": 1}\n' and waits == []  # (a byte is ready: no wait before it)
+    threading.Timer(0.3, lambda: (os.write(write, b'{"t": 2}\n'), os.close(write))).start()
+    assert next(items) == '{"t": 2}\n' and waits == [0]  # (nothing was ready: told before the read waited)
+    assert list(items) == []
+    lines.close()
+    os.close(read)

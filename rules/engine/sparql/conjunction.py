@@ -36,8 +36,7 @@ the query, ``seed_vars`` and their distinct value tuples): the plan then starts 
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from dotr.rules.lang import ir
 from dotr.rules.engine.guard import GUARD
@@ -59,17 +58,21 @@ _SHARED: dict[int | tuple[int, int], list[tuple] | Sorted] | None = None
 _ATOMS_KEYS: dict[tuple, int] = {}
 
 
-@contextmanager
-def shared() -> Iterator[None]:
-    """Evaluations inside share the matches of equal atoms: conjunctions that differ only in
-    their comparisons and negations (event queries with their own FILTER thresholds) match their
-    atoms once, each then filtering the matches. The store must not change inside."""
-    global _SHARED
-    outer, _SHARED = _SHARED, {} if _SHARED is None else _SHARED
-    try:
-        yield
-    finally:
-        _SHARED = outer
+class shared:
+    """Evaluations inside (``with shared():``) share the matches of equal atoms: conjunctions
+    that differ only in their comparisons and negations (event queries with their own FILTER
+    thresholds) match their atoms once, each then filtering the matches. The store must not
+    change inside. (A class, not a generator: it is entered at every time point.)"""
+
+    __slots__ = ("_outer",)
+
+    def __enter__(self) -> None:
+        global _SHARED
+        self._outer, _SHARED = _SHARED, {} if _SHARED is None else _SHARED
+
+    def __exit__(self, *_) -> None:
+        global _SHARED
+        _SHARED = self._outer
 
 
 class Conjunction:
