@@ -9,15 +9,19 @@ import sys
 
 def main() -> int:
     try:
-        from dotr.pipeline.process import interruptible
+        from dotr.pipeline.process import Interrupted, interruptible
 
         interruptible()
     except KeyboardInterrupt:  # (Python's own SIGINT handler, before dotr's)
         print("dotr: interrupted", file=sys.stderr)
         return 130
-    from dotr.pipeline.cli import main as command
+    try:
+        from dotr.pipeline.cli import main as command
 
-    return command()
+        return command()
+    except Interrupted as stop:  # (while the command's modules are imported: its own handling not yet)
+        print("dotr: interrupted", file=sys.stderr)
+        return stop.code
 
 
 if __name__ == "__main__":
