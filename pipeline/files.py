@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import select
-import stat
 import sys
 import time
 from collections import deque
@@ -210,14 +208,6 @@ class InputLines:
         self._number = 0
         self._consumed = 0
         self._skip = skip
-        #: called before a read that may have to wait for the input to grow (the run flushes its
-        #: output then): at the end of a followed file, and for a pipe or a terminal when no byte
-        #: is ready
-        self.on_wait: Callable[[], None] | None = None
-        try:
-            self._stream = not stat.S_ISREG(os.fstat(self._file.fileno()).st_mode)
-        except OSError:
-            self._stream = True
 
     @property
     def digest(self) -> str:
@@ -258,8 +248,6 @@ class InputLines:
         f, limit = self._file, self.limit
         partial = b""
         while True:
-            if self._stream and self.on_wait is not None and not _ready(f):
-                self.on_wait()
             try:
                 raw = f.readline(limit + 1 - len(partial) if limit > 0 else -1)
             except OSError as err:
@@ -273,7 +261,7 @@ class InputLines:
                     if not rest:
                         if not wait:
                             break
-                        self._wait()
+                        time.sleep(0.1)
                     size += len(rest)
                 return partial, size + len(rest)
             if not raw:  # the end of the input, for now
@@ -284,13 +272,7 @@ class InputLines:
                     if partial:  # (the old content's last line, never ended: it stands alone)
                         return partial, None
                     continue
-                self._wait()
-
-    def _wait(self) -> None:
-        """At the end of a followed file: wait a moment for it to grow."""
-        if self.on_wait is not None:
-            self.on_wait()
-        time.sleep(0.1)
+                time.sleep(0.1)
 
     def _started_over(self) -> bool:
         """At the end of a followed file: whether it was cut shorter than what was read, or
@@ -333,15 +315,6 @@ class InputLines:
     def close(self) -> None:
         if self.path != "-":
             self._file.close()
-
-
-def _ready(file: BinaryIO) -> bool:
-    """Whether a byte of ``file`` (a pipe, a terminal, a socket) can be read without waiting
-    (bytes already in its buffer are not seen: then it says False, and a flush is one too many)."""
-    try:
-        return bool(select.select([file], [], [], 0)[0])
-    except (OSError, ValueError):
-        return False
 
 
 def _cut(data: bytes, size: int) -> bytes:

@@ -45,8 +45,6 @@ from .swap import NotSwapped, like, replay, swapped
 
 #: seconds a time point under way when a signal comes may take to finish before it is abandoned
 CANCEL_AFTER = 0.5
-#: seconds the output of a time point may wait in the buffer while the input has more ready
-FLUSH_EVERY = 0.1
 
 
 @dataclass
@@ -177,8 +175,6 @@ class EmbeddedRun:
         self._busy = False  # in a time point or a commit: a signal waits for its end
         self._stop: int | None = None  # an exit code, when a signal asked to stop
         self._last_commit = (0, time.monotonic())  # (time points, clock) at the last commit
-        self._flushed = time.monotonic()  # when the output was last flushed
-        self._told_of_waits = False  # whether the input says when it waits (then the output is flushed then)
         # in the gap before a time point (its records read, not evaluated: the input position
         # stays before them, so a restart reads them again and goes on from the reasoner's last
         # time point), with the rejects before its first record
@@ -216,8 +212,6 @@ class EmbeddedRun:
         if self.on_output is not None:
             sink = Tee(sink, self.on_output)
         self._files.append(sink)
-        if hasattr(self._input, "on_wait"):
-            self._input.on_wait, self._told_of_waits = self._flush, True
         rejects = rejects_path(o.rejects, o.output)
 
         def open_rejects() -> OutputFile:
@@ -468,20 +462,13 @@ class EmbeddedRun:
                     self._undo(err, records)
                     return False
                 self.state.counts["records"] += records.count
-                if not self._told_of_waits or time.monotonic() - self._flushed >= FLUSH_EVERY:
-                    self._flush()
+                self.output.flush()  # (the next time point can take long: a reader sees this one now)
                 if self._rollback is not None:
                     self._rollback.evaluated(self.reasoner, point, time.process_time() - cpu)
                 return True
         finally:
             self._busy = False
             GUARD.cancel(None)  # (a signal that came after the engines' last check: _stop has it)
-
-    def _flush(self) -> None:
-        """Flush the output (and the rejects file): at each time point when the input cannot say
-        when it waits; else when it waits, and at least every :data:`FLUSH_EVERY` seconds."""
-        self.output.flush()
-        self._flushed = time.monotonic()
 
     def _undo(self, err: BudgetExceeded, records: Taken) -> None:
         """Reject the records of the time point that could not finish, the reasoner as if they
