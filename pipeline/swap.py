@@ -39,10 +39,10 @@ def swapped(old: Reasoner, checked: CheckResult, background: Iterable, t: int, r
     without output, what ``old`` kept of the stream before ``t`` (:func:`replay`); it evaluates
     ``t`` next. ``running_background``: ``background`` is the one ``old`` was built on. When it
     is, no background change was made and ``checked``'s ontological part is ``old``'s
-    (:func:`same_stage`), the new reasoner
-    takes over ``old``'s ontological stage, back to the background alone, instead of
-    materialising the background again: ``old`` is spent (if the new one fails,
-    :class:`NotSwapped` carries ``old`` restored). :class:`UsageError` when the time units differ."""
+    (:func:`same_stage`), the new reasoner takes over ``old``'s ontological stage, back to the
+    background alone, instead of materialising the background again: ``old`` is spent (if the new
+    one fails, :class:`NotSwapped` carries ``old`` restored). :class:`UsageError` when the time
+    units differ."""
     if checked.program.timeunit != old.program.timeunit:
         raise UsageError(f"the new program's time unit ({checked.program.timeunit}) is not the running one's "
                          f"({old.program.timeunit}): times would change meaning")
