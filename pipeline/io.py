@@ -123,8 +123,7 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
                 if not isinstance(record["turtle"], str):
                     raise InputError(f'"turtle" is a string, not {record["turtle"]!r}', number)
                 triples = turtle.read(record["turtle"])  # N-Triples-shaped: fast; else rdflib
-                facts.extend(turtle.in_order(triples if triples is not None else
-                                             rdflib.Graph().parse(data=record["turtle"], format="turtle")))
+                facts.extend(turtle.in_order(triples if triples is not None else _rdflib_turtle(record["turtle"])))
             change = _background(record.get("background"), prefixes, parse) if "background" in record else None
             if change is not None:
                 change.line = number
@@ -144,6 +143,18 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
             yield _with_raw(InputError(f"{type(err).__name__}: {err}".splitlines()[0][:300], number), text)
 
 
+def _rdflib_turtle(text: str) -> list:
+    """A record's Turtle as rdflib reads it, each triple an RDF triple: rdflib takes a number
+    where a predicate stands (``:s 1 :o``), which the record's reader rejects, naming its line."""
+    triples = list(rdflib.Graph().parse(data=text, format="turtle"))
+    for s, p, o in triples:
+        if not isinstance(p, rdflib.URIRef):
+            raise InputError(f"the predicate of a triple is an IRI, not {p.n3()}")
+        if isinstance(s, rdflib.Literal):
+            raise InputError(f"the subject of a triple is an IRI or a blank node, not {s.n3()}")
+    return triples
+
+
 def _background(value, prefixes: dict[str, str] | None, parse: bool) -> BackgroundChange:
     """A record's ``"background"``: ``{"add": ..., "remove": ...}``, each a list of facts in the
     rule syntax or a Turtle string."""
@@ -154,7 +165,7 @@ def _background(value, prefixes: dict[str, str] | None, parse: bool) -> Backgrou
         given = value.get(key, [])
         if isinstance(given, str):
             triples = turtle.read(given)
-            facts = turtle.in_order(triples if triples is not None else rdflib.Graph().parse(data=given, format="turtle"))
+            facts = turtle.in_order(triples if triples is not None else _rdflib_turtle(given))
         elif isinstance(given, list) and all(isinstance(f, str) for f in given):
             facts = [checked_fact(f, prefixes) if parse else f for f in given]
         else:

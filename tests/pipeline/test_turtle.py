@@ -78,3 +78,19 @@ def test_turtle_records_through_dotr_run(tmp_path):
         assert main(["run", "--rules", str(rules), "--input", str(stream), "--output", str(stream) + ".out", "-q"]) == 0
     out = (tmp_path / "t.jsonl.out").read_text()
     assert out == (tmp_path / "f.jsonl.out").read_text() and "hot(:s0)" in out
+
+
+def test_a_number_where_a_predicate_stands_is_a_bad_record_rejected_with_its_line(tmp_path):
+    """rdflib reads ``:s 1 :o`` (a literal predicate); the record is rejected as it is read."""
+    (tmp_path / "r.dotr").write_text("@prefix : <http://ex.org/> .\nq(X) :- :p(X, Y) .\n")
+    records = [{"t": 1, "turtle": "@prefix : <http://ex.org/> . :s :p :o ."},
+               {"t": 2, "turtle": "@prefix : <xample.org/> . :s 1 :o ."},
+               {"t": 3, "background": {"add": "@prefix : <http://ex.org/> . 1 :p :o ."}}]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "o.jsonl"
+    assert main(["run", "-q", "--rules", str(tmp_path / "r.dotr"), "--input", str(tmp_path / "s.jsonl"), "--output",
+                 str(out), "--on-error", "skip", "--full-iris"]) == 0
+    rejects = [json.loads(line) for line in (tmp_path / "o.jsonl.rejects.jsonl").read_text().splitlines()]
+    assert [(r["line"], r["reason"].split(",")[0]) for r in rejects] == [
+        (2, "the predicate of a triple is an IRI"), (3, "the subject of a triple is an IRI or a blank node")]
+    assert json.loads(out.read_text().splitlines()[0])["facts"] == ["q(<http://ex.org/s>)"]
