@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, cast
 
 
-from dotr.rules import TimeOrderError, check, ir
+from dotr.rules import TimeOrderError, UsageError, check, ir
 from dotr.rules.lang.collector import paused
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.engine.frames import facts_of
@@ -97,6 +97,17 @@ class OntologicalStage:
         #: (@profile rdfs_full) the relations _datatype(literal, datatype) and _membership(rdf:_n)
         #: that the stage states for the terms it meets, or None when no rule reads them
         self._typing = _typing_relations(rules, self.dictionary)
+        self._compile_events(checked)
+        if load:
+            self.add_background([*self.program.facts, *profile_facts])
+            self.add_background(background)
+            self.materialiser.build_indexes()  # before the freeze: they are as long-lived
+        if freeze_gc:  # (opt-in: it freezes the whole process's objects, the caller's too)
+            # the background's terms are as many objects that Python's cyclic garbage collector
+            # would otherwise rescan at every full collection (125 ms for a million: docs/api.md)
+            gc.freeze()
+
+    def _compile_events(self, checked: CheckResult) -> None:
         # events declared with the same query and parameters are one query, run once per time point
         # (as when every pattern of a rule file declares its own events)
         shared: dict[tuple, int] = {}  # definition -> its compiled event's number
@@ -109,14 +120,6 @@ class OntologicalStage:
             shared[e.definition] = len(self.events)
             self.events.append(compile_event(e, self.program.prefixes, self.dictionary, checked.queries))
             self._event_names.append([e.name])
-        if load:
-            self.add_background([*self.program.facts, *profile_facts])
-            self.add_background(background)
-            self.materialiser.build_indexes()  # before the freeze: they are as long-lived
-        if freeze_gc:  # (opt-in: it freezes the whole process's objects, the caller's too)
-            # the background's terms are as many objects that Python's cyclic garbage collector
-            # would otherwise rescan at every full collection (125 ms for a million: docs/api.md)
-            gc.freeze()
 
     @classmethod
     def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), classify: bool = False,
@@ -220,6 +223,22 @@ class OntologicalStage:
         self.token_ids, self.fact_ids = {}, {}
         self._last_t = None
         self.store.drop([rel for rel in self.store.relations if terms <= rel[0] < FIRST_INT_ID])
+
+    def change_rules(self, checked: CheckResult) -> None:
+        """Be ``checked``'s stage from now on, its background kept: the stage's rules changed
+        in place by DRed (:meth:`Materialiser.changed_rules
+        <ontology.materialise.Materialiser.changed_rules>`), its events and prefixes
+        replaced. ``checked`` has this stage's facts and profiles (else :class:`UsageError`:
+        build its own stage); the stage holds the background alone (:meth:`reset`)."""
+        if checked.program.facts != self.program.facts or checked.program.profiles != self.program.profiles:
+            raise UsageError("a program with other facts or profiles needs a stage of its own")
+        self.program = checked.program
+        rules, _ = stage_rules(checked)
+        self.materialiser = self.materialiser.changed_rules(rules)
+        self.rules = [(r, r.body) for r in rules]
+        self._read = FactReader(self.dictionary, self.program.prefixes)
+        self._typing = _typing_relations(rules, self.dictionary)
+        self._compile_events(checked)
 
     # ----------------------------------------------------------------------------- output
     def conclusions(self, t: int) -> list[tuple]:

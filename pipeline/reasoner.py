@@ -104,6 +104,10 @@ class Reasoner:
         self._last_t: int | None = None
         self._ontology_t: int | None = None  # the time point the ontological stage last processed
         self._base_terms = len(d)  # the terms every reasoner built from the same files shares
+        #: whether the terms have the ids a reasoner built from the files gives them, so that its
+        #: temporal state restores on one (:meth:`state`): not after a program change that changed
+        #: the ontological stage's rules in place (pipeline.swap), nor once restored from a whole state
+        self.built_from_files = True
         self._group: tuple[JointPartition, int] | None = None
         self._background_derived: set[tuple] | None = None
         self._changes: list[tuple[list, list]] = []  # the background changes made, interned (temporal_snapshot)
@@ -172,21 +176,50 @@ class Reasoner:
         (``ontology.background.load_background``)."""
         return cls(check(rules), load_background(ontologies, follow_imports=follow_imports, notice=notice), **options)
 
+    @property
+    def options(self) -> dict:
+        """The options it was built with (``include_background``, ``max_rounds``, ``history``)."""
+        return {"include_background": self.include_background, "max_rounds": self.max_rounds,
+                "history": self.history_limit}
+
     # ---------------------------------------------------------------------------- state
     def snapshot(self) -> dict:
         """Everything needed to continue the run later, as plain data (a state file's)."""
         return {"ontology": self.ontology.snapshot(), **self._engines_state(),
-                "history": self.history.snapshot(self.dictionary)}
+                "history": self.history.snapshot(self.dictionary), "background_changes": list(self._changes),
+                "unplaced": list(self._unplaced), "terms": [self._ontology_terms, self._base_terms]}
 
     @classmethod
     def restore(cls, checked: CheckResult, state: dict, **options) -> "Reasoner":
         """A reasoner for the same rules that continues from ``snapshot()``'s state (the
         background is in the state)."""
         reasoner = cls(checked, ontology=OntologicalStage.restore(checked, state["ontology"]), **options)
+        reasoner.built_from_files = False
         reasoner._restore_engines(state)
         if "history" in state:  # (a snapshot written before program changes has none)
             reasoner.history = History.restore(state["history"], reasoner.dictionary)
+        if "terms" in state:  # (... nor these)
+            reasoner._changes = [tuple(c) for c in state["background_changes"]]
+            reasoner._unplaced = [tuple(c) for c in state["unplaced"]]
+            reasoner._ontology_terms, reasoner._base_terms = state["terms"]
         return reasoner
+
+    @classmethod
+    def resumed(cls, state: dict, checked: CheckResult, build: Callable[[], "Reasoner"], **options) -> "Reasoner":
+        """A reasoner for ``checked`` (with ``options``) continuing from ``state``
+        (:meth:`state`'s): restored from it whole, or ``build()``'s (a reasoner for ``checked``
+        built from the files) with its temporal state restored."""
+        if "ontology" in state:
+            return cls.restore(checked, state, **options)
+        reasoner = build()
+        reasoner.restore_temporal(state)
+        return reasoner
+
+    def state(self) -> dict:
+        """What continues the run (a checkpoint's, an undo's; :func:`resumed` continues from
+        it): the temporal state (:meth:`temporal_snapshot`), or the whole state
+        (:meth:`snapshot`) unless :attr:`built_from_files`."""
+        return self.temporal_snapshot() if self.built_from_files else self.snapshot()
 
     #: the stateful engines after the ontological stage, by attribute name
     _ENGINES = ("lars", "patterns", "queries", "csparql")

@@ -2,10 +2,11 @@
 
 A time point that makes more than ``--max-derived`` facts and answers stops half way through:
 the engines hold part of it. To reject its records instead and go on as if they had never come,
-a run keeps a recent state of its reasoner (its temporal snapshot, encoded as a state file's
-body) and the time points evaluated since (their records' facts and background changes, in
-memory); :meth:`Rollback.rewind` builds the reasoner afresh, restores that state and evaluates
-those time points again.
+a run keeps a recent state of its reasoner (``Reasoner.state``: its temporal snapshot, or its
+whole state once a program change changed the ontological stage's rules in place; encoded as a
+state file's body) and the time points evaluated since (their records' facts and background
+changes, in memory); :meth:`Rollback.rewind` builds the reasoner afresh (or from the whole
+state), restores that state and evaluates those time points again.
 
 A snapshot costs time in proportion to the state (a wide window over many distinct constants
 makes it large), so one is taken only once the time points evaluated since the last one have
@@ -69,6 +70,7 @@ class Rollback:
     def __init__(self) -> None:
         self.ratio, self.max_kept = RATIO, MAX_KEPT
         self._state = b""
+        self._program: tuple = ()  # the checked program and options of the reasoner whose state it is
         self._cost = 0.0  # CPU seconds the last snapshot took
         self._kept: list[Point] = []
         self._kept_size = 0  # their facts
@@ -77,7 +79,8 @@ class Rollback:
     def mark(self, reasoner: Reasoner) -> None:
         """Take ``reasoner``'s state now: rewinding comes back to it."""
         start = time.process_time()
-        self._state = state_file.encode(_KIND, reasoner.temporal_snapshot())
+        self._state = state_file.encode(_KIND, reasoner.state())
+        self._program = (reasoner.checked, reasoner.options)
         self._cost = time.process_time() - start
         self._kept, self._kept_size, self._spent = [], 0, 0.0
 
@@ -94,8 +97,8 @@ class Rollback:
         """A reasoner built by ``build`` (from the run's files) at the state after the last time
         point :meth:`evaluated`; ``notice`` is its ``on_notice`` (what it has to say on the way
         back is said already)."""
-        reasoner = build()
-        reasoner.restore_temporal(state_file.decode(self._state, _KIND)[1])
+        checked, options = self._program
+        reasoner = Reasoner.resumed(state_file.decode(self._state, _KIND)[1], checked, build, **options)
         reasoner.on_notice = lambda text: None  # (it notes what it notices: not said twice after)
         for point in self._kept:
             for _ in reasoner.between(point.t):

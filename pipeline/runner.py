@@ -247,7 +247,8 @@ class EmbeddedRun:
         change put in effect (its files unchanged); or, with ``--upgrade`` when the command line's
         files or those in effect changed, evaluate the command line's program from the time point
         after the last one committed on, over the history the state kept."""
-        state, upgrade = self.state, False
+        state, upgrade, built = self.state, False, self.reasoner
+        checked, build = built.checked, lambda: built
         changed = differences(header.get("program", {}), self._program)  # (only the files: Checkpoint.load)
         if changed and not self._reloaded(state.program):
             if not self.o.upgrade:
@@ -262,8 +263,7 @@ class EmbeddedRun:
             checked, background, files = self._load(effect)
             changed = differences(state.program["fingerprint"], fingerprint(checked, files, {}))
             if not changed:
-                self.reasoner = like(self.reasoner, checked, background)
-                self._rebuild = lambda: like(self.reasoner, checked, background)
+                build = self._rebuild = lambda: like(built, checked, background)
                 self.in_effect, self.effect_print = effect, state.program["fingerprint"]
             elif self.o.upgrade:
                 upgrade = True
@@ -274,7 +274,7 @@ class EmbeddedRun:
                     f"{'; '.join(changed)}. Restore it, or give --upgrade to evaluate the command line's program "
                     "from the next time point on")
         if not upgrade:
-            self.reasoner.restore_temporal(saved)
+            self.reasoner = Reasoner.resumed(saved, checked, build, **built.options)
             return
         state.program = None
         if saved["last_t"] is not None:
@@ -323,7 +323,7 @@ class EmbeddedRun:
         change = self.in_effect
         state.program = None if change is None else {"rules": change.rules, "ontology": change.ontology,
                                                       "line": change.line, "fingerprint": self.effect_print}
-        self._checkpoint.commit({"run": state.to_data(), "reasoner": self.reasoner.temporal_snapshot()},
+        self._checkpoint.commit({"run": state.to_data(), "reasoner": self.reasoner.state()},
                                 self._program)
         if hasattr(self._input, "after_commit"):  # (a broker's messages are acknowledged now)
             self._input.after_commit()

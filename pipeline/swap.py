@@ -38,46 +38,65 @@ def swapped(old: Reasoner, checked: CheckResult, background: Iterable, t: int, r
     """A reasoner for ``checked`` and ``background`` (with ``old``'s options) that evaluated,
     without output, what ``old`` kept of the stream before ``t`` (:func:`replay`); it evaluates
     ``t`` next. ``running_background``: ``background`` is the one ``old`` was built on. When it
-    is, no background change was made and ``checked``'s ontological part is ``old``'s
-    (:func:`same_stage`), the new reasoner takes over ``old``'s ontological stage, back to the
-    background alone, instead of materialising the background again: ``old`` is spent (if the new
-    one fails, :class:`NotSwapped` carries ``old`` restored). :class:`UsageError` when the time
-    units differ."""
+    is, no background change was made and ``checked`` has ``old``'s facts and profiles
+    (:func:`same_background`), the new reasoner takes over ``old``'s ontological stage, back to
+    the background alone, instead of materialising the background again; where the stage's rules
+    differ, they are changed in place (DRed: ``OntologicalStage.change_rules``). ``old`` is then
+    spent (if the new one fails, :class:`NotSwapped` carries ``old`` restored).
+    :class:`UsageError` when the time units differ."""
     if checked.program.timeunit != old.program.timeunit:
         raise UsageError(f"the new program's time unit ({checked.program.timeunit}) is not the running one's "
                          f"({old.program.timeunit}): times would change meaning")
     history = old.history.snapshot(old.dictionary)
-    if not running_background or not same_stage(old, checked):
+    if running_background and same_background(old, checked):
+        new = _on_the_stage_of(old, checked, history, t)
+    else:
         new = like(old, checked, background)
         replay(new, history, t)
-    else:
-        new = _on_the_stage_of(old, checked, history, t)
     new.on_notice, new.on_stage = old.on_notice, old.on_stage
     return new
 
 
+def same_background(old: Reasoner, checked: CheckResult) -> bool:
+    """Whether a reasoner for ``checked`` can take over ``old``'s ontological stage (its rules
+    changed in place when they differ): the same facts and profiles, and ``old`` made no
+    background change."""
+    was, now = old.checked.program, checked.program
+    return not old.changed_background and now.profiles == was.profiles and now.facts == was.facts
+
+
 def same_stage(old: Reasoner, checked: CheckResult) -> bool:
     """Whether a reasoner for ``checked`` builds ``old``'s ontological stage over the same
-    background, term for term: the same rules and facts of that stage (profiles included), the
-    same events and prefixes; and ``old`` made no background change."""
+    background, term for term: :func:`same_background`, and the same rules of that stage, the
+    same events and prefixes."""
     was, now = old.checked.program, checked.program
-    return (not old.changed_background and checked.analysis.ontological == old.checked.analysis.ontological
-            and now.profiles == was.profiles and now.facts == was.facts and now.events == was.events
-            and now.prefixes == was.prefixes)
+    return (same_background(old, checked) and checked.analysis.ontological == old.checked.analysis.ontological
+            and now.events == was.events and now.prefixes == was.prefixes)
 
 
 def _on_the_stage_of(old: Reasoner, checked: CheckResult, history: dict, t: int) -> Reasoner:
-    """:func:`swapped` on ``old``'s stage, back to the background alone and to the terms a
-    reasoner built from the files has (so that a checkpoint restores as one built afresh)."""
+    """:func:`swapped` on ``old``'s stage, back to the background alone and to ``old``'s first
+    terms, its rules changed in place unless :func:`same_stage` (the new reasoner's terms then
+    have the ids one built from the files gives them only if ``old``'s had, and its stage's
+    rules are the same: ``Reasoner.built_from_files``)."""
     stage, terms, saved = old.ontology, old.ontology_terms, old.temporal_snapshot()
     stage.reset(terms)
+    kept = same_stage(old, checked)
+    if not kept:
+        stage.change_rules(checked)
+        changed_terms = len(stage.dictionary)
     try:
         new = like(old, checked, (), ontology=stage)
+        new.built_from_files = old.built_from_files and kept
         replay(new, history, t)
         return new
     except DotrError as err:
+        if not kept:  # (its rules back, with the terms they had)
+            stage.reset(changed_terms)
+            stage.change_rules(old.checked)
         stage.reset(terms)
         running = like(old, old.checked, (), ontology=stage)
+        running.built_from_files = old.built_from_files
         running.restore_temporal(saved)
         running.on_notice, running.on_stage = old.on_notice, old.on_stage
         raise NotSwapped(str(err), running) from None
@@ -97,8 +116,7 @@ def checked_program(path: str) -> CheckResult:
 def like(old: Reasoner, checked: CheckResult, background: Iterable, ontology: OntologicalStage | None = None
          ) -> Reasoner:
     """A new reasoner for ``checked`` and ``background`` (or the ``ontology`` stage) with ``old``'s options."""
-    return Reasoner(checked, background, include_background=old.include_background, max_rounds=old.max_rounds,
-                    history=old.history_limit, ontology=ontology)
+    return Reasoner(checked, background, ontology=ontology, **old.options)
 
 
 def replay(new: Reasoner, history: dict, t: int) -> None:

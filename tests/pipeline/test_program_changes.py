@@ -24,7 +24,7 @@ from dotr.pipeline.history import reach
 from dotr.rules import DotrError, check, check_text
 from tests.pipeline.composition_reference import reference_output
 from tests.pipeline.runs import DOTR, finish_after_kills
-from tests.strategies.composition import lars_rule, programs, streams, streams_with_changes
+from tests.strategies.composition import DATALOG, lars_rule, programs, streams, streams_with_changes
 
 HERE = Path(__file__).parent
 
@@ -136,6 +136,25 @@ def same_stage_programs(draw):
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(same_stage_programs(), streams(), st.integers(0, 12))
 def test_a_change_keeping_the_ontological_part_takes_over_the_stage_and_agrees_with_the_reference(
+        tmp_path_factory, programs, records, swap_t):
+    old, new = programs
+    swap_agrees(tmp_path_factory.mktemp("case"), old, new, [(*r, None) for r in records], swap_t, False)
+
+
+@st.composite
+def same_background_programs(draw):
+    """A program, and the same program with Datalog rules added and removed: a change whose
+    stage's rules change in place (``pipeline.swap.same_background``)."""
+    rules, turtle, features = draw(programs())
+    changed = rules
+    for text, _ in draw(st.lists(st.sampled_from(DATALOG), min_size=1, max_size=3, unique=True)):
+        changed = changed.replace("\n" + text, "") if "\n" + text in changed else changed + "\n" + text
+    return (rules, turtle, features), (changed, turtle, features)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(same_background_programs(), streams(), st.integers(0, 12))
+def test_a_change_of_the_ontological_rules_changes_them_in_place_and_agrees_with_the_reference(
         tmp_path_factory, programs, records, swap_t):
     old, new = programs
     swap_agrees(tmp_path_factory.mktemp("case"), old, new, [(*r, None) for r in records], swap_t, False)
@@ -257,16 +276,25 @@ def cooling_args(tmp: Path, stream: Path, output: str, *extra: str) -> list[str]
             "--input", str(stream), "--output", str(tmp / output), *extra]
 
 
+#: the retuned program with its ontological rule replaced by two (its stage's rules change in place)
+RETUNED_RULES = (COOLING / "retuned.dotr").read_text().replace(
+    "overLimit(Tank, V) :-", "cooled(Tank) :- :monitors(S, Tank), :TemperatureSensor(S) .\n"
+    "nearLimit(Tank, V) :- temp(V), cooled(Tank), :designLimit(Tank, L), V + 25 > L .\nunused(Tank, V) :-")
+
+
 @pytest.mark.parametrize("seed", [random.randrange(10**6)])  # other moments in every run
-def test_killed_with_minus_9_around_a_program_change_the_same_command_gives_the_same_output(tmp_path, seed):
+@pytest.mark.parametrize("retuned", [(COOLING / "retuned.dotr").read_text(), RETUNED_RULES],
+                         ids=["stage taken over", "stage's rules changed"])
+def test_killed_with_minus_9_around_a_program_change_the_same_command_gives_the_same_output(tmp_path, seed, retuned):
     (tmp_path / "rules.dotr").write_text((COOLING / "rules.dotr").read_text())
-    (tmp_path / "retuned.dotr").write_text((COOLING / "retuned.dotr").read_text())
+    (tmp_path / "retuned.dotr").write_text(retuned)
     stream = cooling_stream(tmp_path / "s.jsonl", 12000, seed, 6000, str(tmp_path / "retuned.dotr"))
     whole = subprocess.run(cooling_args(tmp_path, stream, "whole.jsonl"), capture_output=True, text=True)
     assert whole.returncode == 0, whole.stderr
     args = cooling_args(tmp_path, stream, "o.jsonl", "--checkpoint", str(tmp_path / "ck"), "--commit-every", "40")
     finish_after_kills(args, random.Random(seed), tmp_path / "o.jsonl", tmp_path / "ck", seed, cwd=tmp_path)
     assert (tmp_path / "o.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes(), seed
+    assert retuned == (COOLING / "retuned.dotr").read_text() or b"nearLimit" in (tmp_path / "o.jsonl").read_bytes()
 
 
 def test_a_rule_file_edited_before_a_restart_is_refused_unless_upgrade_applies_it_at_the_next_time_point(tmp_path):
@@ -419,7 +447,6 @@ def test_a_change_failing_after_the_stage_was_taken_over_leaves_the_running_prog
 
 
 @pytest.mark.parametrize("new, why", [
-    ("watched(X) :- reading(X, V), critical(X), V > 1 .\n", "another ontological rule"),
     ("@profile rdfs .\n" + OLD, "another profile"),
     (OLD + "critical(s3) .\n", "another fact"),
 ])
@@ -433,3 +460,92 @@ def test_a_change_after_a_background_change_builds_its_own_stage():
     old = run_old(3)
     old.change_background(["critical(s3)"])
     assert not swap.same_stage(old, check_text(NEW))
+
+
+# ---------------------------------------------------------------------------------------------
+# The running stage's rules changed in place (OntologicalStage.change_rules: DRed)
+
+RULES_CHANGED = ("seen(X) :- reading(X, V), watched(X) .\nwatched(X) :- critical(X) .\n"  # (a rule less, two more)
+                 "recent(X) :- [3] <> reading(X, V) .\nalarm(X, high) :- [2] <> seen(X), reading(X, V), V > 40 .\n")
+
+
+def test_a_change_of_the_ontological_rules_changes_them_on_the_running_stage_and_gives_what_building_gives():
+    changed = swap.swapped(run_old(6), check_text(RULES_CHANGED), BACKGROUND, 6, running_background=True)
+    built = swap.swapped(run_old(6), check_text(RULES_CHANGED), BACKGROUND, 6)
+    assert not changed.built_from_files and built.built_from_files
+    for t in range(6, 12):
+        assert changed.step(t, readings(t)).facts == built.step(t, readings(t)).facts
+    assert "seen(s2)" in changed.step(12, readings(12)).facts
+
+
+def test_the_state_of_a_stage_whose_rules_changed_is_whole_and_resumes():
+    """Its terms are not those a reasoner built from the files has: its state holds the stage
+    (``Reasoner.state``), and ``Reasoner.resumed`` continues from it without a build."""
+    new = swap.swapped(run_old(6), check_text(RULES_CHANGED), BACKGROUND, 6, running_background=True)
+    for t in (6, 7):
+        new.step(t, readings(t))
+    state = new.state()
+    assert "ontology" in state
+    resumed = Reasoner.resumed(state, check_text(RULES_CHANGED), lambda: pytest.fail("built"), **new.options)
+    for t in (8, 9, 10):
+        assert resumed.step(t, readings(t)).facts == new.step(t, readings(t)).facts
+    again = swap.swapped(resumed, check_text(OLD), BACKGROUND, 11, running_background=True)  # (and back)
+    assert not again.built_from_files
+    assert again.step(11, readings(11)).facts == run_old(11).step(11, readings(11)).facts
+
+
+def test_a_change_failing_after_the_rules_changed_leaves_the_running_program_restored(monkeypatch):
+    def failing(new, history, t):
+        replay(new, history, t)
+        raise DotrError("no")
+
+    replay = swap.replay
+    monkeypatch.setattr(swap, "replay", failing)
+    with pytest.raises(swap.NotSwapped) as raised:
+        swap.swapped(run_old(6), check_text(RULES_CHANGED), BACKGROUND, 6, running_background=True)
+    running, untouched = raised.value.running, run_old(6)
+    assert running.built_from_files
+    restored = Reasoner(check_text(OLD), BACKGROUND)  # (its terms are those of a build from the files)
+    restored.restore_temporal(running.temporal_snapshot())
+    for t in range(6, 10):
+        facts = untouched.step(t, readings(t)).facts
+        assert running.step(t, readings(t)).facts == facts
+        assert restored.step(t, readings(t)).facts == facts
+
+
+@pytest.mark.parametrize("new", [NEW, RULES_CHANGED], ids=["stage taken over", "stage's rules changed"])
+def test_a_run_stopped_at_a_bad_record_after_a_program_change_continues_from_its_checkpoint(tmp_path, new):
+    """The state committed after the change restores (a whole state once the stage's rules
+    changed: their terms are not those of a build from the files) and the run goes on as if
+    never stopped."""
+    facts = "critical(s2) .\ncritical(s7) .\n"
+
+    def stream(seventh: list[str]) -> list[dict]:
+        records = [{"t": t, "facts": readings(t) if t != 7 else seventh} for t in range(1, 11)]
+        return records[:3] + [{"t": 4, "program": str(tmp_path / "p2.dotr")}] + records[3:]
+
+    (tmp_path / "p2.dotr").write_text(new + facts)
+    code, whole = run_records(tmp_path, stream(readings(7)), rules=OLD + facts)
+    assert code == 0
+    checkpoint = ("--checkpoint", str(tmp_path / "ck"))
+    code, _ = run_records(tmp_path, stream(["reading(s7"]), *checkpoint, rules=OLD + facts)
+    assert code == 3
+    code, resumed = run_records(tmp_path, stream(readings(7)), *checkpoint, rules=OLD + facts)
+    assert code == 0 and resumed == whole
+
+
+def test_a_time_point_over_the_budget_after_the_stage_s_rules_changed_is_undone(tmp_path):
+    """--on-error skip undoes it from the state taken at the change (a whole state: the
+    stage's rules changed in place) and goes on as if its record had never come."""
+    facts = "critical(s2) .\ncritical(s7) .\n"
+    (tmp_path / "p2.dotr").write_text(RULES_CHANGED + facts)
+    records = [{"t": t, "facts": readings(t)} for t in range(1, 11)]
+    records = records[:3] + [{"t": 4, "program": str(tmp_path / "p2.dotr")}] + records[3:]
+    without = [r for r in records if r["t"] != 5]  # (a time point's records are rejected together)
+    code, expected = run_records(tmp_path, without, "--max-derived", "60", rules=OLD + facts)
+    assert code == 0
+    flood = {"t": 5, "facts": [f"reading(s2, {v})" for v in range(100)]}  # (the windows reach before the change)
+    code, actual = run_records(tmp_path, records[:5] + [flood] + records[5:], "--max-derived", "60",
+                               "--on-error", "skip", rules=OLD + facts)
+    assert code == 0
+    assert actual == expected
