@@ -11,8 +11,11 @@ whole-process CPU (user + system), run in turn ``--pairs`` times (median and ran
 - *no change*: the old program over the whole stream (the yardstick);
 - *change*: the stream with ``{"t": T, "program": "new.dotr"}`` at its middle (the new program
   takes the running ontological stage over: its ontological part is the old one's);
-- *change, ontology named*: the same with ``"ontology": ["bg.nt"]`` in the record (the background
-  files read again and materialised under the new program);
+- *change, rules changed*: the same change to a program with two more rules of the ontological
+  stage, one over the background (``:linked``), one over the stream (the stage's rules changed
+  in place, by DRed);
+- *change, ontology named*: the same as *change* with ``"ontology": ["bg.nt"]`` in the record
+  (the background files read again and materialised under the new program);
 - *restart*: the old program over the records before T, then the new one, started anew, over the
   rest (two processes: what a user does without program changes; the new program's windows
   start empty).
@@ -20,7 +23,7 @@ whole-process CPU (user + system), run in turn ``--pairs`` times (median and ran
 *change - no change* is what the change costs, *restart - no change* what starting over costs.
 In process, the change's parts: building the new program's reasoner on the loaded background (its
 materialisation) and evaluating the kept history without output; and the change on the running
-stage, both together (``pipeline.swap``).
+stage, both together, without and with the rules changed (``pipeline.swap``).
 
     python benchmarks/program_changes.py [--background 100000] [--ticks 2000] [--pairs 5] [--window 20]
                                          [--distinct]
@@ -44,6 +47,8 @@ from benchmarks.peers.common import dotr_command  # noqa: E402
 
 OLD = "@prefix : <{ex}> .\n@profile rdfs .\nrecent(X) :- [{w}] <> :reading(X, V) .\n"
 NEW = "busy(X) :- [{h}] <> :reading(X, V), [{h}] <> :reading(X, W), V != W .\n"
+#: rules of the ontological stage: over the background, over the stream
+RULES = ":linked(X, Y) :- :p0_0(X, Y), :partOf(Y, Z) .\n:Busy(X) :- :reading(X, V), V > 90 .\n"
 
 
 def cpu(cmds: list[list[str]]) -> float:
@@ -78,12 +83,14 @@ def main(argv=None) -> int:
         old = OLD.format(ex=EX, w=args.window)
         (d / "old.dotr").write_text(old)
         (d / "new.dotr").write_text(old + NEW.format(h=args.window // 2))
+        (d / "rules.dotr").write_text(old + NEW.format(h=args.window // 2) + RULES)
         change_t = args.ticks // 2
         lines = records(args.ticks, args.distinct)
         (d / "whole.jsonl").write_text("\n".join(lines) + "\n")
-        for name, change in (("change", {}), ("named", {"ontology": [str(d / "bg.nt")]})):
+        for name, program, change in (("change", "new", {}), ("rules", "rules", {}),
+                                      ("named", "new", {"ontology": [str(d / "bg.nt")]})):
             (d / f"{name}.jsonl").write_text("\n".join(lines[:change_t] + [json.dumps(
-                {"t": change_t, "program": str(d / "new.dotr"), **change})] + lines[change_t:]) + "\n")
+                {"t": change_t, "program": str(d / f"{program}.dotr"), **change})] + lines[change_t:]) + "\n")
         (d / "first.jsonl").write_text("\n".join(lines[:change_t]) + "\n")
         (d / "second.jsonl").write_text("\n".join(lines[change_t:]) + "\n")
 
@@ -92,6 +99,7 @@ def main(argv=None) -> int:
                     "--input", str(d / stream), "--output", str(d / "out.jsonl")]
 
         sides = {"no change": [run("old.dotr", "whole.jsonl")], "change": [run("old.dotr", "change.jsonl")],
+                 "change, rules changed": [run("old.dotr", "rules.jsonl")],
                  "change, ontology named": [run("old.dotr", "named.jsonl")],
                  "restart": [run("old.dotr", "first.jsonl"), run("new.dotr", "second.jsonl")]}
         figures: dict[str, list[float]] = {name: [] for name in sides}
@@ -106,7 +114,7 @@ def main(argv=None) -> int:
         for name, values in figures.items():
             extra = "" if name == "no change" else \
                 f"; less no change: {summary([v - b for v, b in zip(values, base)])}"
-            print(f"{name:>22}: {summary(values)}{extra}")
+            print(f"{name:>23}: {summary(values)}{extra}")
         print(in_process(d, change_t, lines))
     return 0
 
@@ -138,12 +146,15 @@ def in_process(d: Path, change_t: int, lines: list[str]) -> str:
     started = clock()
     replay(built, history, change_t)
     replayed = clock() - started
-    before = old()
-    started = clock()
-    swapped(before, new, background, change_t, running_background=True)
-    taken = clock() - started
+    taken = []
+    for program in (new, check(d / "rules.dotr")):
+        before = old()
+        started = clock()
+        swapped(before, program, background, change_t, running_background=True)
+        taken.append(clock() - started)
     return (f"in process: the new reasoner {building:.2f} s CPU, the kept history ({len(history['points'])} "
-            f"time points) evaluated {replayed:.2f} s CPU; the change on the running stage, both: {taken:.2f} s CPU")
+            f"time points) evaluated {replayed:.2f} s CPU; the change on the running stage, both: {taken[0]:.2f} s "
+            f"CPU, with its rules changed: {taken[1]:.2f} s CPU")
 
 
 if __name__ == "__main__":

@@ -160,6 +160,31 @@ def test_a_change_of_the_ontological_rules_changes_them_in_place_and_agrees_with
     swap_agrees(tmp_path_factory.mktemp("case"), old, new, [(*r, None) for r in records], swap_t, False)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(st.tuples(programs(), programs()), same_background_programs()), streams_with_changes(),
+       st.integers(0, 12), st.booleans(), st.integers(0, 6))
+def test_a_program_swapped_then_stopped_continues_from_its_checkpoint_as_if_never_stopped(
+        tmp_path_factory, programs, records, swap_t, new_background, stop_after):
+    """As a kill would, but at a chosen moment: the run stops at a bad record (``--on-error
+    stop`` commits the time points before it), the record is taken out, and the same command
+    continues from the checkpoint. Whole programs, or a program and the same with other Datalog
+    rules (whose stage's rules change in place when the stream changes no background)."""
+    tmp = tmp_path_factory.mktemp("case")
+    expected = swap_agrees(tmp, *programs, records, swap_t, new_background)
+    stream = tmp / "stream.jsonl"
+    lines = stream.read_text().splitlines(keepends=True)
+    at = next((i for i, line in enumerate(lines) if json.loads(line)["t"] >= swap_t + stop_after), len(lines))
+    bad = json.dumps({"t": swap_t + stop_after, "facts": ["broken("]}) + "\n"
+    stream.write_text("".join(lines[:at] + [bad] + lines[at:]))
+    checkpoint = ("--checkpoint", str(tmp / "ck"))
+    assert run(tmp, *checkpoint)[0] == 3
+    stream.write_text("".join(lines))
+    code, actual = run(tmp, *checkpoint)
+    assert code == 0
+    assert actual == expected
+
+
+
 # ---------------------------------------------------------------------------------------------
 # Changes that cannot be applied: bad records, the running program runs on
 
