@@ -401,6 +401,7 @@ class Materialiser:
         new._propagate(again)
         if new._native is not None:  # the explicit ones are explicit again (a removed row forgets)
             new._add_explicit(kept)
+        new._rederivers = None  # (compiled again when needed: their helper term may be cut from the dictionary)
         return new
 
     def _rederive(self, facts: set[tuple[RelKey, tuple]], emit: Callable[[FactItem], None]) -> None:
