@@ -5,15 +5,16 @@ The background is the LUBM-like ontology of ``dotr.examples.workloads.lubm_like`
 (``--background`` triples, as N-Triples) under ``@profile rdfs``; the stream is ``--ticks`` time
 points of 20 readings of its entities (``--distinct``: of 20 new entities each, with new values:
 every reading brings new terms). The old program keeps the readings of a ``--window``-tick window
-(default 20: the history kept); the new one adds a rule over half of it. Three commands,
+(default 20: the history kept) and has two rules of the ontological stage, one over the
+background (``:linked``), one over the stream (``:Busy``); the new one adds a temporal rule over
+half of the window. Five commands,
 whole-process CPU (user + system), run in turn ``--pairs`` times (median and range of each):
 
 - *no change*: the old program over the whole stream (the yardstick);
 - *change*: the stream with ``{"t": T, "program": "new.dotr"}`` at its middle (the new program
   takes the running ontological stage over: its ontological part is the old one's);
-- *change, rules changed*: the same change to a program with two more rules of the ontological
-  stage, one over the background (``:linked``), one over the stream (the stage's rules changed
-  in place, by DRed);
+- *change, rules changed*: the same change to the new program with its two ontological rules
+  changed (another property, another threshold: the stage's rules changed in place, by DRed);
 - *change, ontology named*: the same as *change* with ``"ontology": ["bg.nt"]`` in the record
   (the background files read again and materialised under the new program);
 - *restart*: the old program over the records before T, then the new one, started anew, over the
@@ -47,8 +48,9 @@ from benchmarks.peers.common import dotr_command  # noqa: E402
 
 OLD = "@prefix : <{ex}> .\n@profile rdfs .\nrecent(X) :- [{w}] <> :reading(X, V) .\n"
 NEW = "busy(X) :- [{h}] <> :reading(X, V), [{h}] <> :reading(X, W), V != W .\n"
-#: rules of the ontological stage: over the background, over the stream
-RULES = ":linked(X, Y) :- :p0_0(X, Y), :partOf(Y, Z) .\n:Busy(X) :- :reading(X, V), V > 90 .\n"
+#: the rules of the ontological stage, over the background and over the stream, with their
+#: property and threshold
+RULES = ":linked(X, Y) :- :{p}(X, Y), :partOf(Y, Z) .\n:Busy(X) :- :reading(X, V), V > {v} .\n"
 
 
 def cpu(cmds: list[list[str]]) -> float:
@@ -81,9 +83,10 @@ def main(argv=None) -> int:
         d = Path(folder)
         (d / "bg.nt").write_text("".join(f"<{s}> <{p}> <{o}> .\n" for s, p, o in triples(args.background)))
         old = OLD.format(ex=EX, w=args.window)
-        (d / "old.dotr").write_text(old)
-        (d / "new.dotr").write_text(old + NEW.format(h=args.window // 2))
-        (d / "rules.dotr").write_text(old + NEW.format(h=args.window // 2) + RULES)
+        rules = RULES.format(p="p0_0", v=90)
+        (d / "old.dotr").write_text(old + rules)
+        (d / "new.dotr").write_text(old + rules + NEW.format(h=args.window // 2))
+        (d / "rules.dotr").write_text(old + RULES.format(p="p1_0", v=80) + NEW.format(h=args.window // 2))
         change_t = args.ticks // 2
         lines = records(args.ticks, args.distinct)
         (d / "whole.jsonl").write_text("\n".join(lines) + "\n")

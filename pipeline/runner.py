@@ -520,7 +520,9 @@ class EmbeddedRun:
             if self._load is None:
                 raise DotrError("this run cannot change its program")
             checked, background, files = self._load(change)
-            self._replace(swapped(self.reasoner, checked, background, t, running_background=change.ontology is None))
+            # (with a checkpoint, not on a stage whose rules changed in place: each commit would hold the background)
+            self._replace(swapped(self.reasoner, checked, background, t, running_background=change.ontology is None,
+                                  in_place=self._checkpoint is None))
             if self._rollback is not None:  # (an undo comes back no further than the change)
                 self._rebuild = lambda: like(self.reasoner, checked, background)
                 self._rollback.mark(self.reasoner)

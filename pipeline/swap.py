@@ -33,22 +33,24 @@ class NotSwapped(DotrError):
         self.running = running
 
 
-def swapped(old: Reasoner, checked: CheckResult, background: Iterable, t: int, running_background: bool = False
-            ) -> Reasoner:
+def swapped(old: Reasoner, checked: CheckResult, background: Iterable, t: int, running_background: bool = False,
+            in_place: bool = True) -> Reasoner:
     """A reasoner for ``checked`` and ``background`` (with ``old``'s options) that evaluated,
     without output, what ``old`` kept of the stream before ``t`` (:func:`replay`); it evaluates
     ``t`` next. ``running_background``: ``background`` is the one ``old`` was built on. When it
     is, no background change was made and ``checked`` has ``old``'s facts and profiles
     (:func:`same_background`), the new reasoner takes over ``old``'s ontological stage, back to
     the background alone, instead of materialising the background again; where the stage's rules
-    differ, they are changed in place (DRed: ``OntologicalStage.change_rules``). ``old`` is then
-    spent (if the new one fails, :class:`NotSwapped` carries ``old`` restored).
-    :class:`UsageError` when the time units differ."""
+    differ, they are changed in place (DRed: ``OntologicalStage.change_rules``), unless not
+    ``in_place`` (then the stage is built afresh: a reasoner whose stage's rules changed in place
+    has its own term ids, and its state is the whole state, background included:
+    ``Reasoner.state``). ``old`` is then spent (if the new one fails, :class:`NotSwapped` carries
+    ``old`` restored). :class:`UsageError` when the time units differ."""
     if checked.program.timeunit != old.program.timeunit:
         raise UsageError(f"the new program's time unit ({checked.program.timeunit}) is not the running one's "
                          f"({old.program.timeunit}): times would change meaning")
     history = old.history.snapshot(old.dictionary)
-    if running_background and same_background(old, checked):
+    if running_background and (same_stage(old, checked) if not in_place else same_background(old, checked)):
         new = _on_the_stage_of(old, checked, history, t)
     else:
         new = like(old, checked, background)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from dotr.pipeline import swap
+from dotr.pipeline import state_file, swap
 from dotr.pipeline.cli import main
 from dotr.pipeline.reasoner import Reasoner
 from dotr.pipeline.history import reach
@@ -540,9 +540,9 @@ def test_a_change_failing_after_the_rules_changed_leaves_the_running_program_res
 
 @pytest.mark.parametrize("new", [NEW, RULES_CHANGED], ids=["stage taken over", "stage's rules changed"])
 def test_a_run_stopped_at_a_bad_record_after_a_program_change_continues_from_its_checkpoint(tmp_path, new):
-    """The state committed after the change restores (a whole state once the stage's rules
-    changed: their terms are not those of a build from the files) and the run goes on as if
-    never stopped."""
+    """The state committed after the change restores, and the run goes on as if never stopped.
+    With a checkpoint, a change of the stage's rules builds the stage afresh: the committed state
+    is the temporal state, not the whole background's (``pipeline.swap.swapped(in_place=False)``)."""
     facts = "critical(s2) .\ncritical(s7) .\n"
 
     def stream(seventh: list[str]) -> list[dict]:
@@ -555,13 +555,14 @@ def test_a_run_stopped_at_a_bad_record_after_a_program_change_continues_from_its
     checkpoint = ("--checkpoint", str(tmp_path / "ck"))
     code, _ = run_records(tmp_path, stream(["reading(s7"]), *checkpoint, rules=OLD + facts)
     assert code == 3
+    assert "ontology" not in state_file.read(tmp_path / "ck" / "state.dotr", "checkpoint")[1]["reasoner"]
     code, resumed = run_records(tmp_path, stream(readings(7)), *checkpoint, rules=OLD + facts)
     assert code == 0 and resumed == whole
 
 
 def test_a_time_point_over_the_budget_after_the_stage_s_rules_changed_is_undone(tmp_path):
-    """--on-error skip undoes it from the state taken at the change (a whole state: the
-    stage's rules changed in place) and goes on as if its record had never come."""
+    """--on-error skip undoes it from the state taken at the change (without a checkpoint, the
+    stage's rules changed in place: a whole state) and goes on as if its record had never come."""
     facts = "critical(s2) .\ncritical(s7) .\n"
     (tmp_path / "p2.dotr").write_text(RULES_CHANGED + facts)
     records = [{"t": t, "facts": readings(t)} for t in range(1, 11)]
