@@ -420,6 +420,8 @@ def test_a_snapshot_after_a_program_change_resumes_with_the_program_in_effect(tm
 OLD = "watched(X) :- reading(X, V), critical(X) .\nrecent(X) :- [3] <> reading(X, V) .\n"
 NEW = OLD + "alarm(X, high) :- [2] <> reading(X, V), V > 40 .\n"  # (a term the old program has not)
 BACKGROUND = ["critical(s2)", "critical(s7)"]
+RULES_CHANGED = ("seen(X) :- reading(X, V), watched(X) .\nwatched(X) :- critical(X) .\n"  # (a rule less, two more)
+                 "recent(X) :- [3] <> reading(X, V) .\nalarm(X, high) :- [2] <> seen(X), reading(X, V), V > 40 .\n")
 
 
 def readings(t: int) -> list[str]:
@@ -457,7 +459,8 @@ def test_a_change_taking_over_the_stage_gives_what_one_building_its_own_gives():
         assert taken.step(t, readings(t)).facts == built.step(t, readings(t)).facts
 
 
-def test_a_change_failing_after_the_stage_was_taken_over_leaves_the_running_program_restored(monkeypatch):
+@pytest.mark.parametrize("program", [NEW, RULES_CHANGED], ids=["stage taken over", "stage's rules changed"])
+def test_a_change_failing_on_the_running_stage_leaves_the_running_program_restored(monkeypatch, program):
     def failing(new, history, t):
         replay(new, history, t)
         raise DotrError("no")
@@ -465,10 +468,15 @@ def test_a_change_failing_after_the_stage_was_taken_over_leaves_the_running_prog
     replay = swap.replay
     monkeypatch.setattr(swap, "replay", failing)
     with pytest.raises(swap.NotSwapped) as raised:
-        swap.swapped(run_old(6), check_text(NEW), BACKGROUND, 6, running_background=True)
+        swap.swapped(run_old(6), check_text(program), BACKGROUND, 6, running_background=True)
     running, untouched = raised.value.running, run_old(6)
+    assert running.built_from_files
+    restored = Reasoner(check_text(OLD), BACKGROUND)  # (its terms are those of a build from the files)
+    restored.restore_temporal(running.temporal_snapshot())
     for t in range(6, 10):
-        assert running.step(t, readings(t)).facts == untouched.step(t, readings(t)).facts
+        facts = untouched.step(t, readings(t)).facts
+        assert running.step(t, readings(t)).facts == facts
+        assert restored.step(t, readings(t)).facts == facts
 
 
 @pytest.mark.parametrize("new, why", [
@@ -489,10 +497,6 @@ def test_a_change_after_a_background_change_builds_its_own_stage():
 
 # ---------------------------------------------------------------------------------------------
 # The running stage's rules changed in place (OntologicalStage.change_rules: DRed)
-
-RULES_CHANGED = ("seen(X) :- reading(X, V), watched(X) .\nwatched(X) :- critical(X) .\n"  # (a rule less, two more)
-                 "recent(X) :- [3] <> reading(X, V) .\nalarm(X, high) :- [2] <> seen(X), reading(X, V), V > 40 .\n")
-
 
 def test_a_change_of_the_ontological_rules_changes_them_on_the_running_stage_and_gives_what_building_gives():
     changed = swap.swapped(run_old(6), check_text(RULES_CHANGED), BACKGROUND, 6, running_background=True)
@@ -517,25 +521,6 @@ def test_the_state_of_a_stage_whose_rules_changed_is_whole_and_resumes():
     again = swap.swapped(resumed, check_text(OLD), BACKGROUND, 11, running_background=True)  # (and back)
     assert not again.built_from_files
     assert again.step(11, readings(11)).facts == run_old(11).step(11, readings(11)).facts
-
-
-def test_a_change_failing_after_the_rules_changed_leaves_the_running_program_restored(monkeypatch):
-    def failing(new, history, t):
-        replay(new, history, t)
-        raise DotrError("no")
-
-    replay = swap.replay
-    monkeypatch.setattr(swap, "replay", failing)
-    with pytest.raises(swap.NotSwapped) as raised:
-        swap.swapped(run_old(6), check_text(RULES_CHANGED), BACKGROUND, 6, running_background=True)
-    running, untouched = raised.value.running, run_old(6)
-    assert running.built_from_files
-    restored = Reasoner(check_text(OLD), BACKGROUND)  # (its terms are those of a build from the files)
-    restored.restore_temporal(running.temporal_snapshot())
-    for t in range(6, 10):
-        facts = untouched.step(t, readings(t)).facts
-        assert running.step(t, readings(t)).facts == facts
-        assert restored.step(t, readings(t)).facts == facts
 
 
 @pytest.mark.parametrize("new", [NEW, RULES_CHANGED], ids=["stage taken over", "stage's rules changed"])
