@@ -24,7 +24,7 @@ from dotr.pipeline.history import reach
 from dotr.rules import DotrError, check, check_text
 from tests.pipeline.composition_reference import reference_output
 from tests.pipeline.runs import DOTR, finish_after_kills
-from tests.strategies.composition import DATALOG, lars_rule, programs, streams, streams_with_changes
+from tests.strategies.composition import DATALOG, EVENTS, PATTERNS, lars_rule, programs, streams, streams_with_changes
 
 HERE = Path(__file__).parent
 
@@ -143,12 +143,17 @@ def test_a_change_keeping_the_ontological_part_takes_over_the_stage_and_agrees_w
 
 @st.composite
 def same_background_programs(draw):
-    """A program, and the same program with Datalog rules added and removed: a change whose
-    stage's rules change in place (``pipeline.swap.same_background``)."""
+    """A program, and the same program with Datalog rules added and removed (and maybe a
+    temporal rule, or events and a pattern, more): a change whose stage's rules change in place
+    (``pipeline.swap.same_background``)."""
     rules, turtle, features = draw(programs())
     changed = rules
     for text, _ in draw(st.lists(st.sampled_from(DATALOG), min_size=1, max_size=3, unique=True)):
         changed = changed.replace("\n" + text, "") if "\n" + text in changed else changed + "\n" + text
+    if draw(st.booleans()):
+        changed += "\n" + draw(lars_rule(7, Counter()))
+    if "event " not in changed and draw(st.booleans()):
+        changed += "\n" + EVENTS + PATTERNS["P1"].format(sel=draw(st.sampled_from(["each", "last"])), w=2)
     return (rules, turtle, features), (changed, turtle, features)
 
 
