@@ -634,13 +634,15 @@ class Reasoner:
         if not (derived or last_derived or held or background or self._printed_anew or now.held_changes):
             return texts.change((), ())  # (nothing printed then or now: the usual event-only time point)
         changes = now.held_changes
-        if self._printed_anew or lars is not None and changes is None:
+        if lars is None:  # (what is printed is what the stage concluded at t: two set differences in C)
+            self._printed_anew = False
+            return texts.update((derived | background if background else derived) - stream)
+        if self._printed_anew or changes is None:
             self._printed_anew = False
             return texts.update((derived | background | (held - ahead if ahead else held)) - stream)
         candidates = derived | last_derived | ahead | last_ahead | stream | last_stream
-        if lars is not None and changes is not None:  # (with LARS, always)
-            candidates.update(changes[0])
-            candidates.update(changes[1])
+        candidates.update(changes[0])
+        candidates.update(changes[1])
         added, removed = [], []
         for item in candidates:
             if (item in derived or item in background or item in held and item not in ahead) and item not in stream:
