@@ -1,7 +1,8 @@
 """The RDF output formats, TriG and N-Quads (``--format trig``, ``nquads``): each time point one
 named graph ``<urn:dotr:t:T>`` of the triples it derived and the graphs its patterns and CONSTRUCT
-queries built, the composite events in ``<urn:dotr:t:T:events>``, written in a fixed order (the
-same result is always the same bytes). Atoms that are not triples, and the answers of SELECT and
+queries built, the composite events in ``<urn:dotr:t:T:events>``, with ``--changes`` the triples of
+the facts removed in ``<urn:dotr:t:T:removed>``, written in a fixed order (the same result is
+always the same bytes). Atoms that are not triples, and the answers of SELECT and
 ASK queries, have no place in them: :func:`not_triples` and :func:`answering_queries` name them.
 
 >>> import io
@@ -78,8 +79,8 @@ _PATTERN = iri("urn:dotr:pattern")
 
 class RdfWriter:
     """Writes each time point's :class:`Result` as RDF: one named graph ``<urn:dotr:t:T>`` per
-    time point with its triples and pattern graphs, the composite events in a second one
-    (docs/cli.md, "Output"); ``document`` says which: TriG (with the rule file's ``prefixes``
+    time point with its triples and pattern graphs, the composite events in a second one, the
+    removed facts' triples (``--changes``) in a third (docs/cli.md, "Output"); ``document`` says which: TriG (with the rule file's ``prefixes``
     unless ``full_iris``) or N-Quads.
 
     Each triple's text is made from the fact's text (:mod:`pipeline.sinks.rdf_terms`) once and
@@ -104,13 +105,8 @@ class RdfWriter:
         lines, short = self._lines[events and self.trig], self._short[events]
         if len(lines) > self.bound:
             lines.clear()
-        triples = set()
-        for fact in result.facts:
-            line = lines.get(fact)
-            if line is None:
-                line = lines[fact] = self._fact_line(fact, short)
-            if line:
-                triples.add(line)
+        triples = self._fact_lines(result.facts, lines, short)
+        removed = self._fact_lines(result.removed or (), lines, short)
         for doc in result.graphs:
             for text in doc.split("\n"):  # (not splitlines: a literal may hold \x1e, \u2028)
                 line = lines.get(text)
@@ -120,26 +116,33 @@ class RdfWriter:
                 if line:
                     triples.add(line)
         event_lines = {self._line(triple, short) for triple in self._events(result)}
-        graph = f"<urn:dotr:t:{result.t}>"
+        graph = f"urn:dotr:t:{result.t}"
+        held = ((graph, triples), (f"{graph}:events", event_lines), (f"{graph}:removed", removed))
         if self.trig:
-            self._write_trig(graph, triples, event_lines, events)
+            self._write_trig(held, events)
         else:
-            tail = f"{graph} .\n"
-            quads = {line + tail for line in triples}
-            if event_lines:
-                tail = f"<urn:dotr:t:{result.t}:events> .\n"
-                quads.update(line + tail for line in event_lines)
-            self.out.write("".join(sorted(quads)))
+            self.out.write("".join(sorted({f"{line}<{name}> .\n" for name, lines in held for line in lines})))
 
-    def _write_trig(self, graph: str, triples: set[str], event_lines: set[str], events: bool) -> None:
-        """One TriG document: the prefixes, then each graph's triples, one per line, sorted (the
-        same result is always the same bytes)."""
+    def _write_trig(self, held: tuple[tuple[str, set[str]], ...], events: bool) -> None:
+        """One TriG document: the prefixes, then each graph's triples (``held``: its name and
+        lines), one per line, sorted (the same result is always the same bytes)."""
         short = self._short[events]
         lines = [f"@prefix {name}: <{ns}> ." for name, ns in self._names[events].items()]
-        for name, held in ((graph[1:-1], triples), (f"{graph[1:-1]}:events", event_lines)):
-            if held:
-                lines += [f"{trig_iri(name, short)} {{", *sorted(held), "}"]
+        for name, triples in held:
+            if triples:
+                lines += [f"{trig_iri(name, short)} {{", *sorted(triples), "}"]
         self.out.write("\n".join(lines) + "\n")
+
+    def _fact_lines(self, facts, lines: dict[str, str], short: list[tuple[str, str]]) -> set[str]:
+        """The texts of the triples of ``facts`` (``lines``: the cache of the prefix set ``short``)."""
+        triples = set()
+        for fact in facts:
+            line = lines.get(fact)
+            if line is None:
+                line = lines[fact] = self._fact_line(fact, short)
+            if line:
+                triples.add(line)
+        return triples
 
     def _fact_line(self, fact: str, short: list[tuple[str, str]]) -> str:
         """The text of a fact's triple ("": it is none: triples print as ``<p>(<s>,<o>)``, other

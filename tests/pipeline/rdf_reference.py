@@ -32,20 +32,10 @@ class ReferenceRdfWriter:
         self.prefixes = {} if full_iris else {**PREDECLARED, **prefixes}
 
     def write(self, result: Result) -> None:
-        quads = []  # (graph, s, p, o)
         graph = rdflib.URIRef(f"urn:dotr:t:{result.t}")
-        for fact in result.facts:  # triples print as <p>(<s>,<o>); other facts have no RDF form
-            if fact.startswith("<") and ">(" in fact:  # (fixed: a literal argument may hold ">(")
-                pred, rest = fact[1:].split(">(", 1)
-                args = _split_args(rest[:-1])
-                if args is None:  # (not two arguments: no triple)
-                    continue
-                try:
-                    subject = _node(args[0])
-                    if not isinstance(subject, rdflib.Literal):  # (RDF has no literal subjects: JSON Lines only)
-                        quads.append((graph, subject, rdflib.URIRef(pred), _node(args[1])))
-                except ValueError:  # (a term rdflib does not take)
-                    continue
+        quads = _fact_quads(graph, result.facts)  # (graph, s, p, o)
+        # (added: with --changes, the removed facts' triples in a graph of their own)
+        quads += _fact_quads(rdflib.URIRef(f"urn:dotr:t:{result.t}:removed"), result.removed or ())
         for doc in result.graphs:
             quads += [(graph, *triple) for triple in rdflib.Graph().parse(data=doc, format="nt")]
         if result.events:
@@ -70,6 +60,23 @@ class ReferenceRdfWriter:
         for g in sorted(by_graph):
             lines += [f"{_trig_term(g, short)} {{", *sorted(by_graph[g]), "}"]
         return "\n".join(lines) + "\n"
+
+
+def _fact_quads(graph, facts) -> list[tuple]:
+    quads = []
+    for fact in facts:  # triples print as <p>(<s>,<o>); other facts have no RDF form
+        if fact.startswith("<") and ">(" in fact:  # (fixed: a literal argument may hold ">(")
+            pred, rest = fact[1:].split(">(", 1)
+            args = _split_args(rest[:-1])
+            if args is None:  # (not two arguments: no triple)
+                continue
+            try:
+                subject = _node(args[0])
+                if not isinstance(subject, rdflib.Literal):  # (RDF has no literal subjects: JSON Lines only)
+                    quads.append((graph, subject, rdflib.URIRef(pred), _node(args[1])))
+            except ValueError:  # (a term rdflib does not take)
+                continue
+    return quads
 
 
 def _nquads(quads: list[tuple]) -> str:

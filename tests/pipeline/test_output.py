@@ -181,3 +181,39 @@ def test_a_format_chosen_by_the_extension_is_named_when_it_cannot_write_the_prog
     assert (f"dotr: --output {out} (--format trig, chosen by its extension) writes RDF triples, and these "
             "predicates are not triples: hot/1") in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("fmt", ["trig", "nquads"])
+def test_changes_in_rdf_replay_to_what_each_time_point_holds(fmt, tmp_path):
+    """With ``--changes``, TriG and N-Quads write the added triples of t in ``<urn:dotr:t:T>`` and
+    the removed ones in ``<urn:dotr:t:T:removed>``: replayed, they give at each time point the
+    graph the run without ``--changes`` writes (facts come and go through a window)."""
+    (tmp_path / "rules.dotr").write_text("@prefix : <http://ex.org/> .\n"
+                                         ":hot(X, Y) :- [2] <> :temp(X, Y) .\n:Warm(X) :- :hot(X, Y) .\n")
+    (tmp_path / "bg.ttl").write_text("")
+    stream = [(1, "a", 50), (2, "b", 60), (3, "a", 50), (7, "c", 70), (8, "c", 71), (9, "a", 50), (15, "b", 61)]
+    (tmp_path / "in.jsonl").write_text("".join(
+        json.dumps({"t": t, "facts": [f"<http://ex.org/temp>(<http://ex.org/{s}>,{v})"]}) + "\n"
+        for t, s, v in stream))
+
+    def run(*extra: str) -> rdflib.Dataset:
+        out = tmp_path / f"out{len(extra)}.{fmt}"
+        assert main(["run", "-q", "--rules", str(tmp_path / "rules.dotr"), "--ontology", str(tmp_path / "bg.ttl"),
+                     "--input", str(tmp_path / "in.jsonl"), "--output", str(out), "--format", fmt, *extra]) == 0
+        dataset = rdflib.Dataset()
+        dataset.parse(data=out.read_text(), format=fmt)
+        return dataset
+
+    def graph(dataset: rdflib.Dataset, name: str) -> set:
+        return set(dataset.graph(rdflib.URIRef(name)))
+
+    full, changes = run(), run("--changes")
+    state: set = set()
+    removals = 0
+    for t in range(1, 16):  # (the run ends at the last input)
+        added, removed = graph(changes, f"urn:dotr:t:{t}"), graph(changes, f"urn:dotr:t:{t}:removed")
+        assert removed <= state and not added & state, t
+        state = (state - removed) | added
+        removals += len(removed)
+        assert state == graph(full, f"urn:dotr:t:{t}"), t
+    assert removals

@@ -1,8 +1,8 @@
 """TriG and N-Quads written from the fact texts (pipeline/sinks/rdf.py) are the bytes the
 rdflib-based writer wrote (tests/pipeline/rdf_reference.py), on generated time points: IRIs that
 need escaping, prefixes that do and do not apply, literals of every kind, facts that are not
-triples, literal subjects, pattern graphs and composite events, one time point after another
-through one writer (what it keeps from one to the next)."""
+triples, literal subjects, pattern graphs, composite events and removed facts (``--changes``), one
+time point after another through one writer (what it keeps from one to the next)."""
 
 import io
 import string
@@ -74,15 +74,20 @@ events = st.fixed_dictionaries({
 
 @st.composite
 def results(draw) -> list[Result]:
-    """Time points in order, each drawing facts partly from those before (facts that hold on)."""
+    """Time points in order, each drawing facts partly from those before (facts that hold on);
+    with ``--changes`` (drawn), each keeping the added facts and listing the removed ones."""
     pool: list[str] = []
     out = []
+    changes, previous = draw(st.booleans()), set()
     for t in range(draw(st.integers(1, 4))):
         new = draw(st.lists(facts(), max_size=6))
         kept = draw(st.lists(st.sampled_from(pool), max_size=6)) if pool else []
         pool += new
-        out.append(Result(t, sorted(set(new + kept)), graphs=draw(st.lists(graphs, max_size=2)),
-                          events=draw(st.lists(events, max_size=2))))
+        result = Result(t, sorted(set(new + kept)), graphs=draw(st.lists(graphs, max_size=2)),
+                        events=draw(st.lists(events, max_size=2)))
+        if changes:
+            previous = result.keep_changes(previous)
+        out.append(result)
     return out
 
 
