@@ -544,12 +544,13 @@ class _Compiled:
 
 class PatternEngine:
     """Matches the patterns of a program on per-time-point events (see the module docstring);
-    ``share=False`` matches every pattern on its own (the same output, for tests and benchmarks)."""
+    ``share=False`` matches every pattern on its own (the same output, for tests and benchmarks);
+    ``own_rows``: each event type reads its own rows (:meth:`read_each_type`)."""
 
     def __init__(self, program: ir.Program, dictionary: TermDictionary | None = None, share: bool = True,
-                 parsed: ParsedQueries | None = None, query_rows: bool = False):
+                 parsed: ParsedQueries | None = None, query_rows: bool = False, own_rows: bool = False):
         self.dictionary = dictionary if dictionary is not None else TermDictionary()
-        self._made = (program, share)  # (read_each_type makes the engine again)
+        self._made = (program, share, query_rows)  # (read_each_type makes the engine again)
         self.id_texts = IdTexts(self.dictionary)  # the terms of the graphs built, as N-Triples
         self.prefixes = program.prefixes
         self.parsed = parsed  # the checked program's parsed construct templates
@@ -559,17 +560,21 @@ class PatternEngine:
                 attrs.setdefault(p.emit.event, tuple(b.name for b in p.emit.bindings))
         self.attrs = attrs
         # events declared the same way (query and parameters) have the same rows at every time
-        # point: they share one buffer, and only the first name's rows are read (``step``)
+        # point: they share one buffer, and only the first name's rows are read (``step``); not
+        # with ``own_rows``, where each type is given its own rows (split by its own key)
         first: dict[tuple, str] = {}
-        self.same_as: dict[str, str] = {}  # an event type -> the first declared the same way
+        self.same_as: dict[str, str] = {}  # an event type -> the first declared the same way (in digests)
         for e in program.events:
             self.same_as[e.name] = first.setdefault(e.definition, e.name)
-        #: an event type -> the type whose buffer holds its events: the first declared the same
-        #: way, or with ``query_rows`` the loosest of those declared alike but for a threshold
-        self.reads: dict[str, str] = dict(self.same_as)
+        #: an event type -> the first type given the same rows: the first declared the same way,
+        #: or with ``own_rows`` itself
+        self.same_rows: dict[str, str] = {name: name for name in self.same_as} if own_rows else self.same_as
+        #: an event type -> the type whose buffer holds its events: the first given the same rows,
+        #: or with ``query_rows`` the loosest of those declared alike but for a threshold
+        self.reads: dict[str, str] = dict(self.same_rows)
         self.thresholds: dict[str, tuple[int, str, int | float]] = {}  # (attribute position, op, bound) of such a type
         self.query_rows = query_rows
-        if query_rows:
+        if query_rows and not own_rows:
             self._families(program)
         self.patterns = [_Compiled(p, self) for p in program.patterns]
         # dependency order: a pattern after those that emit the events it uses
@@ -626,14 +631,14 @@ class PatternEngine:
                     self.reads[name] = loosest
 
     def read_each_type(self) -> None:
-        """Read every event type's own rows (none shares the loosest one's buffer): for an engine
-        given the events of its key group only, where each type's rows are split by its own key.
-        Before the first step."""
+        """Read every event type's own rows (none shares the buffer of the loosest type or of one
+        declared the same way): for an engine given the events of its key group only, where each
+        type's rows are split by its own key. Before the first step."""
         if self._t is not None:
             raise UsageError("read_each_type: the engine has evaluated a time point")
-        if self.thresholds:
-            program, share = self._made
-            self.__init__(program, self.dictionary, share, self.parsed)  # type: ignore[misc]
+        if any(name != same for name, same in self.reads.items()):
+            program, share, query_rows = self._made
+            self.__init__(program, self.dictionary, share, self.parsed, query_rows, own_rows=True)  # type: ignore[misc]
 
     def _group(self, program: ir.Program) -> None:
         """Patterns with the same items and ``where`` find the same bindings for a terminator: they
@@ -654,11 +659,11 @@ class PatternEngine:
 
     def _shape(self, c: _Compiled) -> str:
         """What a pattern's matching depends on: its items and ``where``, with its labels numbered
-        and its event types replaced by the first declared the same way (patterns of one shape
+        and its event types replaced by the first given the same rows (patterns of one shape
         find the same bindings, up to their labels)."""
         labels = {r.label: f"#{i}" for i, r in enumerate(c.refs)}
         text = repr((c.refs, c.decl.where))
-        text = _TYPE_FIELD.sub(lambda m: f"{m[1]}{self.same_as.get(m[2], m[2])!r}", text)
+        text = _TYPE_FIELD.sub(lambda m: f"{m[1]}{self.same_rows.get(m[2], m[2])!r}", text)
         return _LABEL_FIELD.sub(lambda m: f"{m[1]}{labels.get(m[2], m[2])!r}", text)
 
     def _unique_buffers(self) -> list[_Buffer]:
@@ -690,7 +695,7 @@ class PatternEngine:
         DataFrame with the attributes as columns. :class:`EventError` for an event type the
         program does not declare or a row of another length. ``interned``: the values are term
         ids of this engine's dictionary, and only the first of the types declared the same way
-        is read; nothing is checked (the pipeline's own path). An engine made with ``query_rows``
+        is read (each, after :meth:`read_each_type`); nothing is checked (the pipeline's own path). An engine made with ``query_rows``
         (the pipeline's: the rows are those the events' queries give) reads, of the types declared
         alike but for a threshold, the rows of the loosest, and is given its events interned."""
         if not interned:
@@ -711,7 +716,7 @@ class PatternEngine:
 
     def _checked(self, events: dict) -> dict[str, list[tuple[int, ...]]]:
         """Events as a program gives them (:meth:`step`) as the engine's rows of term ids, by the
-        first name of each type declared the same way."""
+        first name of each type given the same rows."""
         if self.query_rows:
             raise UsageError("this pattern engine reads the rows of its events' queries: give them interned")
         if not isinstance(events, dict):
@@ -719,7 +724,7 @@ class PatternEngine:
         intern = self.dictionary.intern
         out: dict[str, list[tuple[int, ...]]] = {}
         for name, rows in events.items():
-            first = self.same_as.get(name)
+            first = self.same_rows.get(name)
             if first is None or first not in self._read:
                 emitter = "emitted by a pattern: it is not given" if name in self.attrs else "not declared"
                 raise EventError(f"event type {name!r}: {emitter} (the declared events: "

@@ -16,7 +16,8 @@ from dotr.pipeline.cli import main
 from dotr.rules import check_text
 from dotr.temporal.keys import EventPartition, JointKeys
 from tests.strategies.epsparql import trees
-from tests.strategies.keyed import BACKGROUND, PATTERNS, READS_GRAPHS, RULES, lars_programs, mixed_programs
+from tests.strategies.keyed import (BACKGROUND, PATTERNS, READS_GRAPHS, ROOMS, RULES, UNREAD, lars_programs,
+                                    mixed_programs)
 
 
 def _outputs(make, elements, groups: int) -> list[dict]:
@@ -93,6 +94,24 @@ def test_events_alike_but_for_their_thresholds_split_by_their_own_keys():
     expected = _outputs(make, elements, 1)
     assert sum(len(r.get("graphs", ())) for r in expected) > 100
     assert _outputs(make, elements, 2) == expected
+
+
+@pytest.mark.parametrize("unread", ["", UNREAD])
+def test_event_types_declared_alike_split_by_their_own_keys(unread):
+    """RoomSmoke (keyed by room) and SensorSmoke (by sensor) are declared alike, sensors in two
+    rooms: each group reads each type's rows split by its own key, not the first type's rows
+    (which, split by room, put a sensor's events in two groups; unread by any pattern, had no
+    key and left every group without them)."""
+    text = BACKGROUND + ROOMS + unread + PATTERNS[1].format(w=3) + "\n" + PATTERNS[4].format(w=3) + "\n"
+    checked = check_text(text)
+    assert split_keys(checked) == {"RoomHeat": 0, "RoomSmoke": 0, "SensorSmoke": 1}
+    make = lambda: Reasoner(checked)  # noqa: E731
+    elements = [(0, ["smoke(s1)", "smoke(s3)", "temp(s2, 5)"]), (1, ["smoke(s2)", "smoke(s1)", "smoke(s3)"]),
+                (2, ["smoke(s1)", "smoke(s4)", "temp(s4, 3)"]), (3, ["smoke(s4)", "smoke(s2)"])]
+    expected = _outputs(make, elements, 1)
+    assert sum(g.count("again") for r in expected for g in r["graphs"]) == 8
+    for groups in (2, 3):
+        assert _outputs(make, elements, groups) == expected
 
 
 def test_a_program_that_cannot_be_split_is_refused():

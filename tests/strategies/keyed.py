@@ -1,6 +1,6 @@
 """Sensor programs that split by key: LARS rules over sensors (windows, negation, @, background
 joins, recursion, predicates that are not split) with patterns keyed by sensor or by room beside
-them, and their streams. The fragments have placeholders: ``{w}`` a window, ``{c}`` a threshold."""
+them (event types declared alike among them, keyed alike or not), and their streams. The fragments have placeholders: ``{w}`` a window, ``{c}`` a threshold."""
 
 from hypothesis import strategies as st
 
@@ -56,7 +56,15 @@ PATTERNS = [
     "event Smoky(?r, ?s) := smoke(?s), located(?s, ?r) .\n"
     "pattern Warned from Smoky and last Smoky(r = Smoky.r) as Before within {w} from Smoky\n"
     "  construct {{ ?s a <http://ex.org/Warned> }} with ?s = Smoky.s .",
+    # (declared as RoomSmoke and Smoky are, keyed by sensor: each type's rows split by its own key)
+    "event SensorSmoke(?r, ?s) := smoke(?s), located(?s, ?r) .\n"
+    "pattern Again from SensorSmoke and last SensorSmoke(s = SensorSmoke.s) as Before within {w} from SensorSmoke\n"
+    "  construct {{ ?s <http://ex.org/again> ?r }} with ?s = SensorSmoke.s, ?r = Before.r .",
 ]
+#: a type declared as RoomSmoke, Smoky and SensorSmoke are that no pattern reads (so no key splits its
+#: rows), declared first; sensors in two rooms (so that a sensor's and a room's groups differ)
+UNREAD = "event SmokeAt(?r, ?s) := smoke(?s), located(?s, ?r) .\n"
+ROOMS = "located(s1, r2) . located(s2, r3) .\n"
 
 
 #: a rule reading what a pattern keyed by sensor (Cleared) or by room (Warned) constructs
@@ -67,7 +75,9 @@ READS_GRAPHS = "watch(S) :- [{w}] <> <http://ex.org/{c}>(S), sensor(S) ."
 def mixed_programs(draw):
     text, elements = draw(lars_programs())
     chosen = draw(st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=3, unique=True))
+    text += ROOMS * draw(st.booleans()) + UNREAD * draw(st.booleans())
     text += "\n".join(p.format(w=draw(st.integers(0, 4))) for p in chosen) + "\n"
     if draw(st.integers(0, 3)) == 0:
         text += READS_GRAPHS.format(w=draw(st.integers(0, 3)), c=draw(st.sampled_from(["Cleared", "Warned"]))) + "\n"
-    return text, elements
+    smoke = st.sampled_from(["s1", "s2", "s3", "s4"]).map(lambda s: f"smoke({s})")  # (more matches)
+    return text, [(t, facts + draw(st.lists(smoke, max_size=3))) for t, facts in elements]
