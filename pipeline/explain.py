@@ -171,12 +171,16 @@ def explain(reasoner: Reasoner, target: str, elements: Iterable[tuple] | None = 
         if isinstance(m, str) or reasoner.patterns is None:  # (a query's graph: no events to show)
             return [f"graph {index} at {t}: built by the query {m}"]
         lines = [f"graph {index} at {t}: pattern {m.pattern} fired on these events:"]
+        # each event by the type its pattern declares (an event's own type may be the one whose
+        # rows it shares: declared the same way, or the loosest of a threshold family)
+        [decl] = [p for p in reasoner.program.patterns if p.name == m.pattern]
+        declared = {r.label: r.event for r in decl.refs if r.selection != "not"}
+        readable = Readable(reasoner.program.prefixes)
         for label, e in sorted(m.bindings.items(), key=lambda kv: kv[1].time):
-            names = reasoner.patterns.attrs[e.type]
-            readable = Readable(reasoner.program.prefixes)
+            event_type = declared.get(label, e.type)
             attrs = ", ".join(f"{a}={readable.term(format_term(reasoner.dictionary.term(v)))}"
-                              for a, v in zip(names, e.values))
-            lines.append(f"  {label}: {e.type}({attrs}) at {e.time}")
+                              for a, v in zip(reasoner.patterns.attrs[event_type], e.values))
+            lines.append(f"  {label}: {event_type}({attrs}) at {e.time}")
         return lines
     atom = parse_fact(target, reasoner.program.prefixes)
     if isinstance(atom.pred, ir.Iri) and len(atom.args) == 1:

@@ -196,6 +196,28 @@ def test_explain_through_negation_assignment_and_a_variable_predicate(tmp_path, 
     assert main(["explain", "--rules", str(rules), "--input", str(stream), "--at", "1", "alarm(b,b)"]) == 1
 
 
+def test_explain_names_the_event_type_a_pattern_declares_in_a_threshold_family(tmp_path, capsys):
+    """Warm and Hot differ only in their FILTER's threshold: they share Warm's (the loosest)
+    buffer, and the graph Hot's pattern built names Hot's events, not Warm."""
+    rules = tmp_path / "r.dotr"
+    rules.write_text("@prefix : <http://ex.org/> .\n"
+                     "event Warm(?s, ?v) := select ?s ?v where { ?s :temp ?v filter(?v > 20) } .\n"
+                     "event Hot(?s, ?v) := select ?s ?v where { ?s :temp ?v filter(?v > 40) } .\n"
+                     "pattern Mild from Warm construct { ?s a :Mild } with ?s = Warm.s .\n"
+                     "pattern Alarm from Hot and last Hot(s = Hot.s) as Before within 5 from Hot\n"
+                     "  construct { ?s a :Alarm } with ?s = Hot.s .\n")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text('{"t": 1, "facts": ["<http://ex.org/temp>(<http://ex.org/a>,50)"]}\n'
+                      '{"t": 2, "facts": ["<http://ex.org/temp>(<http://ex.org/a>,45)"]}\n')
+    runs = []
+    for index in ("0", "1"):
+        assert main(["explain", "--rules", str(rules), "--input", str(stream), "--at", "2", index]) == 0
+        runs.append(capsys.readouterr().out.splitlines())
+    assert runs == [["graph 0 at 2: pattern Alarm fired on these events:", "  Before: Hot(s=:a, v=50) at 1",
+                     "  Hot: Hot(s=:a, v=45) at 2"],
+                    ["graph 1 at 2: pattern Mild fired on these events:", "  Warm: Warm(s=:a, v=45) at 2"]], runs
+
+
 def test_ms_mode_evaluates_where_the_output_changes():
     ex = ROOT / "examples" / "traffic"
     reasoner = Reasoner.from_files(ex / "rules.dotr", [ex / "ontology.ttl"])
