@@ -2,8 +2,8 @@
 named graph ``<urn:dotr:t:T>`` of the triples it derived and the graphs its patterns and CONSTRUCT
 queries built, the composite events in ``<urn:dotr:t:T:events>``, with ``--changes`` the triples of
 the facts removed in ``<urn:dotr:t:T:removed>``, written in a fixed order (the same result is
-always the same bytes). Atoms that are not triples, and the answers of SELECT and
-ASK queries, have no place in them: :func:`not_triples` and :func:`answering_queries` name them.
+always the same bytes). Atoms that are not triples, and the answers of SELECT and ASK queries,
+have no place in them: :func:`not_triples` and :func:`answering_queries` name them.
 
 >>> import io
 >>> out = io.StringIO()
@@ -80,8 +80,8 @@ _PATTERN = iri("urn:dotr:pattern")
 class RdfWriter:
     """Writes each time point's :class:`Result` as RDF: one named graph ``<urn:dotr:t:T>`` per
     time point with its triples and pattern graphs, the composite events in a second one, the
-    removed facts' triples (``--changes``) in a third (docs/cli.md, "Output"); ``document`` says which: TriG (with the rule file's ``prefixes``
-    unless ``full_iris``) or N-Quads.
+    removed facts' triples (``--changes``) in a third (docs/cli.md, "Output"); ``document`` says
+    which: TriG (with the rule file's ``prefixes`` unless ``full_iris``) or N-Quads.
 
     Each triple's text is made from the fact's text (:mod:`pipeline.sinks.rdf_terms`) once and
     kept (a bounded cache, ``bound`` texts): a fact that holds on costs a dict probe."""
@@ -121,7 +121,7 @@ class RdfWriter:
         if self.trig:
             self._write_trig(held, events)
         else:
-            self.out.write("".join(sorted({f"{line}<{name}> .\n" for name, lines in held for line in lines})))
+            self.out.write("".join(sorted({f"{line}<{name}> .\n" for name, texts in held for line in texts})))
 
     def _write_trig(self, held: tuple[tuple[str, set[str]], ...], events: bool) -> None:
         """One TriG document: the prefixes, then each graph's triples (``held``: its name and

@@ -1,6 +1,7 @@
 """Sensor programs that split by key: LARS rules over sensors (windows, negation, @, background
 joins, recursion, predicates that are not split) with patterns keyed by sensor or by room beside
-them (event types declared alike among them, keyed alike or not), and their streams. The fragments have placeholders: ``{w}`` a window, ``{c}`` a threshold."""
+them (event types declared alike among them, keyed alike or not), and their streams. The
+fragments have placeholders: ``{w}`` a window, ``{c}`` a threshold."""
 
 from hypothesis import strategies as st
 
