@@ -695,9 +695,10 @@ class PatternEngine:
         DataFrame with the attributes as columns. :class:`EventError` for an event type the
         program does not declare or a row of another length. ``interned``: the values are term
         ids of this engine's dictionary, and only the first of the types declared the same way
-        is read (each, after :meth:`read_each_type`); nothing is checked (the pipeline's own path). An engine made with ``query_rows``
-        (the pipeline's: the rows are those the events' queries give) reads, of the types declared
-        alike but for a threshold, the rows of the loosest, and is given its events interned."""
+        is read (each, after :meth:`read_each_type`); nothing is checked (the pipeline's own
+        path). An engine made with ``query_rows`` (the pipeline's: the rows are those the events'
+        queries give) reads, of the types declared alike but for a threshold, the rows of the
+        loosest, and is given its events interned."""
         if not interned:
             t = check_time(t)
         if self._t is not None and t <= self._t:
