@@ -43,6 +43,14 @@ class FactTexts:
         """The items of the last update."""
         return iter(self._texts)
 
+    def absent(self, items: set) -> set:
+        """Those of ``items`` not held (a pass over ``items``, not over what is held)."""
+        return items.difference(self._texts)
+
+    def present(self, items: set) -> set:
+        """Those of ``items`` held (a pass over ``items`` when fewer than what is held)."""
+        return self._texts.keys() & items
+
     def update(self, items: set) -> list[str]:
         """The sorted texts of ``items`` (the facts that hold now), each once."""
         texts = self._texts

@@ -643,14 +643,15 @@ class Reasoner:
         candidates = derived | last_derived | ahead | last_ahead | stream | last_stream
         candidates.update(changes[0])
         candidates.update(changes[1])
-        added, removed = [], []
-        for item in candidates:
-            if (item in derived or item in background or item in held and item not in ahead) and item not in stream:
-                if item not in texts:
-                    added.append(item)
-            elif item in texts:
-                removed.append(item)
-        return texts.change(added, removed)
+        # (set operations in C over the candidates: what of them is printed now, against before)
+        now = candidates.intersection(held)
+        if ahead:
+            now -= ahead
+        now |= candidates.intersection(derived)
+        if background:
+            now |= candidates.intersection(background)
+        now -= stream
+        return texts.change(texts.absent(now), texts.present(candidates - now))
 
     def _background_conclusions(self) -> set[tuple]:
         """What the rules and profiles derive from the background alone (printed at every time
