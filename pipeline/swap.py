@@ -1,6 +1,7 @@
 """A program change at a time point (docs/language.md, "Changing the program"): the new
-program's reasoner, built with its background and brought up to date by evaluating the stream
-history the old one kept, without output.
+program's reasoner, on the running ontological stage (its rules changed in place where they
+differ) or built with its background, brought up to date by evaluating the stream history the
+old one kept, without output.
 
 >>> from dotr.rules import check_text
 >>> old = Reasoner(check_text("hot(X) :- [2] <> temp(X, V), V > 30 ."))   # (it keeps 2 time units)
