@@ -346,21 +346,26 @@ class Materialiser:
         """Remove explicit facts before their expiry (background updates): DRed. Everything
         derived from them is deleted, then what still has another derivation is re-derived.
         Returns what was deleted (re-derived or not)."""
-        store = self.store
         removed = [(rel, fact) for rel, fact in facts if self.explicit.get(rel, {}).pop(fact, None) is not None]
         overdeleted = self.entailed(removed)
-        # rederive: explicit facts among the overdeleted, and the overdeleted facts that a rule
-        # derives from what is left (one step, with the rule's head bound to them)
+        self._delete(overdeleted)
+        return overdeleted
+
+    def _delete(self, overdeleted: set[tuple[RelKey, tuple]], added: Callable[[], list[FactItem]] = list) -> None:
+        """DRed once the overdeletion is known: ``overdeleted`` leaves the store, then the explicit
+        facts among them, those a rule derives from what is left (one step, with the rule's head
+        bound to them) and ``added()`` (called once they are gone) are propagated."""
+        store = self.store
         kept = [(rel, fact, self.explicit[rel][fact]) for rel, fact in overdeleted
                 if fact in self.explicit.get(rel, ())]
         for rel, fact in overdeleted:
             store.remove(rel, fact)
         again = list(kept)
         self._rederive(overdeleted, again.append)
+        again += added()
         self._propagate(again)
         if self._native is not None:  # the explicit ones are explicit again (a removed row forgets)
             self._add_explicit(kept)
-        return overdeleted
 
     def changed_rules(self, rules: Iterable[ir.Rule]) -> "Materialiser":
         """A materialiser for ``rules`` (with this one's options) over this one's store and
@@ -389,18 +394,8 @@ class Materialiser:
         before, now = set(self._incremental_rules), set(new._incremental_rules)
         overdeleted = self.entailed([(rel, fact) for rule, compiled in zip(self._incremental_rules, self.incremental)
                                      if rule not in now for rel, fact, _ in evaluate_full(compiled, store)])
-        kept = [(rel, fact, self.explicit[rel][fact]) for rel, fact in overdeleted
-                if fact in self.explicit.get(rel, ())]
-        for rel, fact in overdeleted:
-            store.remove(rel, fact)
-        again = list(kept)
-        new._rederive(overdeleted, again.append)
-        for rule, compiled in zip(new._incremental_rules, new.incremental):
-            if rule not in before:
-                again += evaluate_full(compiled, store)
-        new._propagate(again)
-        if new._native is not None:  # the explicit ones are explicit again (a removed row forgets)
-            new._add_explicit(kept)
+        new._delete(overdeleted, lambda: [item for rule, compiled in zip(new._incremental_rules, new.incremental)
+                                          if rule not in before for item in evaluate_full(compiled, store)])
         new._rederivers = None  # (compiled again when needed: their helper term may be cut from the dictionary)
         return new
 

@@ -51,8 +51,9 @@ def swapped(old: Reasoner, checked: CheckResult, background: Iterable, t: int, r
         raise UsageError(f"the new program's time unit ({checked.program.timeunit}) is not the running one's "
                          f"({old.program.timeunit}): times would change meaning")
     history = old.history.snapshot(old.dictionary)
-    if running_background and (same_stage(old, checked) if not in_place else same_background(old, checked)):
-        new = _on_the_stage_of(old, checked, history, t)
+    kept = running_background and same_stage(old, checked)
+    if kept or running_background and in_place and same_background(old, checked):
+        new = _on_the_stage_of(old, checked, history, t, kept)
     else:
         new = like(old, checked, background)
         replay(new, history, t)
@@ -77,14 +78,13 @@ def same_stage(old: Reasoner, checked: CheckResult) -> bool:
             and now.events == was.events and now.prefixes == was.prefixes)
 
 
-def _on_the_stage_of(old: Reasoner, checked: CheckResult, history: dict, t: int) -> Reasoner:
+def _on_the_stage_of(old: Reasoner, checked: CheckResult, history: dict, t: int, kept: bool) -> Reasoner:
     """:func:`swapped` on ``old``'s stage, back to the background alone and to ``old``'s first
-    terms, its rules changed in place unless :func:`same_stage` (the new reasoner's terms then
-    have the ids one built from the files gives them only if ``old``'s had, and its stage's
-    rules are the same: ``Reasoner.built_from_files``)."""
+    terms, its rules changed in place unless ``kept`` (:func:`same_stage`: the new reasoner's
+    terms then have the ids one built from the files gives them if ``old``'s had:
+    ``Reasoner.built_from_files``)."""
     stage, terms, saved = old.ontology, old.ontology_terms, old.temporal_snapshot()
     stage.reset(terms)
-    kept = same_stage(old, checked)
     if not kept:
         stage.change_rules(checked)
         changed_terms = len(stage.dictionary)
