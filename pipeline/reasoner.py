@@ -644,14 +644,14 @@ class Reasoner:
         candidates.update(changes[0])
         candidates.update(changes[1])
         # (set operations in C over the candidates: what of them is printed now, against before)
-        now = candidates.intersection(held)
+        printed = candidates.intersection(held)
         if ahead:
-            now -= ahead
-        now |= candidates.intersection(derived)
+            printed -= ahead
+        printed |= candidates.intersection(derived)
         if background:
-            now |= candidates.intersection(background)
-        now -= stream
-        return texts.change(texts.absent(now), texts.present(candidates - now))
+            printed |= candidates.intersection(background)
+        printed -= stream
+        return texts.change(texts.absent(printed), texts.present(candidates - printed))
 
     def _background_conclusions(self) -> set[tuple]:
         """What the rules and profiles derive from the background alone (printed at every time
