@@ -9,8 +9,7 @@ rdflib.term.URIRef('http://ex.org/a')
 
 from __future__ import annotations
 
-from rdflib import Literal as RdfLiteral, URIRef
-from rdflib.term import Node
+import sys
 
 from dotr.rules.lang.ir import RDF_TYPE, XSD, Atom, Iri, Literal, Name, Num
 from dotr.rules.lang.queries.sparql import BNODE_PREFIX, rdf_term
@@ -21,7 +20,10 @@ from dotr.rules.engine.terms import TermDictionary
 from_rdflib = rdf_term  # the dotr term for an rdflib term; blank nodes skolemised
 
 
-def to_rdflib(term) -> Node:
+def to_rdflib(term):
+    """The rdflib term of a dotr term (a name as a plain literal)."""
+    from rdflib.term import Literal as RdfLiteral, URIRef  # (rdflib: imported by what needs it)
+
     if isinstance(term, Iri):
         return URIRef(term.value)
     if isinstance(term, Num):
@@ -33,7 +35,7 @@ def to_rdflib(term) -> Node:
     raise TypeError(f"not a constant: {term!r}")
 
 
-def triple_fact(s: Node, p: Node, o: Node, d: TermDictionary) -> tuple[tuple[int, int], tuple[int, int]]:
+def triple_fact(s, p, o, d: TermDictionary) -> tuple[tuple[int, int], tuple[int, int]]:
     """``(relation, fact)`` for an RDF triple: the fact ``p(s, o)``."""
     return (d.intern(from_rdflib(p)), 2), (d.intern(from_rdflib(s)), d.intern(from_rdflib(o)))
 
@@ -53,7 +55,8 @@ def intern_fact(fact, d: TermDictionary, cache: dict | None = None) -> tuple:
         if isinstance(fact.pred, Iri) and len(fact.args) == 1:
             fact = Atom(Iri(RDF_TYPE), (fact.args[0], fact.pred))
         return atom_fact(fact, d)
-    if len(fact) == 3 and isinstance(fact[1], Node):
+    rdflib_term = sys.modules.get("rdflib.term")  # (no rdflib term before rdflib is imported)
+    if len(fact) == 3 and rdflib_term is not None and isinstance(fact[1], rdflib_term.Node):
         ids = cache if cache is not None else {}
         try:
             s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]

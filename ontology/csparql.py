@@ -56,7 +56,6 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, cast
 
-from rdflib import BNode, Variable
 
 from dotr.ontology.background import load_triples
 from dotr.ontology.convert import from_rdflib
@@ -107,6 +106,8 @@ class _CSparqlQuery:
         self.root = compile_pattern(algebra["p"], d, query.sparql.span)
         self.vars = [str(v) for v in algebra.get("PV") or ()]
         self.template = list(algebra.get("template") or ()) if query.form == "construct" else None
+        from rdflib.term import BNode  # (rdflib: imported by a program that needs it)
+
         self.blanks = any(isinstance(node, BNode) for triple in self.template or () for node in triple)
         self.prev: Counter = Counter()
         self.last_eval: int | None = None
@@ -124,6 +125,8 @@ class _CSparqlQuery:
             return Counter({(): 1} if solutions else {})
         if self.template is None:
             return Counter(tuple(sol.get(v) for v in self.vars) for sol in solutions)
+        from rdflib.term import BNode, Variable
+
         triples: Counter = Counter()
         if self.blanks:  # numbered in a canonical order: the store's order of facts is not one
             solutions = sorted(solutions, key=lambda sol: sorted((v, format_term(d.term(i)))

@@ -26,7 +26,7 @@ import re
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, cast
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, cast
 
 
 from dotr.rules import TimeOrderError, UsageError, check, ir
@@ -38,12 +38,14 @@ from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 
 from .background import load_background
 from .rdf_files import TripleBatch
-from dotr.rules.engine.sparql.algebra import CompiledEvent, compile_event
 from dotr.rules.engine.sparql.conjunction import shared
 from .materialise import Materialiser
 from .turtle import TokenTriple, intern_tokens
 from dotr.rules.engine.store import INF, RelKey
 from dotr.rules.engine.times import check_time, check_until
+
+if TYPE_CHECKING:
+    from dotr.rules.engine.sparql.algebra import CompiledEvent
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 
@@ -113,6 +115,8 @@ class OntologicalStage:
         shared: dict[tuple, int] = {}  # definition -> its compiled event's number
         self.events: list[CompiledEvent] = []
         self._event_names: list[list[str]] = []  # per compiled event, the events it answers
+        if self.program.events:  # (the SPARQL compiler and rdflib: imported by a program with events only)
+            from dotr.rules.engine.sparql.algebra import compile_event
         for e in self.program.events:
             if e.definition in shared:
                 self._event_names[shared[e.definition]].append(e.name)

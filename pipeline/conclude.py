@@ -24,12 +24,12 @@ from dotr.ontology import OntologicalStage
 from dotr.rules.engine.sparql import answer_order
 from dotr.rules.engine.ntriples import document
 from dotr.rules.engine.terms import format_fact
-from dotr.ontology.csparql import CSparqlEngine
-from dotr.temporal.epsparql import EpSparqlEngine
 from dotr.temporal.lars import LarsEngine
 from dotr.temporal.patterns import PatternEngine
 
 if TYPE_CHECKING:
+    from dotr.ontology.csparql import CSparqlEngine
+    from dotr.temporal.epsparql import EpSparqlEngine
     from dotr.pipeline.records import Enriched, Result
 
 

@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-import rdflib
-
 from dotr.ontology import turtle
 from dotr.rules import InputError
 from dotr.rules.engine.inputs import tight as _tight
@@ -146,6 +144,8 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
 def _rdflib_turtle(text: str) -> list:
     """A record's Turtle as rdflib reads it, each triple an RDF triple: rdflib takes a number
     where a predicate stands (``:s 1 :o``), which the record's reader rejects, naming its line."""
+    import rdflib  # (imported by a record whose Turtle is not N-Triples-shaped, or by TriG input)
+
     triples = list(rdflib.Graph().parse(data=text, format="turtle"))
     for s, p, o in triples:
         if not isinstance(p, rdflib.URIRef):
@@ -267,6 +267,9 @@ def read_trig(text: str) -> Iterator[Record | InputError]:
     time: ``<g> <http://dotr.invalid/time> 12 .`` (or the graph's name ends in ``:t:12``). Graphs
     named ``urn:dotr:background:add...`` or ``urn:dotr:background:remove...`` change the background
     at their time."""
+    import rdflib
+
+    time, stream = rdflib.URIRef(TIME), rdflib.URIRef(STREAM)
     dataset = rdflib.Dataset()
     try:
         dataset.parse(data=text, format="trig")
@@ -274,9 +277,9 @@ def read_trig(text: str) -> Iterator[Record | InputError]:
         yield InputError(f"{type(err).__name__}: {err}".splitlines()[0][:300], None)
         return
     times = {}
-    for g, _, t in dataset.default_graph.triples((None, TIME, None)):
+    for g, _, t in dataset.default_graph.triples((None, time, None)):
         times[g] = int(t)
-    streams = {g: str(s) for g, _, s in dataset.default_graph.triples((None, STREAM, None))}
+    streams = {g: str(s) for g, _, s in dataset.default_graph.triples((None, stream, None))}
     records = []
     for graph in dataset.graphs():
         name = graph.identifier
@@ -300,10 +303,11 @@ def read_trig(text: str) -> Iterator[Record | InputError]:
     yield from sorted(records, key=lambda r: r.t)
 
 
-TIME = rdflib.URIRef("http://dotr.invalid/time")
+#: the predicates of a TriG stream's default graph: a graph's time, its stream
+TIME = "http://dotr.invalid/time"
 #: the names of TriG graphs that change the background (``...add:t:T``, ``...remove:t:T``)
 BACKGROUND_GRAPH = "urn:dotr:background:"
-STREAM = rdflib.URIRef("http://dotr.invalid/stream")
+STREAM = "http://dotr.invalid/stream"
 
 
 #: the default of ``dotr run --max-gap`` per time unit (``@timeunit``): how far a record's time may

@@ -8,15 +8,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rdflib import RDF, BNode, URIRef, Variable
-
 from dotr.ontology.stage import stage_rules
 from dotr.rules import ir
 from dotr.rules.lang.analysis import body_atoms, pred_key
 from dotr.rules.lang.loader import CheckResult
 from dotr.rules.lang.queries.csparql import is_csparql, parse_csparql, translate
 from dotr.rules.lang.queries.sparql import certain_variables, triple_patterns
-from dotr.temporal.epsparql import EpSparqlEngine, query_keys
 from dotr.temporal.keys import (FactKeys, JointKeys, JointPartition, QueryKeys, WindowKeys, fact_keys,
                                 partition_keys)
 
@@ -81,6 +78,8 @@ def _split(checked: CheckResult) -> tuple[dict | None, str]:
         if program.patterns and _lars_meets_graphs(analysis):
             return None, "the LARS rules read or derive what a pattern's graph constructs"
     if any(not is_csparql(q.query) for q in program.queries):
+        from dotr.temporal.epsparql import EpSparqlEngine, query_keys  # (with the SPARQL compiler)
+
         keys["queries"], reason = query_keys(EpSparqlEngine.from_program(program, parsed=checked.queries))
         if keys["queries"] is None:
             return None, reason
@@ -170,6 +169,8 @@ def csparql_keys(checked: CheckResult) -> tuple[WindowKeys | None, str]:
             return None, f"query {name}: LIMIT or OFFSET counts the solutions of every key"
         if _has(algebra, "ToMultiSet"):
             return None, f"query {name}: a subquery (its variables are not the outer query's)"
+        from rdflib import RDF, BNode, URIRef, Variable  # (rdflib: imported by a program that needs it)
+
         atoms = []
         for s, p, o in triple_patterns(algebra):
             if not isinstance(p, URIRef):

@@ -26,11 +26,9 @@ from typing import Callable, Iterable, Iterator
 
 from dotr.ontology import OntologicalStage
 from dotr.ontology.background import load_background
-from dotr.ontology.csparql import CSparqlEngine
 from dotr.rules import InputError, TimeOrderError, UsageError, check, ir
 from dotr.rules.engine.frames import facts_of, is_frame, stream_of
 from dotr.rules.engine.guard import GUARD
-from dotr.rules.engine.sparql.algebra import compile_select
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import format_fact, format_term
 from dotr.rules.engine.times import check_time
@@ -39,7 +37,6 @@ from dotr.rules.lang.loader import CheckResult
 from dotr.rules.lang.queries.csparql import is_csparql
 from dotr.rules.lang.queries.epsparql import is_epsparql
 from dotr.temporal import Engine
-from dotr.temporal.epsparql import EpSparqlEngine
 from dotr.temporal.keys import JointPartition
 from dotr.temporal.lars import LarsEngine
 from dotr.temporal.program import LarsProgram
@@ -85,13 +82,19 @@ class Reasoner:
             self.lars.add_background(self.ontology.lasting_facts(self.lars.uses), interned=True)
         self.patterns = PatternEngine(self.program, d, parsed=checked.queries, query_rows=True) \
             if self.program.patterns else None
-        self.queries = EpSparqlEngine.from_program(self.program, d, parsed=checked.queries) \
-            if any(is_epsparql(q.query) for q in self.program.queries) else None
-        self._groups = [compile_select(g, self.program.prefixes, d, q)
-                        for g, q in zip(self.queries.groups, self.queries.group_selects)] \
-            if self.queries is not None else []
-        registered = [q for q in self.program.queries if is_csparql(q.query)]
-        self.csparql = CSparqlEngine(checked, self.ontology.background_facts(), d) if registered else None
+        # (the query engines, the SPARQL compiler and rdflib: imported by a program with queries)
+        self.queries, self._groups, self.csparql = None, [], None
+        if any(is_epsparql(q.query) for q in self.program.queries):
+            from dotr.rules.engine.sparql.algebra import compile_select
+            from dotr.temporal.epsparql import EpSparqlEngine
+
+            self.queries = EpSparqlEngine.from_program(self.program, d, parsed=checked.queries)
+            self._groups = [compile_select(g, self.program.prefixes, d, q)
+                            for g, q in zip(self.queries.groups, self.queries.group_selects)]
+        if any(is_csparql(q.query) for q in self.program.queries):
+            from dotr.ontology.csparql import CSparqlEngine
+
+            self.csparql = CSparqlEngine(checked, self.ontology.background_facts(), d)
         # graphs of patterns re-enter the ontological stage when that can change its events (the
         # profiles' rules read every triple; the program's own rules never read pattern outputs)
         feedback = bool(self.program.profiles) or checked.analysis.graphs_reach_events

@@ -33,7 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from rdflib import BNode, Variable
 
 from dotr.rules import TimeOrderError, UsageError, ir
 from dotr.rules.engine.inputs import FactReader
@@ -400,6 +399,8 @@ class _EpQuery:
         return out
 
     def graph(self, sol: Sol, t: int) -> list[tuple[int, int, int]]:
+        from rdflib.term import BNode, Variable  # (rdflib: imported by a program that needs it)
+
         triples = []
         fresh: dict[str, int] = {}
         self._count += 1
@@ -468,6 +469,8 @@ class EpSparqlEngine:
 
     def _patterns(self, text: ir.SparqlText, parsed: dict) -> list[tuple]:
         """A group's triple patterns: per position a variable name or a term id."""
+        from rdflib.term import BNode, Variable
+
         d = self.dictionary
         out = []
         for bgp in _find(_algebra(text, self.prefixes, parsed)["p"], "BGP"):

@@ -36,7 +36,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, cast
 
-from rdflib import BNode, Variable as RdfVariable
 from networkx import DiGraph, NetworkXUnfeasible, topological_sort
 
 from dotr.rules import EventError, FactError, TimeOrderError, UsageError, ir
@@ -47,7 +46,6 @@ from dotr.rules.lang.ir import UNIT_MS
 from dotr.rules.lang.queries import ParsedQueries
 from dotr.rules.lang.queries.sparql import parse_template, rdf_term
 from dotr.rules.engine.ntriples import IdTexts, term_text
-from dotr.rules.engine.sparql.algebra import event_threshold
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import TermDictionary, format_term
 from dotr.rules.engine.times import check_time
@@ -414,6 +412,8 @@ class _Compiled:
         self.variables: list[str] = []
         self.blanks: list[str] = []
         if self.template is not None:
+            from rdflib.term import BNode, Variable as RdfVariable  # (rdflib: imported by a program that needs it)
+
             slots: dict = {}
             consts: list[ir.Const] = []
             nodes = [n for triple in self.template for n in triple]
@@ -614,6 +614,8 @@ class PatternEngine:
     def _families(self, program: ir.Program) -> None:
         """Event types declared alike but for a threshold (``rules.engine.sparql.event_threshold``)
         read the rows of the loosest: each takes those that pass its own threshold."""
+        from dotr.rules.engine.sparql.algebra import event_threshold  # (with the SPARQL compiler)
+
         families: dict[tuple, list] = defaultdict(list)
         for e in program.events:
             if self.same_as[e.name] == e.name and (found := event_threshold(e, self.prefixes, self.parsed)):

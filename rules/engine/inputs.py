@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import numbers
 import re
+import sys
 from typing import Any, Callable, Iterable
-
-from rdflib.term import Node, Variable
 
 from dotr.rules.lang import ir
 from dotr.rules.lang.errors import MAX_DIGITS, DotrError, FactError
@@ -141,15 +140,30 @@ def term_of(value: object, prefixes: dict[str, str] | None = None) -> ir.Const:
         return ir.Num(int(value))
     if isinstance(value, numbers.Real):
         return ir.Num(float(value))
-    if isinstance(value, Variable) or isinstance(value, ir.Var):
+    rdflib_term = sys.modules.get("rdflib.term")  # (see rdf_triple)
+    if isinstance(value, ir.Var) or rdflib_term is not None and isinstance(value, rdflib_term.Variable):
         raise FactError(f"{value!r}: a fact has no variables")
-    if isinstance(value, Node):
+    if rdflib_term is not None and isinstance(value, rdflib_term.Node):
         try:
             return rdf_term(value)
         except TypeError:
             pass
     raise FactError(f"{value!r} is not a term (a term is a dotr or rdflib term, a number, or a string written "
                     "as in a fact: s1, <http://ex.org/s1>, \"text\")")
+
+
+def rdf_triple(fact: tuple | list) -> bool | None:
+    """Whether ``fact`` is an RDF triple of rdflib terms (None: one of them is a variable).
+    Nothing is an rdflib term before rdflib is imported, and dotr imports it only for what needs
+    it (a query, RDF input or output, an ontology file): 40 ms of a start-up otherwise.
+
+    >>> rdf_triple(("temp", "s1", 25))
+    False
+    """
+    rdflib_term = sys.modules.get("rdflib.term")
+    if rdflib_term is None or len(fact) != 3 or not all(isinstance(x, rdflib_term.Node) for x in fact):
+        return False
+    return None if any(isinstance(x, rdflib_term.Variable) for x in fact) else True
 
 
 def _term_of_text(text: str, prefixes: dict[str, str] | None) -> ir.Const:
@@ -195,14 +209,13 @@ class FactReader:
         self.dictionary = dictionary
         self.prefixes = prefixes or {}
         self.relation = relation
-        self.node_ids: dict[Node, int] = {}  # rdflib term -> id, to skip conversion
+        self.node_ids: dict[Any, int] = {}  # rdflib term -> id, to skip conversion
 
     def __call__(self, fact: Fact) -> tuple[RelKey, tuple[int, ...]]:
         """``(relation, ids)`` of ``fact``, interned; :class:`FactError` when it is not a fact."""
         if type(fact) is tuple and len(fact) == 2 and type(fact[0]) is tuple:
             item = self._interned(fact)
-        elif type(fact) is tuple and len(fact) == 3 and all(isinstance(x, Node) for x in fact) \
-                and not any(isinstance(x, Variable) for x in fact):
+        elif type(fact) is tuple and rdf_triple(fact):
             item = self._triple(fact)
         else:
             atom = self.atom(fact)
@@ -225,9 +238,10 @@ class FactReader:
         if type(fact) is str:
             return ground(parse_fact(fact, self.prefixes))
         if type(fact) in (tuple, list) and fact:
-            if len(fact) == 3 and all(isinstance(x, Node) for x in fact):
-                if any(isinstance(x, Variable) for x in fact):
-                    raise FactError(f"{_shown(fact)}: a fact has no variables")
+            triple = rdf_triple(fact)
+            if triple is None:
+                raise FactError(f"{_shown(fact)}: a fact has no variables")
+            if triple:
                 s, p, o = (rdf_term(x) for x in fact)
                 return ground(ir.Atom(p, (s, o)))  # type: ignore[arg-type]
             pred = term_of(fact[0], self.prefixes)

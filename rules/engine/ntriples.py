@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import re
 
-from rdflib import Graph, Literal as RdfLiteral, URIRef
-from rdflib.plugins.serializers.nt import _quoteLiteral
-
 from dotr.rules.lang import ir
 from dotr.rules.engine.terms import TermDictionary, iri_text
 
@@ -51,6 +48,9 @@ def term_text(term, obj: bool = False) -> str:
     if text is None:
         if len(_TERMS) > 100_000:
             _TERMS.clear()
+        from rdflib.plugins.serializers.nt import _quoteLiteral  # (rdflib: at the first literal)
+        from rdflib.term import Literal as RdfLiteral
+
         node = _to_rdf(term)
         text = _TERMS[key] = _quoteLiteral(node) if obj and isinstance(node, RdfLiteral) else node.n3()
     return text
@@ -63,6 +63,8 @@ def document(triples) -> str:
 
 def document_with_rdflib(triples) -> str:
     """:func:`document` through rdflib's serializer (its reference)."""
+    from rdflib import Graph
+
     g = Graph()
     for tr in triples:
         g.add(tuple(_to_rdf(x) for x in tr))
@@ -98,6 +100,8 @@ class IdTexts:
 
 
 def _to_rdf(term):
+    from rdflib.term import Literal as RdfLiteral, URIRef
+
     if isinstance(term, ir.Iri):
         return URIRef(term.value)
     if isinstance(term, ir.Num):

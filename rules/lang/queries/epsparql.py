@@ -23,8 +23,6 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from rdflib import BNode, Variable
-
 from ..errors import Diagnostic
 from ..ir import UNIT_MS, SparqlText, Span, iso_duration_ms
 from . import joins
@@ -441,6 +439,8 @@ class _Parser:
 
 def _duration_limits(expr):
     """Upper bounds on getDURATION() that a filter expression's conjuncts state."""
+    from rdflib.term import BNode, Variable
+
     name = getattr(expr, "name", None)
     if name == "ConditionalAndExpression":
         for part in [expr.expr] + list(expr.other or []):

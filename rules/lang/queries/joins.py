@@ -33,7 +33,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rdflib import BNode, Variable
 
 from ..errors import Diagnostic
 from ..ir import SparqlText, Span
@@ -52,6 +51,7 @@ class CrossProduct:
 def expression_vars(expr) -> set[str]:
     """The variables a FILTER or BIND expression (rdflib's parsed form) reads."""
     from rdflib.plugins.sparql.parserutils import CompValue
+    from rdflib.term import Variable
 
     found: set[str] = set()
 
@@ -81,6 +81,8 @@ def conjuncts(expr) -> list:
 
 def triple_vars(triples) -> set[str]:
     """The variables of triple patterns, a blank node's as ``_:name``."""
+    from rdflib.term import BNode, Variable
+
     return {str(x) if isinstance(x, Variable) else "_:" + str(x)
             for t in triples for x in t if isinstance(x, (Variable, BNode))}
 
@@ -133,6 +135,8 @@ def scope(node) -> set[str]:
     if name == "Extend":
         return scope(node.p) | {str(node.var)}
     if name == "Graph":
+        from rdflib.term import Variable
+
         return scope(node.p) | ({str(node.term)} if isinstance(node.term, Variable) else set())
     if name == "Project":
         return {str(v) for v in node.PV}

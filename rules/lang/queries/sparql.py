@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rdflib import BNode, Literal as RdfLiteral, URIRef, Variable
-
 from ..errors import Diagnostic
 from ..ir import Iri, Literal, SparqlText, Span, canonical
 
@@ -129,6 +127,7 @@ def parse_select(text: SparqlText, prefixes: dict[str, str]) -> tuple[Any, list[
 
 def _has_path(node) -> bool:
     """Whether a translated query has a property path (a BGP predicate neither IRI nor variable)."""
+    from rdflib import URIRef, Variable
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(node, CompValue):
@@ -162,6 +161,8 @@ def parse_template(text: SparqlText, prefixes: dict[str, str]) -> tuple[list | N
 
 def rdf_term(node):
     """The dotr term of an rdflib term (blank nodes skolemised, numeric literals as numbers)."""
+    from rdflib.term import BNode, Literal as RdfLiteral, URIRef  # (rdflib: imported by what needs it)
+
     if isinstance(node, URIRef):
         return Iri(str(node))
     if isinstance(node, BNode):
@@ -197,6 +198,8 @@ def certain_variables(node) -> set[str]:
     """The variables every solution of a translated pattern (``algebra["p"]``) binds; an
     aggregate binds its ``GROUP BY`` variables, and a ``LIMIT`` or ``OFFSET`` none that can be
     told (set())."""
+    from rdflib.term import Variable
+
     name = node.name
     if name == "BGP":
         return {str(x) for tr in node.triples for x in tr if isinstance(x, Variable)}
@@ -217,7 +220,7 @@ def query_reads(algebra) -> set:
     """The predicate keys (rules.lang.analysis.pred_key) the triple patterns of a translated query
     read: ``ANY_TRIPLE`` for a variable predicate or a path, ``(rdf:type, 2)`` for a membership in
     a variable class."""
-    from rdflib import RDF
+    from rdflib import RDF, URIRef
 
     from .. import ir
     from ..analysis import ANY_TRIPLE
