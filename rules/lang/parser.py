@@ -31,14 +31,17 @@ _MAX_SYNTAX_ERRORS = 50
 
 
 def _nested(depth: int) -> str:
-    """A regex for text with balanced ``{}`` and ``()`` up to ``depth`` levels, strings and IRIs
-    kept whole (so brackets inside them do not count). Each piece of text matches one way only (a
-    ``<`` that starts an IRI is the IRI's) and the repetitions are possessive: an unclosed bracket
-    fails in linear time, where backtracking tried every split (25 s for a stray ``{``)."""
+    """A regex for text with balanced brackets (``{}`` and ``()``) up to ``depth`` levels, strings
+    and IRIs kept whole (so brackets inside them do not count). Each piece of text matches one way
+    only (a ``<`` that starts an IRI is the IRI's) and the repetitions are possessive: an unclosed
+    bracket fails in linear time, where backtracking tried every split (25 s for a stray ``{``).
+    Either kind of bracket closes either (``{ ... )``): the query's own parser then reports the
+    mismatch. Telling the kinds apart doubled the regex at each level (31 KB at depth 6, 0.1 s to
+    compile at every start-up of a rule file with a query; 0.9 KB and 2 ms as it is)."""
     atom = r'"(?:[^"\\\n]|\\.)*+"' + r"|'(?:[^'\\\n]|\\.)*+'" + _IRI_OR_LT + r"|#[^\n]*+"
     inner = atom + r"|[^{}()\"'<#]++"
     for _ in range(depth):
-        inner = atom + r"|[^{}()\"'<#]++" + r"|\{(?:" + inner + r")*+\}" + r"|\((?:" + inner + r")*+\)"
+        inner = atom + r"|[^{}()\"'<#]++" + r"|[{(](?:" + inner + r")*+[})]"
     return inner
 
 
