@@ -17,8 +17,11 @@ import networkx as nx
 
 from . import ir
 from .analysis import Analysis, analyse, body_atoms, dependency_graph, pred_key, pred_text
-from .queries import ParsedQueries
+from .queries import ParsedQueries, joins
+from .queries.csparql import is_csparql, parse_csparql
+from .queries.epsparql import is_epsparql, parse_epsparql
 from .errors import Diagnostic, MAX_ARITY
+from .queries.sparql import parse_select, parse_template, query_reads
 
 PROFILES = ("rdfs", "rdfs_full", "owl2rl")
 TIME_UNITS = ("ticks", "ms")
@@ -157,16 +160,6 @@ class _Validator:
                 self.error("E308", f"a variable predicate ({lit.atom.pred.name}) cannot be used inside a window or @",
                            lit.span, "derive a relation of its own with a rule and use that in the window")
 
-    def query_decl(self, stmt: ir.QueryDecl, prefixes: dict[str, str]) -> None:
-        """Checks a C-SPARQL or EP-SPARQL query (their modules, and rdflib's SPARQL parser, are
-        imported by a rule file with a query only: they cost a start-up 35 ms)."""
-        from .queries.csparql import is_csparql, parse_csparql
-        from .queries.epsparql import is_epsparql, parse_epsparql
-        if is_csparql(stmt.query):
-            self.query(f"csparql {stmt.name}", stmt.query, *parse_csparql(stmt, prefixes, self.ms))
-        elif is_epsparql(stmt.query):
-            self.query(f"epsparql {stmt.name}", stmt.query, *parse_epsparql(stmt.name, stmt.query, prefixes, self.ms))
-
     def query(self, kind: str, text: ir.SparqlText, parsed, diags: list[Diagnostic]) -> None:
         self.diags.extend(diags)
         if parsed is not None:
@@ -185,8 +178,6 @@ class _Validator:
             key = (event.query.text, tuple(prefixes.items()))
             query = self._selects.get(key)  # the same query declared again (as a pattern's own event)
             if query is None:
-                from .queries import joins  # (as in query_decl)
-                from .queries.sparql import parse_select
                 query, diags = parse_select(event.query, prefixes)
                 self.diags.extend(diags)
                 if query is not None:
@@ -194,7 +185,6 @@ class _Validator:
                     self.diags.extend(joins.query_warnings(event.query, query.algebra["p"], f"event {event.name}"))
             if query is not None:
                 self.queries.put("select", event.query, query)
-                from .queries.sparql import query_reads
                 reads = query_reads(query.algebra)
                 selected = {str(v) for v in query.algebra["PV"]}
                 for param in event.params:
@@ -294,8 +284,8 @@ class _Validator:
                            "name events selected with each/last/first (the terminator is never consumed)")
         added: set = set()
         if pattern.construct is not None:
-            from rdflib import URIRef, Variable as RdfVariable
-            from .queries.sparql import parse_template
+            from rdflib.term import URIRef, Variable as RdfVariable  # (rdflib: for a rule file with a query only)
+
             triples, diags = parse_template(pattern.construct, prefixes)
             self.query("template", pattern.construct, triples, diags)
             defined = {b.name[1:] for b in pattern.bindings}
@@ -343,8 +333,10 @@ class _Validator:
                     event_reads |= self.event(stmt, prefixes)
                 elif isinstance(stmt, ir.PatternDecl):
                     pattern_preds |= self.pattern(stmt, event_attrs, prefixes)
-                else:
-                    self.query_decl(stmt, prefixes)
+                elif is_csparql(stmt.query):
+                    self.query(f"csparql {stmt.name}", stmt.query, *parse_csparql(stmt, prefixes, self.ms))
+                elif is_epsparql(stmt.query):
+                    self.query(f"epsparql {stmt.name}", stmt.query, *parse_epsparql(stmt.name, stmt.query, prefixes, self.ms))
         analysis = analyse(program, frozenset(pattern_preds), frozenset(event_reads), self.any_triple_output)
         self.arities()
         self.stratification(analysis)
