@@ -144,8 +144,9 @@ def intern_all(stage: OntologicalStage, facts: Iterable) -> list[tuple]:
         known.clear()
     if type(facts) is list:
         try:  # (every fact a string seen before, as a stream that repeats its facts has them)
-            return list(map(known.__getitem__, facts))
-        except (KeyError, TypeError):  # (TypeError: an unhashable fact, read below)
+            if all(map(known.__contains__, facts)):
+                return list(map(known.__getitem__, facts))
+        except TypeError:  # (an unhashable fact, read below)
             pass
     rdf_type = None
     for fact in facts:
