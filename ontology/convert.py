@@ -11,28 +11,12 @@ from __future__ import annotations
 
 import sys
 
-from dotr.rules.lang.ir import RDF_TYPE, XSD, Atom, Iri, Literal, Name, Num
+from dotr.rules.lang.ir import RDF_TYPE, XSD, Atom, Iri
 from dotr.rules.lang.queries.sparql import BNODE_PREFIX, rdf_term
+from dotr.rules.engine.ntriples import to_rdflib
 from dotr.rules.engine.terms import TermDictionary
 
-
-
 from_rdflib = rdf_term  # the dotr term for an rdflib term; blank nodes skolemised
-
-
-def to_rdflib(term):
-    """The rdflib term of a dotr term (a name as a plain literal)."""
-    from rdflib.term import Literal as RdfLiteral, URIRef  # (rdflib: imported by what needs it)
-
-    if isinstance(term, Iri):
-        return URIRef(term.value)
-    if isinstance(term, Num):
-        return RdfLiteral(term.value)
-    if isinstance(term, Literal):
-        return RdfLiteral(term.lexical, lang=term.lang, datatype=URIRef(term.datatype) if term.datatype else None)
-    if isinstance(term, Name):
-        return RdfLiteral(term.value)
-    raise TypeError(f"not a constant: {term!r}")
 
 
 def triple_fact(s, p, o, d: TermDictionary) -> tuple[tuple[int, int], tuple[int, int]]:

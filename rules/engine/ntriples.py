@@ -51,7 +51,7 @@ def term_text(term, obj: bool = False) -> str:
         from rdflib.plugins.serializers.nt import _quoteLiteral  # (rdflib: at the first literal)
         from rdflib.term import Literal as RdfLiteral
 
-        node = _to_rdf(term)
+        node = to_rdflib(term)
         text = _TERMS[key] = _quoteLiteral(node) if obj and isinstance(node, RdfLiteral) else node.n3()
     return text
 
@@ -67,7 +67,7 @@ def document_with_rdflib(triples) -> str:
 
     g = Graph()
     for tr in triples:
-        g.add(tuple(_to_rdf(x) for x in tr))
+        g.add(tuple(to_rdflib(x) for x in tr))
     lines = sorted(line for line in g.serialize(format="nt").splitlines() if line.strip())
     return "\n".join(lines) + "\n"
 
@@ -99,8 +99,13 @@ class IdTexts:
         return self.both(term_id)[1]
 
 
-def _to_rdf(term):
-    from rdflib.term import Literal as RdfLiteral, URIRef
+def to_rdflib(term):
+    """The rdflib term of a dotr term (a name as a plain literal).
+
+    >>> to_rdflib(ir.Iri("http://ex.org/a"))
+    rdflib.term.URIRef('http://ex.org/a')
+    """
+    from rdflib.term import Literal as RdfLiteral, URIRef  # (rdflib: imported by what needs it)
 
     if isinstance(term, ir.Iri):
         return URIRef(term.value)
@@ -108,4 +113,6 @@ def _to_rdf(term):
         return RdfLiteral(term.value)
     if isinstance(term, ir.Literal):
         return RdfLiteral(term.lexical, lang=term.lang, datatype=URIRef(term.datatype) if term.datatype else None)
-    return RdfLiteral(term.value)
+    if isinstance(term, ir.Name):
+        return RdfLiteral(term.value)
+    raise TypeError(f"not a constant: {term!r}")
