@@ -48,6 +48,7 @@ from typing import Callable, Iterable
 from dotr.rules import TimeOrderError, UsageError, ir
 from dotr.rules.engine.plan import CompiledRule, evaluate_full
 from dotr.rules.engine.inputs import FactReader, relation_check
+from dotr.rules.engine.backends.dict_loops import held_changes, note_dropped
 from dotr.rules.engine.backends.dict_store import DictStore
 from dotr.rules.engine.store import INF, FactItem, RelKey
 from dotr.rules.engine.terms import TermDictionary, fact_atom, format_fact
@@ -407,14 +408,7 @@ class LarsEngine(BackgroundChanges):
         if not dirty:
             return [], []
         self._dirty = set()
-        holds, inputs = self.holds, set(self._inputs)
-        held, added, removed = [], [], []
-        for item in dirty:
-            if holds(*item) and item not in inputs:
-                if item not in out:
-                    held.append(item)
-            elif item in out:
-                removed.append(item)
+        held, removed = held_changes(dirty, self.store.relations, self._sinks, set(self._inputs), out)  # (compiled)
         if held and self.keep is not None:  # (the store holds only what is kept; the views all)
             held = self.keep(held)
         out.difference_update(removed)
@@ -459,15 +453,7 @@ class LarsEngine(BackgroundChanges):
         self._carried = []
         intensional, dirty = self.intensional, self._dirty
         if prev == t - 1:  # nothing skipped: every dropped fact held until prev, as recorded then
-            last = tells = None
-            for rel, fact, _ in self.store.expire(t):
-                if rel is not last:
-                    last, tells, derived = rel, on_expired.get(rel), rel in intensional
-                if tells:
-                    for tell in tells:
-                        tell(fact)
-                if derived:
-                    dirty.add((rel, fact))
+            note_dropped(self.store.expire(t), on_expired, intensional, dirty)  # (compiled)
             return
         carried = prev is not None and self._given_at != prev and not self._held_until(prev)
         occ, held_of, since, dia_of = self._occ, self._held, prev or 0, self.program.dia_of

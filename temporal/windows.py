@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from dotr.rules.engine.backends.dict_loops import box_facts
 from dotr.rules.engine.store import INF, FactItem, RelKey
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ class _Box(Window):
         first = engine.start if aux.size >= INF else max(engine.start, t - aux.size)
         if disable and engine._disable and engine._disable_from <= aux.size < INF and not base_facts:
             engine._disabled_until[aux.rel] = t + aux.size
-        occ, rel, append = engine._occ[aux.base], aux.rel, out.append
+        occ, rel = engine._occ[aux.base], aux.rel
         if engine._disabled_until.get(aux.rel, -1) >= t:
             for f in base_facts:
                 runs = occ.get(f)
@@ -145,21 +146,9 @@ class _Box(Window):
                     record(occ, f, t, t)
             engine.disabled_checks += len(base_facts)
             return out
-        for f in base_facts:
-            runs = occ.get(f)
-            if runs:
-                last = runs[-1]
-                if last[1] == t - 1:  # (the usual case: it held just before)
-                    last[1] = t
-                elif last[1] < t:
-                    record(occ, f, t, t)
-                    last = runs[-1]
-            else:
-                record(occ, f, t, t)
-                last = occ[f][-1]
-            # (a run that covers the window holds t: the last one, unless one was placed ahead)
-            if last[0] <= first and last[1] >= t or covered(occ[f], first, t):
-                append((rel, f, t))
+        # (each fact's run extended to t; a run that covers the window holds t: the last one, unless
+        # one was placed ahead; compiled)
+        box_facts(base_facts, occ, rel, t, first, out, record, covered)
         return out
 
     def next_change(self, engine: LarsEngine, aux: _Aux, last: int, candidates: list[int]) -> None:
