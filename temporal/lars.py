@@ -139,6 +139,7 @@ class LarsEngine(BackgroundChanges):
         # input): a placement into the past reports and feeds to the windows only what is new there
         self._held: dict[RelKey, dict[tuple, list[list[int]]]] = defaultdict(dict)
         self._inputs: list[tuple[RelKey, tuple]] = []  # the stream atoms of the current time point
+        self._derived_inputs: list[tuple[RelKey, tuple]] = []  # those of relations the rules derive
         self._prev_t: int | None = None
         self._given_at: int | None = None  # the last time point something was given or placed at
         self._mark: tuple[int | None, int] = (None, 0)  # (t, facts listed under t before t was stepped)
@@ -318,10 +319,10 @@ class LarsEngine(BackgroundChanges):
         self._advance(t)
         self._mark, self._held_known = (t, len(self.store.buckets.get(t, ()))), None
         facts, derived = list(facts), list(derived)
-        self._dirty.update(f for f in self._inputs if f[0] in self.intensional)  # (input atoms are not
-        # output: those of t - 1 may be now)
+        self._dirty.update(self._derived_inputs)  # (input atoms are not output: those of t - 1 may be now)
         self._inputs = facts
-        self._dirty.update(f for f in facts if f[0] in self.intensional)
+        self._derived_inputs = self._derived_among(facts)
+        self._dirty.update(self._derived_inputs)
         if facts or derived or t in self._future or added or self._rederive:
             self._given_at = t
         self._seen_atoms += len(facts)
@@ -389,6 +390,13 @@ class LarsEngine(BackgroundChanges):
         r = self.store.relations.get(rel)
         return r is not None and fact in r.facts or any(fact in v.heads for v in self._sinks.get(rel, ()))
 
+    def _derived_among(self, facts: list[tuple[RelKey, tuple]]) -> list[tuple[RelKey, tuple]]:
+        """The atoms of ``facts`` of relations the rules derive (usually none: that is told in C)."""
+        intensional = self.intensional
+        if not facts or intensional.isdisjoint(map(itemgetter(0), facts)):
+            return []
+        return [f for f in facts if f[0] in intensional]
+
     def _changes(self) -> tuple[list, list]:
         """The derived atoms that came and went since the last output (:attr:`_out`, updated)."""
         out, dirty = self._out, self._dirty
@@ -408,7 +416,8 @@ class LarsEngine(BackgroundChanges):
         if not dirty:
             return [], []
         self._dirty = set()
-        held, removed = held_changes(dirty, self.store.relations, self._sinks, set(self._inputs), out)  # (compiled)
+        # (what is dirty is of derived relations: of the inputs, only theirs can be in it; compiled)
+        held, removed = held_changes(dirty, self.store.relations, self._sinks, set(self._derived_inputs), out)
         if held and self.keep is not None:  # (the store holds only what is kept; the views all)
             held = self.keep(held)
         out.difference_update(removed)
