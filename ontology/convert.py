@@ -9,10 +9,9 @@ rdflib.term.URIRef('http://ex.org/a')
 
 from __future__ import annotations
 
-import sys
-
 from dotr.rules.lang.ir import RDF_TYPE, XSD, Atom, Iri
 from dotr.rules.lang.queries.sparql import BNODE_PREFIX, rdf_term
+from dotr.rules.engine.inputs import rdflib_node_types
 from dotr.rules.engine.ntriples import to_rdflib
 from dotr.rules.engine.terms import TermDictionary
 
@@ -39,8 +38,8 @@ def intern_fact(fact, d: TermDictionary, cache: dict | None = None) -> tuple:
         if isinstance(fact.pred, Iri) and len(fact.args) == 1:
             fact = Atom(Iri(RDF_TYPE), (fact.args[0], fact.pred))
         return atom_fact(fact, d)
-    rdflib_term = sys.modules.get("rdflib.term")  # (no rdflib term before rdflib is imported)
-    if len(fact) == 3 and rdflib_term is not None and isinstance(fact[1], rdflib_term.Node):
+    rdflib_types = rdflib_node_types()
+    if len(fact) == 3 and rdflib_types is not None and isinstance(fact[1], rdflib_types[0]):
         ids = cache if cache is not None else {}
         try:
             s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]

@@ -386,7 +386,7 @@ class LarsEngine(BackgroundChanges):
 
     def holds(self, rel: RelKey, fact: tuple) -> bool:
         """Whether ``rel(fact)`` holds at the last time point stepped: in the store, or the head
-        of a view that keeps its heads itself."""
+        of a view that keeps its heads itself (``held_changes`` asks the same of many pairs)."""
         r = self.store.relations.get(rel)
         return r is not None and fact in r.facts or any(fact in v.heads for v in self._sinks.get(rel, ()))
 

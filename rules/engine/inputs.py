@@ -140,10 +140,10 @@ def term_of(value: object, prefixes: dict[str, str] | None = None) -> ir.Const:
         return ir.Num(int(value))
     if isinstance(value, numbers.Real):
         return ir.Num(float(value))
-    rdflib_term = sys.modules.get("rdflib.term")  # (see rdf_triple)
-    if isinstance(value, ir.Var) or rdflib_term is not None and isinstance(value, rdflib_term.Variable):
+    rdflib_types = rdflib_node_types()
+    if isinstance(value, ir.Var) or rdflib_types is not None and isinstance(value, rdflib_types[1]):
         raise FactError(f"{value!r}: a fact has no variables")
-    if rdflib_term is not None and isinstance(value, rdflib_term.Node):
+    if rdflib_types is not None and isinstance(value, rdflib_types[0]):
         try:
             return rdf_term(value)
         except TypeError:
@@ -152,18 +152,24 @@ def term_of(value: object, prefixes: dict[str, str] | None = None) -> ir.Const:
                     "as in a fact: s1, <http://ex.org/s1>, \"text\")")
 
 
+def rdflib_node_types() -> tuple[type, type] | None:
+    """rdflib's ``Node`` and ``Variable`` once rdflib is imported, else None: nothing is an
+    rdflib term before, and dotr imports rdflib only for what needs it (a query, RDF read or
+    written through rdflib): 40 ms of a start-up otherwise."""
+    rdflib_term = sys.modules.get("rdflib.term")
+    return None if rdflib_term is None else (rdflib_term.Node, rdflib_term.Variable)
+
+
 def rdf_triple(fact: tuple | list) -> bool | None:
     """Whether ``fact`` is an RDF triple of rdflib terms (None: one of them is a variable).
-    Nothing is an rdflib term before rdflib is imported, and dotr imports it only for what needs
-    it (a query, RDF input or output, an ontology file): 40 ms of a start-up otherwise.
 
     >>> rdf_triple(("temp", "s1", 25))
     False
     """
-    rdflib_term = sys.modules.get("rdflib.term")
-    if rdflib_term is None or len(fact) != 3 or not all(isinstance(x, rdflib_term.Node) for x in fact):
+    rdflib_types = rdflib_node_types()
+    if rdflib_types is None or len(fact) != 3 or not all(isinstance(x, rdflib_types[0]) for x in fact):
         return False
-    return None if any(isinstance(x, rdflib_term.Variable) for x in fact) else True
+    return None if any(isinstance(x, rdflib_types[1]) for x in fact) else True
 
 
 def _term_of_text(text: str, prefixes: dict[str, str] | None) -> ir.Const:

@@ -156,5 +156,5 @@ def box_facts(base_facts, dict occ, rel, t, first, list out, record, covered):
             record(occ, f, t, t)
             runs = occ[f]
             last = runs[len(runs) - 1]
-        if last[0] <= first and last[1] >= t or covered(occ[f], first, t):
+        if last[0] <= first and last[1] >= t or covered(runs, first, t):
             out.append((rel, f, t))
