@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from dotr.rules import check, format_program, parse
+from dotr.rules import check, check_text, format_program, parse
 from dotr.rules import ir
 from dotr.rules.lang.parser import _Builder, _lark, parse_with_diagnostics
 
@@ -90,3 +90,25 @@ def test_sparql_text_keeps_dots_strings_and_nested_groups():
     (event,) = parse('event E(?a) := select ?a where { ?a <http://x.org/p> "a . b" . { ?a :q 1.5 } } .\n'
                      '@prefix : <http://e/> .').events
     assert event.query.text == 'select ?a where { ?a <http://x.org/p> "a . b" . { ?a :q 1.5 } }'
+
+
+@pytest.mark.parametrize("text,line,column", [
+    ('event E(?a) := select ?a where { ?a <http://e/p> (1 } .\n', 1, 32),
+    ('event E(?a) := select ?a where { ?a <http://e/p> 1 .\n', 1, 32),
+    ('event E(?a) := select ?a where { ?a <http://e/p> ( ?b } ) .\n', 1, 32),
+    ('event A(?k) := select ?k where { ?k <http://e/p> ?b } .\n'
+     'pattern P from A construct { _:m <http://e/k> (?k } with ?k = A.k .\n', 2, 28),
+])
+def test_a_query_or_template_whose_brackets_do_not_pair_is_a_syntax_error_at_its_opening_brace(text, line, column):
+    """The lexer's bracket regex lets either kind close either below the outermost group (it
+    grows linearly with the nesting depth); an outermost group that does not close is still the
+    lexer's error, at its brace."""
+    (diagnostic,) = check_text(text, "r.dotr").diagnostics
+    assert (diagnostic.code, diagnostic.span.line, diagnostic.span.column) == ("E001", line, column)
+    assert diagnostic.message.startswith("unexpected character '{'")
+
+
+def test_brackets_that_do_not_pair_inside_a_query_are_the_query_parsers_error():
+    (diagnostic,) = [d for d in check_text('event E(?a) := select ?a where { ?a <http://e/p> ?b . { ?a <http://e/q> ( ?b } ) } .\n',
+                                           "r.dotr").diagnostics if d.severity == "error"]
+    assert diagnostic.code == "E401"
