@@ -316,9 +316,13 @@ class LarsEngine(BackgroundChanges):
         if self._was:
             self._out_anew = True
         added = self._change(t) if self._was else ()
-        self._advance(t)
         self._mark, self._held_known = (t, len(self.store.buckets.get(t, ()))), None
         facts, derived = list(facts), list(derived)
+        # a stream atom that held at t - 1 and comes again keeps its place in the store (its
+        # expiry rises) instead of being dropped and stored again: stored before what expired is
+        # dropped, its delta seeds the rules after (see _renewed)
+        renewed = self._apply([(rel, fact, t) for rel, fact in facts]) if facts and self._prev_t == t - 1 else None
+        self._advance(t)
         self._dirty.update(self._derived_inputs)  # (input atoms are not output: those of t - 1 may be now)
         self._inputs = facts
         self._derived_inputs = self._derived_among(facts)
@@ -336,7 +340,7 @@ class LarsEngine(BackgroundChanges):
             for rel, fact in facts + derived:
                 if rel in targets:
                     self._note_held(rel, fact, t, t)
-        items = [(rel, fact, t) for rel, fact in facts]
+        items = [(rel, fact, t) for rel, fact in facts] if renewed is None else []
         items += [(rel, fact, t) for rel, fact in self._future.pop(t, ())]
         items += [(rel, fact, t) for rel, fact in derived]
         items += [(rel, fact, INF) for rel, fact in added]
@@ -351,8 +355,8 @@ class LarsEngine(BackgroundChanges):
                 if aux.rel not in done and p.aux_stratum[aux.rel] < stratum:
                     done.add(aux.rel)
                     items += aux.window.facts(self, aux, t, True)
-            self._propagate(items)
-            items = []
+            self._propagate(items, renewed)
+            items, renewed = [], None
             if self._rederive:  # after a removal: what still holds, derived again
                 again = self._rederive
                 self._propagate([item for c in p.positive.get(stratum, ())
@@ -496,8 +500,31 @@ class LarsEngine(BackgroundChanges):
     def _run_full(self, c: CompiledRule, t: int) -> list[FactItem]:
         return [(rel, fact, e if e < t else t) for rel, fact, e in evaluate_full(c, self.store)]  # holds now only
 
-    def _propagate(self, items: list[FactItem]) -> int:
-        return self.program.loop.run(self.store, items, self._apply)
+    def _propagate(self, items: list[FactItem], renewed: dict[RelKey, dict[tuple, int]] | None = None) -> int:
+        """Store ``items`` and run the rules to their fixpoint; ``renewed``: the delta of what was
+        stored before the last expiry, which the rules have not seen (:meth:`_renewed`)."""
+        apply = self._apply if renewed is None else self._renewed(renewed)
+        return self.program.loop.run(self.store, items, apply)
+
+    def _renewed(self, renewed: dict[RelKey, dict[tuple, int]]) -> Callable[[list[FactItem]], dict]:
+        """:meth:`_apply`, its first delta joined by ``renewed``.
+
+        The stream atoms of t are stored before the facts of t - 1 expire, when t follows t - 1
+        (:meth:`step`): an atom that comes again then has its expiry raised and is not dropped,
+        nor told as expired to the views (their state is read from the store: the same). Only the
+        rules wait: what they read must be what holds at t, so the delta of those atoms seeds
+        them after the expiry. Nothing stored early expires then (its expiry is t or later)."""
+        first = [renewed]
+
+        def apply(items: list[FactItem]) -> dict:
+            delta = self._apply(items)
+            if not first:
+                return delta
+            early = first.pop()
+            for rel, changed in delta.items():
+                early.setdefault(rel, {}).update(changed)
+            return early
+        return apply
 
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
         """Store items (placing ``@`` heads, deriving diamond auxiliaries); returns the delta."""

@@ -184,6 +184,18 @@ def test_rule_disabling_ends_exactly_when_the_window_has_passed():
     assert outputs == [[], [], [], ["h(a)"], ["h(a)"]] and engine.disabled_checks > 0
 
 
+def test_a_stream_atom_that_comes_again_keeps_its_place_in_the_store():
+    # stored before what held at t - 1 expires: its expiry rises; it is dropped when it stops coming
+    engine = LarsEngine(parse("h(X) :- [2] [] p(X) .\nquiet(X) :- room(X), not p(X) .").rules)
+    p, room, a = engine.relation("p", 1), engine.relation("room", 1), engine.dictionary.intern(ir.Name("a"))
+    dropped, expire = [], engine.store.expire
+    engine.store.expire = lambda now, report=True: dropped.extend(gone := expire(now, report)) or gone
+    stream = [[(p, (a,)), (room, (a,))]] * 4 + [[(room, (a,))]]
+    outputs = [engine.format(engine.step(t, facts, interned=True)) for t, facts in enumerate(stream)]
+    assert outputs == [["h(a)"]] * 4 + [["quiet(a)"]]  # (the window reaches no further back than 0)
+    assert [(rel, fact) for rel, fact, _ in dropped if rel in (p, room)] == [(p, (a,))]
+
+
 def test_variable_predicate_first_in_a_negation_rule():
     # evaluated in full at each time point; the variable predicate ranges over the triples
     rules = parse("@prefix : <http://ex.org/> .\nh(X) :- P(X, Y), not :blocked(X) .").rules
