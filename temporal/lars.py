@@ -145,6 +145,7 @@ class LarsEngine(BackgroundChanges):
         self._mark: tuple[int | None, int] = (None, 0)  # (t, facts listed under t before t was stepped)
         self._held_known: tuple[int, bool] | None = None  # (t, _held_until(t)) from a snapshot
         self._carried: list[FactItem] = []  # diamond facts of what held through skipped time points
+        self._valid_from: int | None = None  # (_renew) what is stored must hold from then on
         # Laser2: a box window [n] [] p cannot hold for n time points after one where p has no fact;
         # its coverage checks are skipped until then (windows under ``disable_from``: not worth it)
         self._disable = rule_disabling
@@ -316,13 +317,17 @@ class LarsEngine(BackgroundChanges):
         if self._was:
             self._out_anew = True
         added = self._change(t) if self._was else ()
-        self._mark, self._held_known = (t, len(self.store.buckets.get(t, ()))), None
+        listed = len(self.store.buckets.get(t, ()))  # (before _renew lists what it stores)
         facts, derived = list(facts), list(derived)
-        # a stream atom that held at t - 1 and comes again keeps its place in the store (its
-        # expiry rises) instead of being dropped and stored again: stored before what expired is
-        # dropped, its delta seeds the rules after (see _renewed)
-        renewed = self._apply([(rel, fact, t) for rel, fact in facts]) if facts and self._prev_t == t - 1 else None
+        p = self.program
+        placed_now: list[tuple[int, RelKey, tuple]] = []
+        self._placed_now = placed_now
+        done: set[RelKey] = set()  # the window auxiliaries drawn for t
+        early = (facts or derived) and self._prev_t == t - 1 and not (added or self._rederive)  # (not after a background change)
+        if early:
+            self._renew(t, facts + derived, done)
         self._advance(t)
+        self._mark, self._held_known = (t, listed), None
         self._dirty.update(self._derived_inputs)  # (input atoms are not output: those of t - 1 may be now)
         self._inputs = facts
         self._derived_inputs = self._derived_among(facts)
@@ -334,20 +339,15 @@ class LarsEngine(BackgroundChanges):
             self._recent.extend((t, rel, fact) for rel, fact in facts)
             for window in self._tuple.values():
                 window.arrive(self._seen_atoms - len(facts) + 1, t, facts, self._seen_atoms)
-        p = self.program
         targets = p.at_targets
         if targets:  # an input atom of an @ head's predicate holds at t (see _place)
             for rel, fact in facts + derived:
                 if rel in targets:
                     self._note_held(rel, fact, t, t)
-        items = [(rel, fact, t) for rel, fact in facts] if renewed is None else []
+        items = [] if early else [(rel, fact, t) for rel, fact in facts + derived]
         items += [(rel, fact, t) for rel, fact in self._future.pop(t, ())]
-        items += [(rel, fact, t) for rel, fact in derived]
         items += [(rel, fact, INF) for rel, fact in added]
         items += self._carried
-        placed_now: list[tuple[int, RelKey, tuple]] = []
-        self._placed_now = placed_now
-        done: set[RelKey] = set()
         for stratum in range(max(self.stratum_count, 1)):
             recursive = p.recursive.get(stratum, ())
             done.update(aux.rel for aux in recursive)
@@ -355,8 +355,8 @@ class LarsEngine(BackgroundChanges):
                 if aux.rel not in done and p.aux_stratum[aux.rel] < stratum:
                     done.add(aux.rel)
                     items += aux.window.facts(self, aux, t, True)
-            self._propagate(items, renewed)
-            items, renewed = [], None
+            self._propagate(items)
+            items = []
             if self._rederive:  # after a removal: what still holds, derived again
                 again = self._rederive
                 self._propagate([item for c in p.positive.get(stratum, ())
@@ -500,31 +500,44 @@ class LarsEngine(BackgroundChanges):
     def _run_full(self, c: CompiledRule, t: int) -> list[FactItem]:
         return [(rel, fact, e if e < t else t) for rel, fact, e in evaluate_full(c, self.store)]  # holds now only
 
-    def _propagate(self, items: list[FactItem], renewed: dict[RelKey, dict[tuple, int]] | None = None) -> int:
-        """Store ``items`` and run the rules to their fixpoint; ``renewed``: the delta of what was
-        stored before the last expiry, which the rules have not seen (:meth:`_renewed`)."""
-        apply = self._apply if renewed is None else self._renewed(renewed)
-        return self.program.loop.run(self.store, items, apply)
+    def _propagate(self, items: list[FactItem], apply: Callable[[list[FactItem]], dict] | None = None) -> int:
+        return self.program.loop.run(self.store, items, apply or self._apply)
 
-    def _renewed(self, renewed: dict[RelKey, dict[tuple, int]]) -> Callable[[list[FactItem]], dict]:
-        """:meth:`_apply`, its first delta joined by ``renewed``.
+    def _renew(self, t: int, given: list[tuple[RelKey, tuple]], done: set[RelKey]) -> None:
+        """Evaluate what ``given`` (the atoms of ``t``, which follows the last time point) starts,
+        before what held until ``t - 1`` expires: a fact that held then and holds again keeps its
+        place in the store, its expiry raised, instead of being dropped and stored again (and
+        the views are not told of it: they read their state from the store, the same).
 
-        The stream atoms of t are stored before the facts of t - 1 expire, when t follows t - 1
-        (:meth:`step`): an atom that comes again then has its expiry raised and is not dropped,
-        nor told as expired to the views (their state is read from the store: the same). Only the
-        rules wait: what they read must be what holds at t, so the delta of those atoms seeds
-        them after the expiry. Nothing stored early expires then (its expiry is t or later)."""
-        first = [renewed]
+        The atoms are stored, then the box windows over relations that only the stream gives
+        when every fact there came again (their runs are those of t: the windows' facts are
+        those drawn after the expiry; ``done``), then the rules run to their fixpoint. What they
+        derive from a fact that has expired by t would hold before t only: it is not stored.
+        What holds at t only after the expiry (a view's heads, the other windows, rules in full)
+        seeds the rules after it, as before."""
+        self._valid_from = t
+        try:
+            delta = self._apply([(rel, fact, t) for rel, fact in given])
+            boxes: list[FactItem] = []
+            relations = self.store.relations
+            for aux in self.program.early_boxes:  # (every fact of the base came again: none expires)
+                base = relations.get(aux.base)
+                if base is not None and base.facts and len(base.facts) == len(delta.get(aux.base, ())):
+                    done.add(aux.rel)
+                    boxes += aux.window.facts(self, aux, t, True)
+            first = [delta]
 
-        def apply(items: list[FactItem]) -> dict:
-            delta = self._apply(items)
-            if not first:
-                return delta
-            early = first.pop()
-            for rel, changed in delta.items():
-                early.setdefault(rel, {}).update(changed)
-            return early
-        return apply
+            def apply(items: list[FactItem]) -> dict:  # (the rules' first delta: the atoms' too)
+                changed = self._apply(items)
+                if not first:
+                    return changed
+                joined = first.pop()
+                for rel, facts in changed.items():
+                    joined.setdefault(rel, {}).update(facts)
+                return joined
+            self._propagate(boxes, apply)
+        finally:
+            self._valid_from = None
 
     def _apply(self, items: list[FactItem]) -> dict[RelKey, dict[tuple, int]]:
         """Store items (placing ``@`` heads, deriving diamond auxiliaries); returns the delta."""
@@ -533,10 +546,12 @@ class LarsEngine(BackgroundChanges):
         intensional, dirty = self.intensional, self._dirty
         t = self.t if self.t is not None else self.start
         delta: dict[RelKey, dict[tuple, int]] = {}
-        keep = self.keep
+        keep, valid_from = self.keep, self._valid_from
         while items:
             if keep is not None:
                 items = keep(items)
+            if valid_from is not None and items and min(map(itemgetter(2), items)) < valid_from:  # (_renew: derived
+                items = [item for item in items if item[2] >= valid_from]  # from what has expired by then)
             if at_heads:
                 plain = []
                 for item in items:

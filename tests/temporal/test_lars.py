@@ -184,16 +184,19 @@ def test_rule_disabling_ends_exactly_when_the_window_has_passed():
     assert outputs == [[], [], [], ["h(a)"], ["h(a)"]] and engine.disabled_checks > 0
 
 
-def test_a_stream_atom_that_comes_again_keeps_its_place_in_the_store():
-    # stored before what held at t - 1 expires: its expiry rises; it is dropped when it stops coming
+def test_what_holds_again_at_the_next_time_point_keeps_its_place_in_the_store():
+    # evaluated before what held at t - 1 expires: the stream atoms, the box over them and what the
+    # rules derive have their expiry raised; each is dropped when it stops holding
     engine = LarsEngine(parse("h(X) :- [2] [] p(X) .\nquiet(X) :- room(X), not p(X) .").rules)
     p, room, a = engine.relation("p", 1), engine.relation("room", 1), engine.dictionary.intern(ir.Name("a"))
     dropped, expire = [], engine.store.expire
     engine.store.expire = lambda now, report=True: dropped.extend(gone := expire(now, report)) or gone
-    stream = [[(p, (a,)), (room, (a,))]] * 4 + [[(room, (a,))]]
+    stream = [[(p, (a,)), (room, (a,))]] * 4 + [[(room, (a,))]] * 2
     outputs = [engine.format(engine.step(t, facts, interned=True)) for t, facts in enumerate(stream)]
-    assert outputs == [["h(a)"]] * 4 + [["quiet(a)"]]  # (the window reaches no further back than 0)
-    assert [(rel, fact) for rel, fact, _ in dropped if rel in (p, room)] == [(p, (a,))]
+    assert outputs == [["h(a)"]] * 4 + [["quiet(a)"]] * 2  # (the window reaches no further back than 0)
+    names = {engine.dictionary.term(rel[0]).value for rel, _, _ in dropped}
+    assert names == {"p", "h", engine.dictionary.term(engine.program.early_boxes[0].rel[0]).value}
+    assert all(when == 3 for _, _, when in dropped)
 
 
 def test_variable_predicate_first_in_a_negation_rule():
@@ -275,6 +278,9 @@ def test_a_compiled_program_survives_a_truncation_to_its_start():
        st.integers(0, 12))
 # (h0(x) is placed at 0 when 1 is evaluated: its diamond ends at 1, so h1(x) goes at 2)
 @example("@T h0(X) :- @T a(X), not a(X) .\nh1(X) :- [1] <> h0(X), not a(X) .", [["a(x)"]], [1] * 7, 0)
+# (evaluated at 3 after 1: h0(x), concluded at 1, held through 2, so its diamond reaches 3,
+# where b(x) comes; whether it held on is asked of what was listed before 1 was stepped)
+@example("h0(X) :- [1 #] <> c(X, Y) .\nh0(X) :- [1] <> h0(X), b(X) .", [["a(x)", "c(x, x)"], ["b(x)"]], [3] + [1] * 6, 0)
 def test_the_time_points_next_change_skips_print_what_the_one_before_printed(program_text, stream, gaps, restart):
     """Stepped only at the records' time points and where ``next_change`` says the output can
     change (as ``@timeunit ms`` steps), the engine prints at every time point in between what an
