@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from functools import partial
-from itertools import repeat
+from itertools import compress, repeat
 from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -566,11 +566,10 @@ class LarsEngine(BackgroundChanges):
             else:
                 plain = items
             items = []  # the diamond auxiliaries of what changed in this pass
-            for rel, changed in self.store.apply(plain).items():
+            new: list[tuple[RelKey, tuple]] = []
+            for rel, changed in self.store.apply(plain, new=new).items():
                 if changed:
                     delta.setdefault(rel, {}).update(changed)
-                    if rel in intensional:
-                        dirty.update(zip(repeat(rel), changed))
                     if rel in on_added:
                         for tell in on_added[rel]:
                             tell(changed)
@@ -579,6 +578,9 @@ class LarsEngine(BackgroundChanges):
                     if rel in tracked:
                         for fact, expiry in changed.items():
                             self._note_held(rel, fact, t, expiry)
+            # (what may come into the output: a new fact; one whose expiry rose held before and
+            # holds on. What is dropped, _advance marks)
+            dirty.update(compress(new, map(intensional.__contains__, map(itemgetter(0), new))))
         return delta
 
     def _place(self, rel: RelKey, fact: tuple, when: int, now: int) -> list[FactItem]:

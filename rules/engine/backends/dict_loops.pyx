@@ -11,9 +11,10 @@ time point.
 cdef long long _INF = 1 << 62  # rules.engine.store.INF (no expiry bucket)
 
 
-def apply_items(store, items, dict delta):
+def apply_items(store, items, dict delta, list new=None):
     """Add each ``(rel, fact, expiry)`` of ``items`` to ``store`` (a new fact, or a higher
-    expiry); record what changed in ``delta`` (rel -> {fact: expiry}), which is returned."""
+    expiry); record what changed in ``delta`` (rel -> {fact: expiry}), which is returned, and
+    the facts that were not held before in ``new`` as ``(rel, fact)``, if given."""
     cdef dict relations = store.relations
     buckets = store.buckets
     cdef dict facts = None
@@ -40,6 +41,8 @@ def apply_items(store, items, dict delta):
             facts[fact] = expiry
             if r.indexes:
                 r._insert(fact)
+            if new is not None:
+                new.append((rel, fact))
         elif <long long>old >= e:
             continue
         else:

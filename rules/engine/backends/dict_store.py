@@ -217,11 +217,18 @@ class DictStore:
             if e != INF:
                 buckets[e].append((rel, fact))
 
-    def apply(self, items, delta: dict | None = None) -> dict[RelKey, dict[tuple, int]]:
+    def apply(self, items, delta: dict | None = None, new: list | None = None) -> dict[RelKey, dict[tuple, int]]:
         """``add`` for each ``(rel, fact, expiry)`` (the engines' hot loop, compiled:
         ``rules.engine.backends.dict_loops``); returns (or extends) the delta: rel -> {fact: expiry} of what
-        is new or rose."""
-        return apply_items(self, items, {} if delta is None else delta)
+        is new or rose; ``new`` (a list) is extended by the ``(rel, fact)`` that are new.
+
+        >>> s, new = DictStore(), []
+        >>> s.apply([((7, 1), (1,), 5), ((7, 1), (2,), 5)])
+        {(7, 1): {(1,): 5, (2,): 5}}
+        >>> s.apply([((7, 1), (1,), 6), ((7, 1), (2,), 4), ((7, 1), (3,), 6)], new=new), new
+        ({(7, 1): {(1,): 6, (3,): 6}}, [((7, 1), (3,))])
+        """
+        return apply_items(self, items, {} if delta is None else delta, new)
 
     def remove(self, rel: RelKey, fact: tuple) -> bool:
         r = self.relations.get(rel)
