@@ -574,7 +574,7 @@ class LarsEngine(BackgroundChanges):
                         for tell in on_added[rel]:
                             tell(changed)
                     for aux in dia_of.get(rel, ()):
-                        items.extend((aux.rel, fact, _add(expiry, aux.size)) for fact, expiry in changed.items())
+                        items.extend(_diamonds(aux.rel, changed, aux.size))
                     if rel in tracked:
                         for fact, expiry in changed.items():
                             self._note_held(rel, fact, t, expiry)
@@ -684,3 +684,18 @@ def _runs(by_relation: dict) -> dict:
     """Per relation and fact, its runs ``[start, end]`` as lists (which grow in place)."""
     return {rel: {fact: [list(run) for run in runs] for fact, runs in facts.items()}
             for rel, facts in by_relation.items()}
+
+
+def _diamonds(rel: RelKey, changed: dict[tuple, int], size: int) -> Iterable[FactItem]:
+    """The facts of the diamond auxiliary ``rel`` (window length ``size``) that the base facts
+    ``changed`` (fact -> expiry) give: each holds ``size`` time points longer. The base facts of a
+    time point mostly share their expiry: one addition then.
+
+    >>> list(_diamonds("d", {(1,): 5, (2,): 5}, 3)), list(_diamonds("d", {(1,): 5, (2,): INF}, 3)) == [
+    ...     ("d", (1,), 8), ("d", (2,), INF)]
+    ([('d', (1,), 8), ('d', (2,), 8)], True)
+    """
+    expiries = set(changed.values())
+    if len(expiries) == 1:
+        return zip(repeat(rel), changed, repeat(_add(expiries.pop(), size)))
+    return [(rel, fact, _add(expiry, size)) for fact, expiry in changed.items()]
