@@ -25,6 +25,7 @@ import gc
 import re
 from array import array
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, cast
 
@@ -176,7 +177,13 @@ class OntologicalStage:
         ``rules.engine.inputs``, an rdflib ``Graph``, a pandas DataFrame (``rules.engine.frames``).
         ``interned``: the facts are ``(relation, ids)`` of this stage's dictionary already, and
         nothing is checked (the pipeline's own path: its time points may go back once their
-        facts have expired)."""
+        facts have expired).
+
+        When ``t`` follows the last time point, its facts are added before what held until
+        ``t - 1`` expires: a fact that comes again, and what it derives, keeps its place in the
+        store with its expiry raised instead of being dropped and derived again. What is derived
+        then from a fact that held until ``t - 1`` only has that expiry too (the least of its
+        premises'), and expires with it."""
         m = self.materialiser
         if interned:
             expiry = t if until is None else until
@@ -188,10 +195,13 @@ class OntologicalStage:
             if self._last_t is not None and t < self._last_t:
                 raise TimeOrderError(f"time point {t} is before {self._last_t}, processed already")
             items = [(*self.intern(f), expiry) for f in facts_of(facts)]
-        self._last_t = t
-        m.advance(t, report=False)
+        renew, self._last_t = self._last_t == t - 1, t
+        if not renew:
+            m.advance(t, report=False)
         typing = self._typing
         m.add(items + _terms_of(typing, self.dictionary, items) if typing is not None else items)
+        if renew:  # (added before what held until t - 1 expires: see the docstring)
+            m.advance(t, report=False)
         m.evaluate_local(t)
         return TimePoint(t, self.run_events())
 
@@ -251,9 +261,10 @@ class OntologicalStage:
         if not self.rules:  # (no rule: every fact is given, none derived)
             return []
         term = self.dictionary.term
-        hidden: dict[RelKey, bool] = {}  # (per relation: whether it is a helper's)
-        out = [(rel, fact) for rel, fact in self.store.tagged(t, exclude=self.materialiser.explicit)
-               if not (hidden[rel] if rel in hidden else hidden.setdefault(rel, _internal(term(rel[0]))))]
+        out = self.store.tagged(t, exclude=self.materialiser.explicit)
+        hidden = {rel for rel in set(map(itemgetter(0), out)) if _internal(term(rel[0]))}  # (helpers')
+        if hidden:
+            out = [item for item in out if item[0] not in hidden]
         out.sort()
         return out
 

@@ -117,6 +117,21 @@ def test_a_fact_is_a_conclusion_once_its_input_expired_while_a_derivation_keeps_
     assert [restored.format_fact(*f) for f in restored.conclusions(4)] == ["a(x)"]
 
 
+def test_what_comes_again_at_the_next_time_point_keeps_its_place_in_the_store():
+    # added before what held until 1 expires: what holds on has its expiry raised, and what is
+    # derived from a fact of 1 alone expires with it
+    from dotr.rules import parse
+    stage = OntologicalStage(check_text("a(X) :- p(X), q(X) ."))
+    m, dropped = stage.materialiser, []
+    advance = m.advance
+    m.advance = lambda now, report=True: dropped.extend(advance(now, True))
+    names = lambda facts: sorted(stage.format_fact(*f) for f in facts)
+    stage.process(1, parse("p(x). q(x). p(y). q(y).").facts)
+    stage.process(2, parse("p(x). q(x). p(y).").facts)
+    assert names(stage.conclusions(2)) == ["a(x)"]
+    assert names(dropped) == ["a(y)", "q(y)"]
+
+
 def test_background_update_while_streaming():
     stage = OntologicalStage(check_text(PREFIX + "@profile rdfs .\n"
                                         "event B(?x) := select ?x where { ?x a :B } ."),
