@@ -225,9 +225,12 @@ class LarsProgram:
         self.box_horizon = max((a.size for a in self.aux.values() if a.size < INF), default=0) + 1
         self.whole_boxes = {a.base for a in self.pertime if a.kind == Kind.BOX and a.size >= INF}
         #: box auxiliaries that a rule reads over a relation that only the stream gives (no rule
-        #: derives it, no @ head places it): drawn with the stream's atoms (``LarsEngine._renew``)
+        #: derives or places it; a head with a variable predicate derives any triple relation):
+        #: drawn with the stream's atoms (``LarsEngine._renew``)
+        any_triple = any(isinstance(rule.head.pred, ir.Var) for rule in rules)
         self.early_boxes = [a for a in self.pertime if a.kind == Kind.BOX and a.base not in self.intensional
-                            and a.base not in self.at_targets and self.aux_stratum[a.rel] < self.stratum_count - 1]
+                            and not (any_triple and a.base[1] == 2 and isinstance(d.term(a.base[0]), ir.Iri))
+                            and self.aux_stratum[a.rel] < self.stratum_count - 1]
         #: the terms the compilation added to the dictionary, from id ``_first`` on
         self._first, self._terms = first, [d.term(i) for i in range(first, len(d))]
 

@@ -199,6 +199,17 @@ def test_what_holds_again_at_the_next_time_point_keeps_its_place_in_the_store():
     assert all(when == 3 for _, _, when in dropped)
 
 
+def test_a_box_over_what_a_variable_predicate_head_derives_sees_it_at_once():
+    # (no box over a triple relation is drawn before the rules when a head's predicate is a variable)
+    rules = parse("@prefix : <http://ex.org/> .\nP(X, Y) :- link(X, P, Y) .\nh(X, Y) :- [1] [] :q(X, Y) .").rules
+    engine = LarsEngine(rules)
+    q = "<http://ex.org/q>(a,b)"
+    stream = [[q]] + [[q, "link(a,<http://ex.org/q>,d)"]] * 3
+    outputs = [engine.format(engine.step(t, [engine._fact(parse(f + ".").facts[0]) for f in facts], interned=True))
+               for t, facts in enumerate(stream)]
+    assert outputs == [["h(a,b)"]] * 2 + [["h(a,b)", "h(a,d)"]] * 2
+
+
 def test_variable_predicate_first_in_a_negation_rule():
     # evaluated in full at each time point; the variable predicate ranges over the triples
     rules = parse("@prefix : <http://ex.org/> .\nh(X) :- P(X, Y), not :blocked(X) .").rules
