@@ -323,9 +323,10 @@ class LarsEngine(BackgroundChanges):
         placed_now: list[tuple[int, RelKey, tuple]] = []
         self._placed_now = placed_now
         done: set[RelKey] = set()  # the window auxiliaries drawn for t
-        early = (facts or derived) and self._prev_t == t - 1 and not (added or self._rederive)  # (not after a background change)
+        given = [(rel, fact, t) for rel, fact in facts + derived]
+        early = given and self._prev_t == t - 1 and not (added or self._rederive)  # (not after a background change)
         if early:
-            self._renew(t, facts + derived, done)
+            self._renew(t, given, done)
         self._advance(t)
         self._mark, self._held_known = (t, listed), None
         self._dirty.update(self._derived_inputs)  # (input atoms are not output: those of t - 1 may be now)
@@ -344,7 +345,7 @@ class LarsEngine(BackgroundChanges):
             for rel, fact in facts + derived:
                 if rel in targets:
                     self._note_held(rel, fact, t, t)
-        items = [] if early else [(rel, fact, t) for rel, fact in facts + derived]
+        items = [] if early else given
         items += [(rel, fact, t) for rel, fact in self._future.pop(t, ())]
         items += [(rel, fact, INF) for rel, fact in added]
         items += self._carried
@@ -503,11 +504,12 @@ class LarsEngine(BackgroundChanges):
     def _propagate(self, items: list[FactItem], apply: Callable[[list[FactItem]], dict] | None = None) -> int:
         return self.program.loop.run(self.store, items, apply or self._apply)
 
-    def _renew(self, t: int, given: list[tuple[RelKey, tuple]], done: set[RelKey]) -> None:
-        """Evaluate what ``given`` (the atoms of ``t``, which follows the last time point) starts,
-        before what held until ``t - 1`` expires: a fact that held then and holds again keeps its
-        place in the store, its expiry raised, instead of being dropped and stored again (and
-        the views are not told of it: they read their state from the store, the same).
+    def _renew(self, t: int, given: list[FactItem], done: set[RelKey]) -> None:
+        """Evaluate what ``given`` (the atoms of ``t``, which follows the last time point, as items
+        holding until t) starts, before what held until ``t - 1`` expires: a fact that held then
+        and holds again keeps its place in the store, its expiry raised, instead of being
+        dropped and stored again (and the views are not told of it: they read their state from
+        the store, the same).
 
         The atoms are stored, then the box windows over relations that only the stream gives
         when every fact there came again (their runs are those of t: the windows' facts are
@@ -517,7 +519,7 @@ class LarsEngine(BackgroundChanges):
         seeds the rules after it, as before."""
         self._valid_from = t
         try:
-            delta = self._apply([(rel, fact, t) for rel, fact in given])
+            delta = self._apply(given)
             boxes: list[FactItem] = []
             relations = self.store.relations
             for aux in self.program.early_boxes:  # (every fact of the base came again: none expires)
