@@ -15,6 +15,9 @@ powers of two (an order changes what an evaluation costs, never its solutions), 
 an order is generated once (``rules.engine.plan``) and kept. An evaluation may be
 *seeded* with bindings for some of the variables (a bind join: the solutions of another part of
 the query, ``seed_vars`` and their distinct value tuples): the plan then starts from them.
+A conjunction of one atom of distinct variables, with nothing else, whose solutions are over all
+of them (an event over a stream relation, ``a(?k, ?id)``) needs no plan: its solutions are the
+relation's facts, read as they are or with their values put in the head's order.
 
 >>> from dotr.rules import ir
 >>> from dotr.rules.engine.backends.dict_store import DictStore
@@ -100,6 +103,16 @@ class Conjunction:
         self._atoms_key = _ATOMS_KEYS.setdefault(tuple(self._shape), len(_ATOMS_KEYS))
         self._filter_plan = None  # the comparisons and negations over a match of the atoms (``_filtered``)
         self._threshold = Threshold.of(self.extra, self._atom_vars, self.vars)  # (or a threshold on sorted matches)
+        #: one atom of distinct variables, nothing else, the solutions over all of them (an event
+        #: over a stream relation, ``a(?k, ?id)``): its relation and, unless they are the facts
+        #: as they are, the position of each solution's value; read without a plan
+        self._scan: tuple[tuple[int, int], tuple[int, ...] | None] | None = None
+        if len(self._shape) == 1 and not self.extra:
+            rel, consts, names, _ = self._shape[0]
+            if rel is not None and not consts and len(set(names)) == len(names) == len(self.vars) \
+                    and set(names) == set(self.vars):
+                positions = tuple(names.index(v) for v in self.vars)
+                self._scan = (rel, None if positions == tuple(range(len(names))) else positions)
 
     @property
     def atom_vars(self) -> tuple[str, ...]:
@@ -200,6 +213,15 @@ class Conjunction:
         of ``seeds`` (distinct tuples of term ids, one per seed variable)."""
         if seeds is not None and not seeds:
             return []
+        if self._scan is not None and not seed_vars:
+            rel, positions = self._scan
+            relation = store.relations.get(rel)
+            if relation is None:
+                return []
+            rows = list(relation.facts) if positions is None else \
+                [tuple([fact[i] for i in positions]) for fact in relation.facts]
+            GUARD.charge(len(rows))
+            return rows
         if _SHARED is not None and not seed_vars and self.extra:
             return self._filtered(store, _SHARED)
         counts = self._candidates(store)
