@@ -50,6 +50,7 @@ class Readable:
         self._facts: dict[str, str] = {}
         self._last: dict[str, str] = {}
         self._tails: dict[str, tuple[str, str]] = {}  # an N-Triples line's "P O ." -> readable (P, O)
+        self._json_tails: dict[str, str] = {}  # the same -> the JSON of its end: ', "P", "O"]'
 
     def record(self, record: dict) -> dict:
         """A record of :meth:`pipeline.records.Result.to_json`, readable."""
@@ -142,6 +143,39 @@ class Readable:
                 last, shown = subject, subject if subject[0] == "_" else term(subject)
             out.append([shown, *po])
         return out
+
+    def graph_json(self, ntriples: str) -> str:
+        """``json.dumps(self.graph(ntriples), ensure_ascii=False)``, made from the JSON of each
+        line's readable predicate and object, kept (a match's graph repeats them with fresh
+        subjects), and of its subject: no lists built and encoded at every graph.
+
+        >>> r = Readable({"ex": "http://ex.org/"})
+        >>> doc = '<urn:m:1> <http://ex.org/p> "a b" .\\n<urn:m:1> <http://ex.org/q> <http://ex.org/é> .\\n'
+        >>> print(r.graph_json(doc))
+        [["<urn:m:1>", "ex:p", "\\"a b\\""], ["<urn:m:1>", "ex:q", "<http://ex.org/é>"]]
+        >>> r.graph_json(doc) == json.dumps(r.graph(doc), ensure_ascii=False)
+        True
+        """
+        tails, out = self._json_tails, []
+        last = shown = None
+        for line in ntriples.split("\n"):
+            subject, _, tail = line.partition(" ")
+            end = tails.get(tail)
+            if end is None:
+                if not line:
+                    continue
+                self.graph(line)  # (which keeps the readable P and O of a line as dotr writes it)
+                po = self._tails.get(tail)
+                if po is None:  # (a line written otherwise)
+                    return json.dumps(self.graph(ntriples), ensure_ascii=False)
+                if len(tails) > 100_000:
+                    tails.clear()
+                end = tails[tail] = f", {json.dumps(po[0], ensure_ascii=False)}, {json.dumps(po[1], ensure_ascii=False)}]"
+            if subject != last:
+                last = subject
+                shown = "[" + json.dumps(subject if subject[0] == "_" else self.term(subject), ensure_ascii=False)
+            out.append(shown + end)
+        return "[" + ", ".join(out) + "]"
 
 
 class EncodedFacts:

@@ -32,11 +32,18 @@ class JsonlWriter:
         record = result.to_json()
         facts, removed = record.pop("facts"), record.pop("removed", None)
         del record["t"]
-        if self.readable is not None:
-            record = self.readable.record(record)
+        readable = self.readable
+        graphs = record.pop("graphs", None) if readable is not None else None
+        if readable is not None:
+            record = readable.record(record)
         changes = result.changes if removed is None else None
-        line = f'{{"t": {json.dumps(result.t)}, "facts": {self._facts.array(facts, changes)}'
+        parts = [f'{{"t": {json.dumps(result.t)}, "facts": {self._facts.array(facts, changes)}']
         if removed is not None:
-            line += f', "removed": {self._facts.array(removed)}'
-        rest = json.dumps(record, ensure_ascii=False)
-        self.out.write(f"{line}, {rest[1:]}\n" if record else line + "}\n")
+            parts.append(f'"removed": {self._facts.array(removed)}')
+        if graphs:  # (after "at", before the rest, as json.dumps of the whole record places it)
+            if "at" in record:
+                parts.append(json.dumps({"at": record.pop("at")}, ensure_ascii=False)[1:-1])
+            parts.append(f'"graphs": [{", ".join(map(readable.graph_json, graphs))}]')
+        if record:
+            parts.append(json.dumps(record, ensure_ascii=False)[1:-1])
+        self.out.write(", ".join(parts) + "}\n")

@@ -4,6 +4,7 @@ interned only when something reads them; the printed facts kept from one time po
 are those sorted afresh."""
 
 import functools
+import json
 
 from hypothesis import given, settings, strategies as st
 
@@ -145,6 +146,21 @@ def test_readable_graphs_agree_with_reading_each_term(triples, repeats):
     assert printer.graph(text) == general  # (again: from the printer's memory)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(terms, st.builds(ir.Iri, st.sampled_from(["http://ex.org/p", "http://ex.org/q"])), terms),
+                max_size=4), st.lists(st.integers(0, 3), max_size=4),
+       st.sampled_from(["", '<http://ex.org/s> <http://ex.org/p> "é" .\n', "<http://ex.org/s>  <http://ex.org/p> 1 .\n",
+                        " \n"]))
+def test_a_graphs_json_is_that_of_its_readable_triples(triples, repeats, extra_line):
+    """The JSON of a graph made from the kept JSON of its lines' ends is ``json.dumps`` of its
+    readable triples, for lines as dotr writes them, the same ends again, a term that is not
+    ASCII, and a line written otherwise (two spaces, a blank line)."""
+    text = document(triples) + "".join(document([triples[i]]) for i in repeats if i < len(triples))
+    printer, reference = Readable({"ex": "http://ex.org/"}), Readable({"ex": "http://ex.org/"})
+    for doc in (text, text + extra_line, text):
+        assert printer.graph_json(doc) == json.dumps(reference.graph(doc), ensure_ascii=False)
+
+
 def test_graphs_that_nothing_reads_do_not_grow_the_dictionary():
     # no LARS rule and no event reads the Fire graphs: their fresh IRIs are never interned
     reasoner = Reasoner(check_text("""event Smoke(?area) := smoke(?area) .
@@ -186,3 +202,23 @@ def test_time_points_cross_between_processes_intact(readings):
     assert terms(receiver, got) == terms(sender, point)
     placed = {r for r in readings if r[1] != "sensorNew"}  # (the new sensor is in no room: no event)
     assert sum(map(len, point.events.values())) == len(placed)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.booleans(), st.booleans(), st.booleans(), st.booleans(), st.booleans())
+def test_a_record_with_graphs_is_written_as_json_dumps_writes_it(facts, at, graphs, answers, events):
+    """The JSON Lines writer places a record's graphs, made apart, where ``json.dumps`` of the
+    whole readable record places them (after "at", before "answers" and "events")."""
+    import io
+
+    from dotr.pipeline.records import Result
+    from dotr.pipeline.sinks.jsonl import JsonlWriter
+
+    graph = "<urn:m:1> <http://ex.org/p> <http://ex.org/o> .\n<urn:m:1> <http://ex.org/q> \"é\" .\n"
+    result = Result(4, ["<http://ex.org/a>(1)"] if facts else [], {7: ["b(2)"]} if at else {},
+                    [graph, graph] if graphs else [], [{"type": "E", "attributes": {"x": "<http://ex.org/o>"}}]
+                    if events else [], answers={"Q": [{"v": "<http://ex.org/o>"}]} if answers else {})
+    out = io.StringIO()
+    JsonlWriter(out, {"ex": "http://ex.org/"}, False).write(result)
+    record = Readable({"ex": "http://ex.org/"}).record(result.to_json())
+    assert out.getvalue() == json.dumps(record, ensure_ascii=False) + "\n"
