@@ -61,6 +61,10 @@ class ProgramChange:
     line: int | None = None
 
 
+#: a record as ``json.dumps`` writes ``{"t": <integer>, "facts": [<strings>]}``, its strings with
+#: nothing to unescape and its time well within ±2^62: the stream's usual record, read without
+#: the JSON parser (the same record as :func:`json.loads` reads; any other text is read by it)
+_PLAIN_RECORD = re.compile(r'\{"t": (-?(?:0|[1-9][0-9]{0,17})), "facts": \[((?:"[^"\\\x00-\x1f]*"(?:, "[^"\\\x00-\x1f]*")*)?)\]\}')
 #: the keys a JSON Lines record may have (docs/cli.md)
 RECORD_KEYS = frozenset({"t", "facts", "turtle", "background", "stream", "program", "ontology"})
 #: times are below this in magnitude (the engines' "for ever" is 2^62)
@@ -93,7 +97,12 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
                 yield _with_raw(InputError("the line is not valid UTF-8", number), text)
                 continue
         try:
-            record = json.loads(text) if text.count('"t"') < 2 else json.loads(text, object_pairs_hook=_no_duplicates)
+            plain = _PLAIN_RECORD.fullmatch(text)
+            if plain is not None:  # (the usual record: its "t" and its strings, without the JSON parser)
+                listed = plain[2]
+                record = {"t": int(plain[1]), "facts": listed[1:-1].split('", "') if listed else []}
+            else:
+                record = json.loads(text) if text.count('"t"') < 2 else json.loads(text, object_pairs_hook=_no_duplicates)
             if not isinstance(record, dict) or not isinstance(record.get("t"), int) or isinstance(record["t"], bool):
                 raise InputError('a record is an object with an integer "t"', number)
             if not -MAX_TIME < record["t"] < MAX_TIME:
@@ -117,6 +126,9 @@ def read_jsonl(lines: Iterable[str], first_line: int = 1, parse: bool = True,
                 for fact in facts:
                     if (problem := fact_problem(_tight(fact))) is not None:
                         raise InputError(problem, number)
+            if plain is not None:  # (nothing else in it)
+                yield Record(number, record["t"], facts, text)
+                continue
             if "turtle" in record:
                 if not isinstance(record["turtle"], str):
                     raise InputError(f'"turtle" is a string, not {record["turtle"]!r}', number)

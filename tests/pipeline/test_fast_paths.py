@@ -222,3 +222,34 @@ def test_a_record_with_graphs_is_written_as_json_dumps_writes_it(facts, at, grap
     JsonlWriter(out, {"ex": "http://ex.org/"}, False).write(result)
     record = Readable({"ex": "http://ex.org/"}).record(result.to_json())
     assert out.getvalue() == json.dumps(record, ensure_ascii=False) + "\n"
+
+
+#: fact strings as a stream writes them, and strings JSON escapes or that are no facts
+record_facts = st.lists(st.one_of(facts, st.text(max_size=6), st.sampled_from(['a"b', "a\\b", "p(\t1)", "é(1)", ""])),
+                        max_size=3)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.integers(-10**19, 10**19), st.sampled_from([0, -0, 1 << 62, -(1 << 62) + 1])), record_facts,
+       st.sampled_from([{}, {"indent": None, "separators": (",", ":")}, {"ensure_ascii": False}]),
+       st.sampled_from(["{text}", " {text} ", '{{"t": 01, "facts": []}}', '{{"t": 1, "facts": ["a""b"]}}',
+                        '{{"t": 1, "facts": ["a"], "t": 2}}', "{text}x"]))
+def test_a_usual_record_is_read_as_the_json_parser_reads_it(t, given, dumps, shape):
+    """The usual record (``{"t": ..., "facts": [...]}`` as ``json.dumps`` writes it, its
+    strings with nothing to unescape) is read without the JSON parser: the same record, or the
+    same error, as the parser's path gives, for any time, any strings, other spacings and texts
+    that are no JSON."""
+    from dotr.pipeline import io
+
+    text = shape.format(text=json.dumps({"t": t, "facts": given}, **dumps))
+
+    def read(pattern):
+        plain, io._PLAIN_RECORD = io._PLAIN_RECORD, pattern
+        try:
+            return [(r.line, r.t, r.facts, r.raw, r.stream, r.background, r.program)
+                    if isinstance(r, io.Record) else (type(r), str(r)) for r in io.read_jsonl([text], 3)]
+        finally:
+            io._PLAIN_RECORD = plain
+
+    never = io.re.compile(r"(?!)")
+    assert read(io._PLAIN_RECORD) == read(never)
