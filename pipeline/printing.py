@@ -32,6 +32,8 @@ _LOCAL = re.compile(r"(?:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?)?")  # 
 _TERM = re.compile(r'<[^>]*>|_:[^\s,()]+|"(?:[^"\\]|\\.)*"(?:@[A-Za-z0-9\-]+|\^\^<[^>]*>)?|[^\s,()]+')
 _FACT = re.compile(r"([^(]+?)(?:\((.*)\))?")
 _TYPE = f"<{RDF_TYPE}>"
+#: a string's JSON, as ``json.dumps(text, ensure_ascii=False)`` writes it
+_json_string = json.encoder.encode_basestring
 _NUMERALS = {f"<{XSD}integer>": re.compile(r"[+-]?\d+"), f"<{XSD}decimal>": re.compile(r"[+-]?\d*\.\d+")}
 
 
@@ -132,7 +134,7 @@ class Readable:
             po = tails.get(tail)
             if po is None:
                 p, _, o = tail.partition(" ")
-                if not (subject[:1] in "<_" and p[:1] == "<" and p[-1:] == ">" and o.endswith(" .")):
+                if not (subject[:1] in ("<", "_") and p[:1] == "<" and p[-1:] == ">" and o.endswith(" .")):
                     if line.strip():
                         out.append([term(t) for t in _TERM.findall(line)[:3]])
                     continue
@@ -156,24 +158,23 @@ class Readable:
         >>> r.graph_json(doc) == json.dumps(r.graph(doc), ensure_ascii=False)
         True
         """
-        tails, out = self._json_tails, []
+        tails, term, out = self._json_tails, self.term, []
         last = shown = None
         for line in ntriples.split("\n"):
             subject, _, tail = line.partition(" ")
             end = tails.get(tail)
             if end is None:
-                if not line:
-                    continue
-                self.graph(line)  # (which keeps the readable P and O of a line as dotr writes it)
-                po = self._tails.get(tail)
-                if po is None:  # (a line written otherwise)
-                    return json.dumps(self.graph(ntriples), ensure_ascii=False)
+                p, _, o = tail.partition(" ")
+                if not (subject[:1] in ("<", "_") and p[:1] == "<" and p[-1:] == ">" and o.endswith(" .")):
+                    if not line:
+                        continue
+                    return json.dumps(self.graph(ntriples), ensure_ascii=False)  # (a line written otherwise)
                 if len(tails) > 100_000:
                     tails.clear()
-                end = tails[tail] = f", {json.dumps(po[0], ensure_ascii=False)}, {json.dumps(po[1], ensure_ascii=False)}]"
+                end = tails[tail] = f", {_json_string(term(p))}, {_json_string(term(o[:-2]))}]"
             if subject != last:
                 last = subject
-                shown = "[" + json.dumps(subject if subject[0] == "_" else self.term(subject), ensure_ascii=False)
+                shown = "[" + _json_string(subject if subject[0] == "_" else term(subject))
             out.append(shown + end)
         return "[" + ", ".join(out) + "]"
 

@@ -47,7 +47,7 @@ from dotr.rules.lang.queries import ParsedQueries
 from dotr.rules.lang.queries.sparql import parse_template, rdf_term
 from dotr.rules.engine.ntriples import IdTexts, term_text
 from dotr.rules.engine.store import INF
-from dotr.rules.engine.terms import TermDictionary, format_term
+from dotr.rules.engine.terms import FIRST_INT_ID, INT_OFFSET, TermDictionary, format_term
 from dotr.rules.engine.times import check_time
 
 _NO_EVENTS: tuple = ((), ())
@@ -755,20 +755,7 @@ class PatternEngine:
         return out
 
     def _step(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
-        if not gc.isenabled():
-            return self._match_all(t, events)
-        # the objects a step makes (events, matches, graphs) live at least until the time point's
-        # output is built: cyclic collections during the step would only traverse them again and
-        # again (measured: a sixth of the conclude step at 10,000 matches per time point)
-        gc.disable()
-        try:
-            return self._match_all(t, events)
-        finally:
-            gc.enable()
-
-    def _match_all(self, t: int, events: dict[str, list[tuple[int, ...]]]) -> PatternOutput:
         arrived: dict[str, list[Event]] = defaultdict(list)
-        reads = self.reads
         for name, buffer in self._read.items():
             rows = events.get(name)
             if not rows:
@@ -778,12 +765,36 @@ class PatternEngine:
             self._seq += len(new)
             buffer.extend(new)
             arrived[name] += new
+        # the patterns whose terminators arrived (none, for most events: they are only buffered)
+        terminated = self._terminated
+        queue = [pos for name in arrived for pos in terminated.get(name, ())]
+        if not queue:
+            out = PatternOutput(t)
+        elif not gc.isenabled():
+            out = self._match_all(t, arrived, queue)
+        else:
+            # the objects a step makes (events, matches, graphs) live at least until the time point's
+            # output is built: cyclic collections during the step would only traverse them again and
+            # again (measured: a sixth of the conclude step at 10,000 matches per time point)
+            gc.disable()
+            try:
+                out = self._match_all(t, arrived, queue)
+            finally:
+                gc.enable()
+        if self.lookback < INF and t % 64 == 0:
+            for buffer in self._unique_buffers():
+                buffer.forget_before(t - self.lookback)
+        return out
+
+    def _match_all(self, t: int, arrived: dict[str, list[Event]], queue: list[int]) -> PatternOutput:
+        """Fire the patterns at ``queue`` (positions in ``order``), terminated by the events
+        ``arrived`` at ``t``; composite events a pattern emits queue the (later) patterns they
+        terminate."""
+        reads = self.reads
         out = PatternOutput(t)
         shared: dict[int, list] = {}  # group -> per terminator: (bindings, their digests)
-        # the patterns whose terminators arrived, in dependency order; composite events a pattern
-        # emits queue the (later) patterns they terminate
         terminated = self._terminated
-        queue = sorted(pos for name in arrived for pos in terminated.get(name, ()))
+        queue.sort()  # (a heap: in dependency order)
         queued = set(queue)
         while queue:
             c = self.patterns[self.order[heappop(queue)]]
@@ -793,9 +804,6 @@ class PatternEngine:
                     if pos not in queued:
                         queued.add(pos)
                         heappush(queue, pos)
-        if self.lookback < INF and t % 64 == 0:
-            for buffer in self._unique_buffers():
-                buffer.forget_before(t - self.lookback)
         return out
 
     def _fire(self, c: _Compiled, t: int, terminators: list[Event], arrived: dict[str, list[Event]],
@@ -849,7 +857,8 @@ class PatternEngine:
                     if value is None:
                         if len(shown) > 100_000:
                             shown.clear()
-                        value = shown[v] = "" if v is None else format_term(self.dictionary.term(v))  # ("": unbound)
+                        value = shown[v] = "" if v is None else str(v - INT_OFFSET) if v >= FIRST_INT_ID \
+                            else format_term(self.dictionary.term(v))  # ("": unbound; an integer's id holds it)
                     values.append(value)
                 text = texts[e.seq] = f"@{e.time}(" + ",".join(values) + ")"
             parts.append(f"{label}={declared.get(label, e.type)}{text}")

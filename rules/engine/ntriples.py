@@ -8,7 +8,7 @@ graph in ``Result.graphs``): a sorted document, each triple once.
 A term known by its id is written from a cache (:class:`IdTexts`), so that graphs built from
 term ids (the patterns' ``construct``) need no term objects:
 
->>> from dotr.rules.engine.terms import TermDictionary, iri_text
+>>> from dotr.rules.engine.terms import FIRST_INT_ID, INT_OFFSET, TermDictionary, iri_text
 >>> d = TermDictionary()
 >>> texts = IdTexts(d)
 >>> texts.subject(d.intern(ir.Iri("http://ex.org/f"))), texts.object(d.number(52))
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from dotr.rules.lang import ir
-from dotr.rules.engine.terms import TermDictionary, iri_text
+from dotr.rules.engine.terms import FIRST_INT_ID, INT_OFFSET, TermDictionary, iri_text
 
 _PLAIN_IRI = re.compile(r"[^<>\"{}|^`\\\s\x00-\x20]+")
 _XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
@@ -88,8 +88,12 @@ class IdTexts:
         if texts is None:
             if len(self._texts) > self.bound:
                 self._texts.clear()
-            term = self.dictionary.term(term_id)
-            texts = self._texts[term_id] = (term_text(term), term_text(term, True))
+            if term_id >= FIRST_INT_ID:  # an integer (its id holds it: no term made), as term_text writes it
+                text = f'"{term_id - INT_OFFSET}"^^<{_XSD_INTEGER}>'
+                texts = self._texts[term_id] = (text, text)
+            else:
+                term = self.dictionary.term(term_id)
+                texts = self._texts[term_id] = (term_text(term), term_text(term, True))
         return texts
 
     def subject(self, term_id: int) -> str:

@@ -150,11 +150,11 @@ def test_readable_graphs_agree_with_reading_each_term(triples, repeats):
 @given(st.lists(st.tuples(terms, st.builds(ir.Iri, st.sampled_from(["http://ex.org/p", "http://ex.org/q"])), terms),
                 max_size=4), st.lists(st.integers(0, 3), max_size=4),
        st.sampled_from(["", '<http://ex.org/s> <http://ex.org/p> "é" .\n', "<http://ex.org/s>  <http://ex.org/p> 1 .\n",
-                        " \n"]))
+                        " <http://ex.org/p> <http://ex.org/o> .\n", " \n"]))
 def test_a_graphs_json_is_that_of_its_readable_triples(triples, repeats, extra_line):
     """The JSON of a graph made from the kept JSON of its lines' ends is ``json.dumps`` of its
     readable triples, for lines as dotr writes them, the same ends again, a term that is not
-    ASCII, and a line written otherwise (two spaces, a blank line)."""
+    ASCII, and a line written otherwise (two spaces, no subject, a blank line)."""
     text = document(triples) + "".join(document([triples[i]]) for i in repeats if i < len(triples))
     printer, reference = Readable({"ex": "http://ex.org/"}), Readable({"ex": "http://ex.org/"})
     for doc in (text, text + extra_line, text):
@@ -253,3 +253,18 @@ def test_a_usual_record_is_read_as_the_json_parser_reads_it(t, given, dumps, sha
 
     never = io.re.compile(r"(?!)")
     assert read(io._PLAIN_RECORD) == read(never)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(-(1 << 59) + 1, (1 << 59) - 1), st.sampled_from([0, -1, (1 << 59) - 1, -(1 << 59) + 1])))
+def test_an_integers_texts_are_written_from_its_id_as_from_its_term(value):
+    """An integer's id holds it: its N-Triples texts (a graph's) and its canonical text (a
+    match's digest) are written from the id, as from the term the dictionary makes of it."""
+    from dotr.rules.engine.ntriples import IdTexts, term_text
+    from dotr.rules.engine.terms import FIRST_INT_ID, INT_OFFSET, TermDictionary, format_term
+
+    d = TermDictionary()
+    i = d.number(value)
+    assert i >= FIRST_INT_ID
+    assert IdTexts(d).both(i) == (term_text(d.term(i)), term_text(d.term(i), True))
+    assert str(i - INT_OFFSET) == format_term(d.term(i))
