@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from dotr.rules.engine.terms import TermDictionary, format_term
+from dotr.rules.engine.terms import TERM_CACHE, TermDictionary, format_term
 from dotr.rules.lang.ir import RDF_TYPE, Num
 from dotr.rules.lang.queries.sparql import rdf_term
 
@@ -66,6 +66,8 @@ def intern_tokens(triple: TokenTriple, d: TermDictionary, cache: dict) -> tuple:
     """``((p, 2), (s, o))`` for a triple of tokens; ``cache`` maps tokens to ids."""
     s, p, o = (cache.get(token) for token in triple)
     if s is None or p is None or o is None:
+        if len(cache) >= TERM_CACHE:
+            cache.clear()
         s, p, o = (cache[token] if token in cache else cache.setdefault(token, _intern_token(token, d))
                    for token in triple)
     return (p, 2), (s, o)

@@ -12,6 +12,7 @@ from dotr.ontology import OntologicalStage
 from dotr.ontology.turtle import TokenTriple, intern_tokens
 from dotr.rules import InputError, ir
 from dotr.rules.engine.inputs import ARG, SIMPLE_FACT, parse_fact, parse_fact_with_grammar, simple_term, tight
+from dotr.rules.engine.terms import TERM_CACHE
 from dotr.rules.lang.errors import MAX_ARITY, MAX_DIGITS
 from dotr.rules.lang.parser import KEYWORDS
 
@@ -227,7 +228,10 @@ def _intern_token(stage: OntologicalStage, token: str) -> int:
         term_id = d.number(int(token))
     else:
         term_id = d.intern(simple_term(token))
-    stage.token_ids[token] = term_id
+    tokens = stage.token_ids
+    if len(tokens) >= TERM_CACHE:
+        tokens.clear()
+    tokens[token] = term_id
     return term_id
 
 

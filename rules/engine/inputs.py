@@ -43,7 +43,7 @@ from dotr.rules.lang.printer import Printer
 from dotr.rules.lang.queries.sparql import rdf_term
 
 from .frames import facts_of
-from .terms import FIRST_INT_ID, INT_OFFSET, TermDictionary
+from .terms import FIRST_INT_ID, INT_OFFSET, TERM_CACHE, TermDictionary
 
 Fact = Any  # one of the forms of the module docstring
 RelKey = tuple[int, int]
@@ -262,6 +262,8 @@ class FactReader:
         try:
             s, p, o = ids[fact[0]], ids[fact[1]], ids[fact[2]]
         except KeyError:
+            if len(ids) >= TERM_CACHE:
+                ids.clear()
             for node in fact:
                 if node not in ids:
                     try:

@@ -48,6 +48,10 @@ def _value(term: Term) -> object:
 INT_OFFSET = 1 << 60
 _INT_LIMIT = 1 << 59
 FIRST_INT_ID = INT_OFFSET - _INT_LIMIT  #: ids from here up encode integers (the same in every dictionary)
+#: how many entries a cache from a term's text (or rdflib node) to its id keeps before it starts
+#: afresh: an integer's id needs no dictionary entry, so a stream of ever new integers would grow
+#: such a cache for ever, where the dictionary's reclaiming never looks
+TERM_CACHE = 1 << 17
 
 
 def _int_of(term) -> int | None:

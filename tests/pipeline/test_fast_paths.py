@@ -172,6 +172,34 @@ pattern Fire from Smoke construct { _:f a <http://x/Alarm> ; <http://x/area> ?a 
     assert sizes == sizes[:1] * 5
 
 
+def test_a_stream_of_ever_new_integers_keeps_the_term_caches_bounded(monkeypatch):
+    """An integer's id needs no dictionary entry, so the dictionary's reclaiming never clears
+    the caches from a term's text (or rdflib node) to its id: each starts afresh at its bound
+    (here 8), and the ids are those of a stage that never did."""
+    import rdflib
+
+    from dotr.ontology import turtle
+    from dotr.pipeline import input_facts
+    from dotr.rules.engine import inputs
+
+    for module in (input_facts, turtle, inputs):
+        monkeypatch.setattr(module, "TERM_CACHE", 8)
+    rules = check_text("a(X) :- b(X, Y) .")
+    stage, reference = Reasoner(rules).ontology, Reasoner(rules).ontology
+    for n in range(100):  # fact strings, then Turtle's triples (the same cache), then rdflib's
+        fact = f"b({n % 3},{1000 + n})"
+        assert intern_all(stage, [fact]) == [intern_input(reference, fact)]
+        assert len(stage.token_ids) <= 8
+    for n in range(100):
+        triple = turtle.read(f"<http://x/s> <http://x/p> {2000 + n} .")[0]
+        assert intern_all(stage, [triple]) == [intern_input(reference, triple)]
+        assert len(stage.token_ids) <= 8
+    for n in range(100):
+        node_triple = (rdflib.URIRef("http://x/s"), rdflib.URIRef("http://x/p"), rdflib.Literal(3000 + n))
+        assert stage.intern(node_triple) == reference.intern(node_triple)
+        assert len(stage._read.node_ids) <= 8
+
+
 @functools.cache
 def _dotr_rules():
     from dotr.examples.workloads.dotr_paper import background, program
