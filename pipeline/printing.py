@@ -134,7 +134,7 @@ class Readable:
             po = tails.get(tail)
             if po is None:
                 p, _, o = tail.partition(" ")
-                if not (subject[:1] in ("<", "_") and p[:1] == "<" and p[-1:] == ">" and o.endswith(" .")):
+                if not _as_dotr_writes(subject, p, o):
                     if line.strip():
                         out.append([term(t) for t in _TERM.findall(line)[:3]])
                     continue
@@ -165,7 +165,7 @@ class Readable:
             end = tails.get(tail)
             if end is None:
                 p, _, o = tail.partition(" ")
-                if not (subject[:1] in ("<", "_") and p[:1] == "<" and p[-1:] == ">" and o.endswith(" .")):
+                if not _as_dotr_writes(subject, p, o):
                     if not line:
                         continue
                     return json.dumps(self.graph(ntriples), ensure_ascii=False)  # (a line written otherwise)
@@ -177,6 +177,12 @@ class Readable:
                 shown = "[" + _json_string(subject if subject[0] == "_" else term(subject))
             out.append(shown + end)
         return "[" + ", ".join(out) + "]"
+
+
+def _as_dotr_writes(subject: str, p: str, o: str) -> bool:
+    """Whether an N-Triples line, split at its first two spaces, is one as dotr writes it:
+    ``S P O .``, one space apart."""
+    return subject[:1] in ("<", "_") and p[:1] == "<" and p[-1:] == ">" and o.endswith(" .")
 
 
 class EncodedFacts:
