@@ -21,6 +21,7 @@ import gc
 import json
 import time
 from functools import partial
+from operator import itemgetter
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -539,8 +540,13 @@ class Reasoner:
         t = check_time(t)
         ontology = self.ontology
         by_stream = facts if isinstance(facts, dict) else {None: facts}
-        streams = {name: intern_all(ontology, facts_of(items)) for name, items in by_stream.items()}
-        facts = next(iter(streams.values())) if len(streams) == 1 else [f for items in streams.values() for f in items]
+        if len(by_stream) == 1:  # (one stream: the usual time point)
+            [(name, items)] = by_stream.items()
+            facts = intern_all(ontology, facts_of(items))
+            streams = {name: facts}
+        else:
+            streams = {name: intern_all(ontology, facts_of(items)) for name, items in by_stream.items()}
+            facts = [f for items in streams.values() for f in items]
         if self.on_notice is not None:
             self._notice_arities(facts, self.on_notice)
         history = self.history
@@ -563,9 +569,9 @@ class Reasoner:
     def _notice_arities(self, facts: list[tuple], on_notice: Callable[[str], None]) -> None:
         """Tell ``on_notice`` once per relation when the stream gives a predicate with a number of
         arguments the program never uses it with (nothing reads such facts)."""
-        new = {f[0] for f in facts} - self._stream_rels
-        if not new:
+        if self._stream_rels.issuperset(map(itemgetter(0), facts)):  # (the usual time point: in C)
             return
+        new = set(map(itemgetter(0), facts)) - self._stream_rels
         self._stream_rels |= new
         if self._arities is None:
             self._arities = {}
