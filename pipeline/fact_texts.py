@@ -58,6 +58,17 @@ class FactTexts:
         gone = set(texts).difference(items) if len(texts) != len(items) - len(new) else ()
         return self.change(new, gone)
 
+    def same(self) -> list[str]:
+        """The sorted texts when nothing came and nothing went: ``change((), ())``.
+
+        >>> texts = FactTexts(lambda rel, fact: f"{rel}{fact}")
+        >>> texts.update({("q", (1,))}), texts.same(), texts.changes
+        (['q(1,)'], ['q(1,)'], ([], [], 1))
+        """
+        self.changes = None if self._fresh else ([], [], len(self._sorted))
+        self._fresh = False
+        return list(self._sorted)
+
     def change(self, added: Iterable[tuple], removed: Iterable[tuple]) -> list[str]:
         """The sorted texts after the facts ``added`` came (none of them held) and ``removed``
         went (all of them held)."""

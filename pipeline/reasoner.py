@@ -641,7 +641,7 @@ class Reasoner:
         last_derived, last_ahead, last_stream = self._parts
         self._parts = (derived, ahead, stream)
         if not (derived or last_derived or held or background or self._printed_anew or now.held_changes):
-            return texts.change((), ())  # (nothing printed then or now: the usual event-only time point)
+            return texts.same()  # (nothing printed then or now: the usual event-only time point)
         changes = now.held_changes
         if lars is None:  # (what is printed is what the stage concluded at t: two set differences in C)
             self._printed_anew = False

@@ -86,9 +86,10 @@ class RunStats:
             return
         changes = result.changes
         if changes is not None and changes[2] == self._held_count:
-            self._held.update(map(_key, changes[0]))
-            self._held.subtract(map(_key, changes[1]))
+            if changes[0]:
+                self._held.update(map(_key, changes[0]))
             if changes[1]:
+                self._held.subtract(map(_key, changes[1]))
                 self._held = +self._held  # (without the predicates no fact has any more)
         else:
             self._held = Counter(map(_key, result.facts))
