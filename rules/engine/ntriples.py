@@ -8,7 +8,7 @@ graph in ``Result.graphs``): a sorted document, each triple once.
 A term known by its id is written from a cache (:class:`IdTexts`), so that graphs built from
 term ids (the patterns' ``construct``) need no term objects:
 
->>> from dotr.rules.engine.terms import FIRST_INT_ID, INT_OFFSET, TermDictionary, iri_text
+>>> from dotr.rules.engine.terms import TermDictionary, iri_text
 >>> d = TermDictionary()
 >>> texts = IdTexts(d)
 >>> texts.subject(d.intern(ir.Iri("http://ex.org/f"))), texts.object(d.number(52))
