@@ -27,7 +27,7 @@ from array import array
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, cast
+from typing import Callable, Iterable, Iterator, cast
 
 
 from dotr.rules import TimeOrderError, UsageError, check, ir
@@ -40,13 +40,11 @@ from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 from .background import load_background
 from .rdf_files import TripleBatch
 from dotr.rules.engine.sparql.conjunction import shared
+from dotr.rules.engine.sparql.events import CompiledEvent, compile_rule_event
 from .materialise import Materialiser
 from .turtle import TokenTriple, intern_tokens
 from dotr.rules.engine.store import INF, RelKey
 from dotr.rules.engine.times import check_time, check_until
-
-if TYPE_CHECKING:
-    from dotr.rules.engine.sparql.algebra import CompiledEvent
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 
@@ -116,14 +114,16 @@ class OntologicalStage:
         shared: dict[tuple, int] = {}  # definition -> its compiled event's number
         self.events: list[CompiledEvent] = []
         self._event_names: list[list[str]] = []  # per compiled event, the events it answers
-        if self.program.events:  # (the SPARQL compiler and rdflib: imported by a program with events only)
+        compile_event: Callable | None = None  # (the SPARQL compiler and rdflib: imported for a SELECT event only)
+        if any(e.query is not None for e in self.program.events):
             from dotr.rules.engine.sparql.algebra import compile_event
         for e in self.program.events:
             if e.definition in shared:
                 self._event_names[shared[e.definition]].append(e.name)
                 continue
             shared[e.definition] = len(self.events)
-            self.events.append(compile_event(e, self.program.prefixes, self.dictionary, checked.queries))
+            self.events.append(compile_rule_event(e, self.dictionary) if compile_event is None or e.query is None
+                               else compile_event(e, self.program.prefixes, self.dictionary, checked.queries))
             self._event_names.append([e.name])
 
     @classmethod

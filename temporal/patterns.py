@@ -44,7 +44,7 @@ from dotr.rules.engine.inputs import term_of
 from dotr.rules.engine.builtins import arith, compare
 from dotr.rules.lang.ir import UNIT_MS
 from dotr.rules.lang.queries import ParsedQueries
-from dotr.rules.lang.queries.sparql import parse_template, rdf_term
+from dotr.rules.lang.queries.template import Blank, template_triples
 from dotr.rules.engine.ntriples import IdTexts, term_text
 from dotr.rules.engine.store import INF
 from dotr.rules.engine.terms import FIRST_INT_ID, INT_OFFSET, TermDictionary, format_term
@@ -359,7 +359,7 @@ class _Compiled:
         construct = p.construct
         if construct is not None:
             parsed = engine.parsed if engine.parsed is not None else ParsedQueries()
-            self.template = parsed.require("template", construct, lambda: parse_template(construct, engine.prefixes))
+            self.template = parsed.require("template", construct, lambda: template_triples(construct, engine.prefixes))
         #: each item's label -> its event type as declared (the first declared the same way): in digests
         self.declared = {r.label: engine.same_as.get(r.event, r.event) for r in p.refs if r.selection != "not"}
         self.group: int | None = None  # patterns in one group share their matching (PatternEngine)
@@ -412,26 +412,29 @@ class _Compiled:
         self.variables: list[str] = []
         self.blanks: list[str] = []
         if self.template is not None:
-            from rdflib.term import BNode, Variable as RdfVariable  # (rdflib: imported by a program that needs it)
-
+            # (a constant's slot by its term and repr: Num(1) and Num(1.0) are equal, not the same text)
             slots: dict = {}
             consts: list[ir.Const] = []
             nodes = [n for triple in self.template for n in triple]
+
+            def key(n) -> tuple:
+                return (n, repr(n)) if not isinstance(n, (ir.Var, Blank)) else (type(n), n)
+
             for n in nodes:
-                if not isinstance(n, (RdfVariable, BNode)) and n not in slots:
-                    slots[n] = len(consts)
-                    consts.append(rdf_term(n))
-            self.variables = list(dict.fromkeys(str(n) for n in nodes if isinstance(n, RdfVariable)))
-            self.blanks = list(dict.fromkeys(str(n) for n in nodes if isinstance(n, BNode)))
+                if not isinstance(n, (ir.Var, Blank)) and key(n) not in slots:
+                    slots[key(n)] = len(consts)
+                    consts.append(n)
+            self.variables = list(dict.fromkeys(n.name for n in nodes if isinstance(n, ir.Var)))
+            self.blanks = list(dict.fromkeys(str(n) for n in nodes if isinstance(n, Blank)))
             for n in nodes:
-                if isinstance(n, RdfVariable):
-                    slots[n] = len(consts) + self.variables.index(str(n))
-                elif isinstance(n, BNode):
-                    slots[n] = len(consts) + len(self.variables) + self.blanks.index(str(n))
+                if isinstance(n, ir.Var):
+                    slots[key(n)] = len(consts) + self.variables.index(n.name)
+                elif isinstance(n, Blank):
+                    slots[key(n)] = len(consts) + len(self.variables) + self.blanks.index(str(n))
             self.consts = consts
             self.const_texts = [term_text(c) for c in consts]
             self.const_object_texts = [term_text(c, True) for c in consts]
-            self.triples = [(slots[s], slots[p], slots[o]) for s, p, o in self.template]
+            self.triples = [(slots[key(s)], slots[key(p)], slots[key(o)]) for s, p, o in self.template]
             # one subject and distinct constant predicates: the lines of a match differ, and
             # sort as their predicates do (an IRI's text ends at its only ">")
             subjects, predicates = {s for s, _, _ in self.triples}, [p for _, p, _ in self.triples]
@@ -614,6 +617,8 @@ class PatternEngine:
     def _families(self, program: ir.Program) -> None:
         """Event types declared alike but for a threshold (``rules.engine.sparql.event_threshold``)
         read the rows of the loosest: each takes those that pass its own threshold."""
+        if all(e.query is None for e in program.events):  # (a threshold is a SELECT's: no SPARQL compiler)
+            return
         from dotr.rules.engine.sparql.algebra import event_threshold  # (with the SPARQL compiler)
 
         families: dict[tuple, list] = defaultdict(list)

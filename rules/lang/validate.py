@@ -21,7 +21,8 @@ from .queries import ParsedQueries, joins
 from .queries.csparql import is_csparql, parse_csparql
 from .queries.epsparql import is_epsparql, parse_epsparql
 from .errors import Diagnostic, MAX_ARITY
-from .queries.sparql import parse_select, parse_template, query_reads
+from .queries.sparql import parse_select, query_reads
+from .queries.template import template_triples
 
 PROFILES = ("rdfs", "rdfs_full", "owl2rl")
 TIME_UNITS = ("ticks", "ms")
@@ -284,21 +285,19 @@ class _Validator:
                            "name events selected with each/last/first (the terminator is never consumed)")
         added: set = set()
         if pattern.construct is not None:
-            from rdflib.term import URIRef, Variable as RdfVariable  # (rdflib: for a rule file with a query only)
-
-            triples, diags = parse_template(pattern.construct, prefixes)
+            triples, diags = template_triples(pattern.construct, prefixes)
             self.query("template", pattern.construct, triples, diags)
             defined = {b.name[1:] for b in pattern.bindings}
             for triple in triples or ():
                 for term in triple:
-                    if isinstance(term, RdfVariable) and str(term) not in defined:
-                        self.error("E404", f"?{term} in the construct template is not defined", pattern.construct.span,
-                                   f"define it in the with clause: with ?{term} = Event.attribute")
+                    if isinstance(term, ir.Var) and term.name not in defined:
+                        self.error("E404", f"?{term.name} in the construct template is not defined",
+                                   pattern.construct.span, f"define it in the with clause: with ?{term.name} = Event.attribute")
                 pred, obj = triple[1], triple[2]
-                if isinstance(pred, RdfVariable):
+                if isinstance(pred, ir.Var):
                     self.any_triple_output = True
                     continue
-                atom = ir.Atom(ir.Iri(str(pred)), (ir.Var("?s"), ir.Iri(str(obj)) if isinstance(obj, URIRef) else ir.Var("?o")))
+                atom = ir.Atom(pred, (ir.Var("?s"), obj if isinstance(obj, ir.Iri) else ir.Var("?o")))
                 added.add(pred_key(atom))
         return added
 

@@ -16,7 +16,7 @@ from dotr.rules import load
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 PARSERS = ["dotr.rules.engine.sparql.algebra.parse_select", "dotr.ontology.csparql.parse_csparql", "dotr.temporal.epsparql.parse_epsparql",
-           "dotr.temporal.patterns.parse_template"]
+           "dotr.temporal.patterns.template_triples"]
 
 
 @pytest.mark.parametrize("example", ["citybench", "fire", "stocks", "traffic"])

@@ -25,13 +25,12 @@ conjunction with them. rdflib's own evaluator is never used.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 from dotr.rules import ir
 from dotr.rules.lang.errors import RuleError
 from dotr.rules.lang.queries import ParsedQueries
 from dotr.rules.lang.queries.sparql import parse_select
-from dotr.rules.engine.sparql.conjunction import Conjunction
+from dotr.rules.engine.sparql.events import CompiledEvent, compile_rule_event
 from dotr.rules.engine.sparql.expr import Solution, UnsupportedQuery
 from dotr.rules.engine.sparql.operators import BGP, Dataset, dataset
 from dotr.rules.engine.sparql.planner import compile_pattern
@@ -42,35 +41,13 @@ __all__ = ["CompiledEvent", "Dataset", "EventThreshold", "UnsupportedQuery", "co
            "compile_select", "event_threshold"]
 
 
-@dataclass
-class CompiledEvent:
-    """An event type: ``run(store)`` gives its solutions now, as tuples of term ids in the order
-    of ``attributes``, sorted by their terms (``TermDictionary.sort_rows``): which of several
-    events of one time point a pattern takes first does not depend on the store's order of
-    facts, which differs between stores with other histories (a restored Spark worker)."""
-
-    name: str
-    attributes: tuple[str, ...]
-    _run: Callable[[Store], list[tuple]]
-    dictionary: TermDictionary
-
-    def run(self, store: Store) -> list[tuple]:
-        rows = self._run(store)
-        if len(rows) > 1:
-            self.dictionary.sort_rows(rows)
-        return rows
-
-
 def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictionary,
                   queries: ParsedQueries | None = None) -> CompiledEvent:
     """Compile an ``event`` declaration (SPARQL or rule body) onto the store (``queries``: the
     checked program's parsed queries, so that its SELECT is not parsed again)."""
     params = event.attributes
     if event.query is None:
-        atoms = [lit.atom for lit in event.body if isinstance(lit, ir.AtomLiteral) and not lit.negated]
-        extra = tuple(lit for lit in event.body if not (isinstance(lit, ir.AtomLiteral) and not lit.negated))
-        conj = Conjunction(atoms, extra, tuple(p.name for p in event.params), d)
-        return CompiledEvent(event.name, params, conj.rows, d)
+        return compile_rule_event(event, d)
     query = (queries if queries is not None else ParsedQueries()).require(
         "select", event.query, lambda: parse_select(event.query, prefixes))
     root = compile_pattern(query.algebra["p"], d, event.query.span)
