@@ -83,6 +83,9 @@ def _split(checked: CheckResult) -> tuple[dict | None, str]:
         keys["queries"], reason = query_keys(EpSparqlEngine.from_program(program, parsed=checked.queries))
         if keys["queries"] is None:
             return None, reason
+        if "facts" in keys:
+            return None, ("EP-SPARQL queries with LARS rules: the key groups evaluate different time points (each "
+                          "where its own facts hold or change), and a query answers at each one a reasoner evaluates")
     if any(is_csparql(q.query) for q in program.queries):
         keys["windows"], reason = csparql_keys(checked)
         if keys["windows"] is None:
