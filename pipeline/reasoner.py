@@ -107,6 +107,7 @@ class Reasoner:
         self._type = d.intern(ir.Iri(ir.RDF_TYPE))
         self._last_t: int | None = None
         self._ontology_t: int | None = None  # the time point the ontological stage last processed
+        self._events_now: dict = {}  # the events of the time point last enriched
         self._base_terms = len(d)  # the terms every reasoner built from the same files shares
         #: whether the terms have the ids a reasoner built from the files gives them, so that its
         #: temporal state restores on one (:meth:`state`): not after a program change that changed
@@ -398,15 +399,18 @@ class Reasoner:
 
     def between(self, t: int) -> Iterator[Result]:
         """The time points before ``t`` that are evaluated without input: in tick mode (with
-        temporal rules) every tick while something holds, else the points where the output can
-        change. A gap where nothing holds and nothing changes costs nothing, however long."""
+        temporal rules) every tick while something holds or an event comes of the background alone
+        (a pattern reads it at every tick), else the points where the output can change. A gap
+        where nothing holds and nothing changes costs nothing, however long."""
         if self._last_t is not None and self.ticks and (self.lars is not None or self.csparql is not None):
             tick = self._last_t + 1
             while tick < t:
                 result = self.step(tick, [])
                 yield result
                 tick += 1
-                if result.is_empty():  # nothing holds: on to the next change
+                # nothing holds, and no event came of the background alone (the patterns would read
+                # one at every tick): on to the next change
+                if result.is_empty() and not any(self._events_now.values()):
                     change = self.next_change()
                     if change is None or change >= t:
                         break
@@ -561,6 +565,7 @@ class Reasoner:
             ontology.materialiser.advance(t, report=False)
             self._expiries_matter = self._after_expiry_observable()
         point = ontology.process(t, facts, interned=True)
+        self._events_now = point.events
         self._ontology_t = t
         return Enriched(t, facts, ontology.conclusions(t), point.events, ontology.store.expiry_times(t),
                         [g.run(ontology.store) for g in self._groups] if self._groups else [],
@@ -593,7 +598,7 @@ class Reasoner:
         """This reasoner's ontological stage holding ``point``'s input (on Spark the enrich step
         ran elsewhere: process it here too)."""
         if self._ontology_t != t:
-            self.ontology.process(t, point.stream, interned=True)
+            self._events_now = self.ontology.process(t, point.stream, interned=True).events
             self._ontology_t = t
         return self.ontology
 
