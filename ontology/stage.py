@@ -39,8 +39,7 @@ from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 
 from .background import load_background
 from .rdf_files import TripleBatch
-from dotr.rules.engine.sparql.conjunction import shared
-from dotr.rules.engine.sparql.events import CompiledEvent, compile_rule_event
+from dotr.rules.engine.sparql.events import CompiledEvent, EventRuns, compile_rule_event
 from .materialise import Materialiser
 from .turtle import TokenTriple, intern_tokens
 from dotr.rules.engine.store import INF, RelKey
@@ -125,6 +124,7 @@ class OntologicalStage:
             self.events.append(compile_rule_event(e, self.dictionary) if compile_event is None or e.query is None
                                else compile_event(e, self.program.prefixes, self.dictionary, checked.queries))
             self._event_names.append([e.name])
+        self._runs = EventRuns(self.events)
 
     @classmethod
     def from_files(cls, rules: str | Path, ontologies: Iterable[str | Path] = (), classify: bool = False,
@@ -207,13 +207,11 @@ class OntologicalStage:
 
     def run_events(self) -> dict[str, list[tuple]]:
         """Every event's solutions now (events with the same query share one run; queries that
-        differ in their filters only, their matches: ``rules.engine.sparql.conjunction.shared``)."""
+        differ in their filters only, their matches: ``rules.engine.sparql.events.EventRuns``)."""
         out = {}
-        with shared():
-            for event, names in zip(self.events, self._event_names):
-                rows = event.run(self.store)
-                for name in names:
-                    out[name] = rows
+        for rows, names in zip(self._runs.run(self.store), self._event_names):
+            for name in names:
+                out[name] = rows
         return out
 
     def background_facts(self) -> list[tuple]:

@@ -54,7 +54,7 @@ def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictiona
     if isinstance(root, BGP) and not root.residual and set(params) <= set(root.vars):  # its rows, no dicts
         conj = root.conj
         if tuple(params) == conj.vars:
-            return CompiledEvent(event.name, params, conj.rows, d)
+            return CompiledEvent(event.name, params, conj.rows, d, conj)
         positions = [conj.vars.index(p) for p in params]
         return CompiledEvent(event.name, params,
                              lambda store: [tuple(row[i] for i in positions) for row in conj.rows(store)], d)

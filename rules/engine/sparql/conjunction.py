@@ -243,20 +243,14 @@ class Conjunction:
         """:meth:`rows` from the matches of the atoms alone, shared with the conjunctions of equal
         atoms evaluated in the same :func:`shared` block: the comparisons and negations then run
         on them (a threshold alone: on the matches sorted once, ``rules.engine.sparql.thresholds``)."""
+        if self._threshold is not None:
+            rows = self.threshold_rows(store, (self._threshold,))
+            return rows[0] if rows is not None else []
         matches = shared.get(self._atoms_key)
         if matches is None:
             matches = shared[self._atoms_key] = self._matches(store)
         if not matches:
             return []
-        threshold = self._threshold
-        if threshold is not None:
-            key = (self._atoms_key, threshold.position)
-            ordered = shared.get(key)
-            if ordered is None:
-                ordered = shared[key] = Sorted(matches, threshold.position, self.d.value)
-            rows = threshold.select(ordered)
-            GUARD.charge(len(rows))
-            return rows
         plan = self._filter_plan
         if plan is None:
             seed = ir.AtomLiteral(ir.Atom(_SEED, tuple(ir.Var(v) for v in self._atom_vars)))
@@ -267,6 +261,29 @@ class Conjunction:
         plan([(match, INF) for match in matches], store, out.append)
         GUARD.charge(len(out))
         return [row for _, row, _ in out]
+
+    def threshold_rows(self, store: Store, thresholds: Sequence[Threshold]) -> list[list[tuple]] | None:
+        """The rows of conjunctions of these atoms, each with one of ``thresholds`` as its only
+        comparison (as :attr:`threshold`), in that order: their atoms matched once (inside
+        :func:`shared`, once for all conjunctions of equal atoms), the matches sorted once per
+        position compared, and each threshold's rows a slice of them (the event queries of
+        patterns that each declare their own FILTER threshold). None: the atoms match nothing."""
+        shared = _SHARED if _SHARED is not None else {}
+        atoms = self._atoms_key
+        matches = shared.get(atoms)
+        if matches is None:
+            matches = shared[atoms] = self._matches(store)
+        if not matches:
+            return None
+        out = []
+        for threshold in thresholds:
+            key = (atoms, threshold.position)
+            ordered = shared.get(key)
+            if ordered is None:
+                ordered = shared[key] = Sorted(matches, threshold.position, self.d.value)
+            out.append(threshold.select(ordered))
+        GUARD.charge(sum(map(len, out)))
+        return out
 
     def _matches(self, store: Store) -> list[tuple]:
         """The matches of the atoms, as tuples over their variables."""

@@ -1,6 +1,7 @@
-"""An event type compiled onto the store, and the compiling of one defined by a rule body
-(``event A(?k, ?id) := a(?k, ?id)``): a conjunction of its atoms, with no SPARQL compiler (nor
-rdflib) loaded. An event defined by a SELECT query is compiled by
+"""An event type compiled onto the store, the compiling of one defined by a rule body
+(``event A(?k, ?id) := a(?k, ?id)``: a conjunction of its atoms, with no SPARQL compiler (nor
+rdflib) loaded), and a program's event types run together at a time point
+(:class:`EventRuns`). An event defined by a SELECT query is compiled by
 ``rules.engine.sparql.algebra.compile_event``.
 
 >>> from dotr.rules import parse
@@ -15,11 +16,12 @@ True
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from dotr.rules import ir
-from dotr.rules.engine.sparql.conjunction import Conjunction
+from dotr.rules.engine.sparql.conjunction import Conjunction, shared
 from dotr.rules.engine.store import Store
 from dotr.rules.engine.terms import TermDictionary
 
@@ -35,6 +37,8 @@ class CompiledEvent:
     attributes: tuple[str, ...]
     _run: Callable[[Store], list[tuple]]
     dictionary: TermDictionary
+    #: the conjunction whose rows ``_run`` gives as they are (None: another query)
+    conjunction: Conjunction | None = None
 
     def run(self, store: Store) -> list[tuple]:
         rows = self._run(store)
@@ -48,4 +52,56 @@ def compile_rule_event(event: ir.EventDecl, d: TermDictionary) -> CompiledEvent:
     atoms = [lit.atom for lit in event.body if isinstance(lit, ir.AtomLiteral) and not lit.negated]
     extra = tuple(lit for lit in event.body if not (isinstance(lit, ir.AtomLiteral) and not lit.negated))
     conj = Conjunction(atoms, extra, tuple(p.name for p in event.params), d)
-    return CompiledEvent(event.name, event.attributes, conj.rows, d)
+    return CompiledEvent(event.name, event.attributes, conj.rows, d, conj)
+
+
+class EventRuns:
+    """A program's event types run together, each time point: inside one
+    :func:`~rules.engine.sparql.conjunction.shared` block (queries over equal atoms match them
+    once), and the types whose queries are equal atoms each with one threshold filter
+    (``FILTER(?v >= 3)``, ``FILTER(?v >= 7)``, ...: every pattern with its own) as one group,
+    whose matches each type slices (``Conjunction.threshold_rows``) with no call of its own.
+
+    >>> from dotr.rules import parse
+    >>> from dotr.rules.engine.backends.dict_store import DictStore
+    >>> from dotr.rules.engine.terms import TermDictionary
+    >>> d, store = TermDictionary(), DictStore()
+    >>> events = [compile_rule_event(e, d) for e in parse(
+    ...     "event Hot(?x) := t(?x, ?v), ?v > 30 . event Warm(?x) := t(?x, ?v), ?v > 20 .").events]
+    >>> for n, v in enumerate([25, 35]):
+    ...     _ = store.add((d.intern(ir.Name("t")), 2), (d.number(n), d.number(v)), 5)
+    >>> [[d.value(i) for (i,) in rows] for rows in EventRuns(events).run(store)]
+    [[1], [0, 1]]
+    """
+
+    def __init__(self, events: Sequence[CompiledEvent]):
+        self.events = list(events)
+        groups: dict[int, list[int]] = defaultdict(list)
+        for n, event in enumerate(self.events):
+            if event.conjunction is not None and event.conjunction.threshold is not None:
+                groups[event.conjunction.atoms_key].append(n)
+        #: per group: its positions in ``events``, its first conjunction and each one's threshold
+        self._groups = [(members, self.events[members[0]].conjunction,
+                         [self.events[n].conjunction.threshold for n in members])
+                        for members in groups.values() if len(members) > 1]
+        grouped = {n for members, _, _ in self._groups for n in members}
+        self._alone = [n for n in range(len(self.events)) if n not in grouped]
+
+    def run(self, store: Store) -> list[list[tuple]]:
+        """Each event type's solutions now (as ``CompiledEvent.run``), in the order of ``events``."""
+        events = self.events
+        out: list = [None] * len(events)
+        with shared():
+            for n in self._alone:
+                out[n] = events[n].run(store)
+            for members, conjunction, thresholds in self._groups:
+                found = conjunction.threshold_rows(store, thresholds)
+                if found is None:
+                    for n in members:
+                        out[n] = []
+                    continue
+                for n, rows in zip(members, found):
+                    if len(rows) > 1:
+                        events[n].dictionary.sort_rows(rows)
+                    out[n] = rows
+        return out
