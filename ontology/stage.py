@@ -39,7 +39,8 @@ from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
 
 from .background import load_background
 from .rdf_files import TripleBatch
-from dotr.rules.engine.sparql.events import CompiledEvent, EventRuns, compile_rule_event
+from dotr.rules.engine.sparql.event_compiler import compile_event
+from dotr.rules.engine.sparql.events import CompiledEvent, EventRuns
 from .materialise import Materialiser
 from .turtle import TokenTriple, intern_tokens
 from dotr.rules.engine.store import INF, RelKey
@@ -113,16 +114,12 @@ class OntologicalStage:
         shared: dict[tuple, int] = {}  # definition -> its compiled event's number
         self.events: list[CompiledEvent] = []
         self._event_names: list[list[str]] = []  # per compiled event, the events it answers
-        compile_event: Callable | None = None  # (the SPARQL compiler and rdflib: imported for a SELECT event only)
-        if any(e.query is not None for e in self.program.events):
-            from dotr.rules.engine.sparql.algebra import compile_event
         for e in self.program.events:
             if e.definition in shared:
                 self._event_names[shared[e.definition]].append(e.name)
                 continue
             shared[e.definition] = len(self.events)
-            self.events.append(compile_rule_event(e, self.dictionary) if compile_event is None or e.query is None
-                               else compile_event(e, self.program.prefixes, self.dictionary, checked.queries))
+            self.events.append(compile_event(e, self.program.prefixes, self.dictionary, checked.queries))
             self._event_names.append([e.name])
         self._runs = EventRuns(self.events)
 

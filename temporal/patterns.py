@@ -617,9 +617,9 @@ class PatternEngine:
     def _families(self, program: ir.Program) -> None:
         """Event types declared alike but for a threshold (``rules.engine.sparql.event_threshold``)
         read the rows of the loosest: each takes those that pass its own threshold."""
-        if all(e.query is None for e in program.events):  # (a threshold is a SELECT's: no SPARQL compiler)
+        if all(e.query is None for e in program.events):  # (a threshold is a SELECT's)
             return
-        from dotr.rules.engine.sparql.algebra import event_threshold  # (with the SPARQL compiler)
+        from dotr.rules.engine.sparql.event_compiler import event_threshold
 
         families: dict[tuple, list] = defaultdict(list)
         for e in program.events:

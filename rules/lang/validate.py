@@ -21,6 +21,7 @@ from .queries import ParsedQueries, joins
 from .queries.csparql import is_csparql, parse_csparql
 from .queries.epsparql import is_epsparql, parse_epsparql
 from .errors import Diagnostic, MAX_ARITY
+from .queries.select import SimpleSelect, read_select
 from .queries.sparql import parse_select, query_reads
 from .queries.template import template_triples
 
@@ -179,15 +180,23 @@ class _Validator:
             key = (event.query.text, tuple(prefixes.items()))
             query = self._selects.get(key)  # the same query declared again (as a pattern's own event)
             if query is None:
-                query, diags = parse_select(event.query, prefixes)
-                self.diags.extend(diags)
+                query = read_select(event.query.text, prefixes)  # (one basic graph pattern: without rdflib)
+                if query is not None:
+                    self.diags.extend(query.warnings(event.query, f"event {event.name}"))
+                else:
+                    query, diags = parse_select(event.query, prefixes)
+                    self.diags.extend(diags)
+                    if query is not None:
+                        self.diags.extend(joins.query_warnings(event.query, query.algebra["p"], f"event {event.name}"))
                 if query is not None:
                     self._selects[key] = query
-                    self.diags.extend(joins.query_warnings(event.query, query.algebra["p"], f"event {event.name}"))
-            if query is not None:
+            if isinstance(query, SimpleSelect):
+                reads, selected = query.reads(), set(query.vars)
+            elif query is not None:
                 self.queries.put("select", event.query, query)
                 reads = query_reads(query.algebra)
                 selected = {str(v) for v in query.algebra["PV"]}
+            if query is not None:
                 for param in event.params:
                     if param.key not in selected:
                         self.error("E402", f"event parameter {param.name} is not selected by the query",

@@ -1,4 +1,5 @@
-"""Event queries: SPARQL SELECT (parsed by rdflib) and rule bodies, compiled onto the store.
+"""Event queries: SPARQL SELECT (parsed by rdflib) compiled onto the store (a query of one basic
+graph pattern with simple filters is compiled without rdflib: ``rules.engine.sparql.events``).
 
 rdflib parses the query and builds its algebra; the planner (``rules.engine.sparql.planner``)
 compiles the algebra into operators that run on int ids: the triple patterns of a group and of
@@ -14,7 +15,7 @@ conjunction with them. rdflib's own evaluator is never used.
 >>> program = parse('''@prefix : <http://ex.org/> .
 ... event Hot(?s, ?v) := select ?s ?v where { ?s :value ?v filter(?v > 60) } .''')
 >>> d, store = TermDictionary(), DictStore()
->>> q = compile_event(program.events[0], program.prefixes, d)
+>>> q = compile_query_event(program.events[0], program.prefixes, d)
 >>> value = (d.intern(ir.Iri("http://ex.org/value")), 2)
 >>> for sensor, reading in (("a", 70), ("b", 50)):
 ...     _ = store.add(value, (d.intern(ir.Iri("http://ex.org/" + sensor)), d.intern(ir.Num(reading))), 5)
@@ -30,21 +31,23 @@ from dotr.rules import ir
 from dotr.rules.lang.errors import RuleError
 from dotr.rules.lang.queries import ParsedQueries
 from dotr.rules.lang.queries.sparql import parse_select
-from dotr.rules.engine.sparql.events import CompiledEvent, compile_rule_event
+from dotr.rules.engine.sparql.events import FAMILIES, CompiledEvent, EventThreshold, compile_rule_event
 from dotr.rules.engine.sparql.expr import Solution, UnsupportedQuery
 from dotr.rules.engine.sparql.operators import BGP, Dataset, dataset
 from dotr.rules.engine.sparql.planner import compile_pattern
 from dotr.rules.engine.store import Store
 from dotr.rules.engine.terms import TermDictionary
 
-__all__ = ["CompiledEvent", "Dataset", "EventThreshold", "UnsupportedQuery", "compile_event", "compile_pattern",
-           "compile_select", "event_threshold"]
+__all__ = ["CompiledEvent", "Dataset", "UnsupportedQuery", "compile_pattern", "compile_query_event",
+           "compile_select", "query_threshold"]
 
 
-def compile_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictionary,
-                  queries: ParsedQueries | None = None) -> CompiledEvent:
+def compile_query_event(event: ir.EventDecl, prefixes: dict[str, str], d: TermDictionary,
+                        queries: ParsedQueries | None = None) -> CompiledEvent:
     """Compile an ``event`` declaration (SPARQL or rule body) onto the store (``queries``: the
-    checked program's parsed queries, so that its SELECT is not parsed again)."""
+    checked program's parsed queries, so that its SELECT is not parsed again), its SELECT by the
+    SPARQL compiler: what ``events.compile_event`` does with a query its own reader does not
+    take (``rules.lang.queries.select``), and the reference for those it takes."""
     params = event.attributes
     if event.query is None:
         return compile_rule_event(event, d)
@@ -80,36 +83,17 @@ class CompiledSelect:
         return self._root.run(dataset(store))
 
 
-@dataclass(frozen=True)
-class EventThreshold:
-    """An event type whose query is a basic graph pattern with one filter, ``?x op bound`` (an
-    order, ``?x`` one of its attributes): the types of one ``family`` (the same query but for its
-    threshold, the same direction) give, of the rows of the loosest, those whose ``attribute``
-    passes their own threshold."""
-
-    family: tuple
-    attribute: str
-    op: str
-    bound: int | float
-
-    @property
-    def looseness(self) -> tuple:
-        """Smallest for the type of its family whose rows hold every other's."""
-        if self.op in (">", ">="):
-            return self.bound, self.op == ">"
-        return -self.bound, self.op == "<"
-
-
-def event_threshold(event: ir.EventDecl, prefixes: dict[str, str], queries: ParsedQueries | None = None
+def query_threshold(event: ir.EventDecl, prefixes: dict[str, str], queries: ParsedQueries | None = None
                     ) -> EventThreshold | None:
-    """The threshold of ``event`` (see :class:`EventThreshold`), or None. Families are compared
-    by their atoms as :class:`TermDictionary` ids of one dictionary: this module's own.
+    """The threshold of ``event`` (see ``events.EventThreshold``) as the SPARQL compiler reads
+    its query, or None. Families are compared by their atoms as :class:`TermDictionary` ids of
+    one dictionary (``events.FAMILIES``).
 
     >>> from dotr.rules import parse
     >>> program = parse('''@prefix : <http://ex.org/> .
     ... event Hot(?s, ?v) := select ?s ?v where { ?s :value ?v filter(?v >= 60) } .
     ... event Warm(?s, ?v) := select ?s ?v where { ?s :value ?v filter(40 <= ?v) } .''')
-    >>> hot, warm = (event_threshold(e, program.prefixes) for e in program.events)
+    >>> hot, warm = (query_threshold(e, program.prefixes) for e in program.events)
     >>> hot.family == warm.family, (hot.attribute, hot.op, hot.bound), warm.looseness < hot.looseness
     (True, ('v', '>=', 60), True)
     """
@@ -118,23 +102,12 @@ def event_threshold(event: ir.EventDecl, prefixes: dict[str, str], queries: Pars
     try:
         query = (queries if queries is not None else ParsedQueries()).require(
             "select", event.query, lambda: parse_select(event.query, prefixes))
-        root = compile_pattern(query.algebra["p"], _FAMILIES, event.query.span)
+        root = compile_pattern(query.algebra["p"], FAMILIES, event.query.span)
     except (RuleError, UnsupportedQuery):
         return None
     if not isinstance(root, BGP) or root.residual or not set(event.attributes) <= set(root.vars):
         return None
-    threshold = root.conj.threshold
-    if threshold is None:
-        return None
-    attribute = root.conj.atom_vars[threshold.position]
-    if attribute not in event.attributes:
-        return None
-    up = threshold.op in (">", ">=")
-    return EventThreshold((root.conj.atoms_key, tuple(event.attributes), attribute, up), attribute,
-                          threshold.op, threshold.bound)
-
-
-_FAMILIES = TermDictionary()  # (the ids that tell families apart)
+    return EventThreshold.of(root.conj, event.attributes)
 
 
 def compile_select(text: ir.SparqlText, prefixes: dict[str, str], d: TermDictionary,

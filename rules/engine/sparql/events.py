@@ -1,8 +1,8 @@
-"""An event type compiled onto the store, the compiling of one defined by a rule body
-(``event A(?k, ?id) := a(?k, ?id)``: a conjunction of its atoms, with no SPARQL compiler (nor
-rdflib) loaded), and a program's event types run together at a time point
-(:class:`EventRuns`). An event defined by a SELECT query is compiled by
-``rules.engine.sparql.algebra.compile_event``.
+"""An event type compiled onto the store, a program's event types run together at a time point
+(:class:`EventRuns`), the threshold of a type's query (:class:`EventThreshold`), and the
+compiling of an event defined by a rule body (``event A(?k, ?id) := a(?k, ?id)``): a
+conjunction of its atoms, with no SPARQL compiler (nor rdflib) loaded. Which compiler an event
+takes: ``rules.engine.sparql.event_compiler``.
 
 >>> from dotr.rules import parse
 >>> from dotr.rules.engine.backends.dict_store import DictStore
@@ -45,6 +45,43 @@ class CompiledEvent:
         if len(rows) > 1:
             self.dictionary.sort_rows(rows)
         return rows
+
+
+@dataclass(frozen=True)
+class EventThreshold:
+    """An event type whose query is a basic graph pattern with one filter, ``?x op bound`` (an
+    order, ``?x`` one of its attributes): the types of one ``family`` (the same query but for its
+    threshold, the same direction) give, of the rows of the loosest, those whose ``attribute``
+    passes their own threshold."""
+
+    family: tuple
+    attribute: str
+    op: str
+    bound: int | float
+
+    @property
+    def looseness(self) -> tuple:
+        """Smallest for the type of its family whose rows hold every other's."""
+        if self.op in (">", ">="):
+            return self.bound, self.op == ">"
+        return -self.bound, self.op == "<"
+
+    @classmethod
+    def of(cls, conj: Conjunction, attributes: tuple[str, ...]) -> EventThreshold | None:
+        """The threshold of the event type whose rows are ``conj``'s over ``attributes``, or
+        None (its comparison is no threshold of an attribute)."""
+        threshold = conj.threshold
+        if threshold is None:
+            return None
+        attribute = conj.atom_vars[threshold.position]
+        if attribute not in attributes:
+            return None
+        up = threshold.op in (">", ">=")
+        return cls((conj.atoms_key, tuple(attributes), attribute, up), attribute, threshold.op, threshold.bound)
+
+
+#: the dictionary of the ids that tell threshold families apart (``EventThreshold.family``)
+FAMILIES = TermDictionary()
 
 
 def compile_rule_event(event: ir.EventDecl, d: TermDictionary) -> CompiledEvent:

@@ -242,17 +242,29 @@ def query_warnings(text: SparqlText, algebra_pattern, what: str = "query") -> li
     if not found:
         return []
     first = found[0]
-    placed = _order(text.text, first.groups)
     if first.kind == "optional":
         return [Diagnostic("W305", f"an OPTIONAL of {what} shares no variable with the pattern it extends: every "
                            "solution of one is joined with every solution of the other",
                            _span(text, _first_use(text.text, first.groups[1])),
                            "join them by a shared variable, or match them in two queries", severity="warning")]
-    return [Diagnostic("W305", f"the patterns of {what} fall into {len(first.groups)} groups that share no variable: "
-                       "they are joined as a cross product, whose size is the product of their matches",
-                       _span(text, placed[1][0]),
-                       "join the groups by a shared variable, or split the query in one query per group",
-                       severity="warning")]
+    return [_join_warning(text, first.groups, what)]
+
+
+def pattern_warnings(text: SparqlText, parts: list[set[str]], links: list[set[str]], what: str = "query"
+                     ) -> list[Diagnostic]:
+    """:func:`query_warnings` of one basic graph pattern: the variables of each triple
+    (``parts``) and of each filter conjunct (``links``)."""
+    groups = connected([p for p in parts if p], links)
+    return [_join_warning(text, groups, what)] if len(groups) > 1 else []
+
+
+def _join_warning(text: SparqlText, groups: list[set[str]], what: str) -> Diagnostic:
+    placed = _order(text.text, groups)
+    return Diagnostic("W305", f"the patterns of {what} fall into {len(groups)} groups that share no variable: "
+                      "they are joined as a cross product, whose size is the product of their matches",
+                      _span(text, placed[1][0]),
+                      "join the groups by a shared variable, or split the query in one query per group",
+                      severity="warning")
 
 
 def operands_warning(what: str, op: str, right: set[str], text: SparqlText) -> Diagnostic:
@@ -263,4 +275,4 @@ def operands_warning(what: str, op: str, right: set[str], text: SparqlText) -> D
 
 
 __all__ = ["CrossProduct", "conjuncts", "connected", "cross_products", "expression_vars", "operands_warning",
-           "scope", "query_warnings", "triple_vars"]
+           "pattern_warnings", "scope", "query_warnings", "triple_vars"]

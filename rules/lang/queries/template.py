@@ -81,18 +81,31 @@ def _term_of_node(node):
 
 def read_template(text: str, prefixes: dict[str, str]) -> list[tuple] | None:
     """The triples of a plain template (the module docstring), or None for any other text."""
+    tokens = read_tokens(text, _TOKEN)
+    if tokens is None or len(tokens) < 2 or tokens[0][1].group() != "{" or tokens[-1][1].group() != "}":
+        return None
+    return read_triples(tokens[1:-1], prefixes)
+
+
+def read_tokens(text: str, pattern: re.Pattern) -> list[tuple[str, re.Match]] | None:
+    """The tokens of ``text`` but spaces and comments, as (kind, match), or None where
+    ``pattern`` reads no token."""
     tokens, pos = [], 0
     while pos < len(text):
-        match = _TOKEN.match(text, pos)
+        match = pattern.match(text, pos)
         if match is None:  # (something no token reads)
             return None
         pos = match.end()
         kind = "string" if match.group("string") else match.lastgroup
         if kind != "space":
             tokens.append((kind, match))
-    if len(tokens) < 2 or tokens[0][1].group() != "{" or tokens[-1][1].group() != "}":
-        return None
-    tokens = tokens[1:-1]
+    return tokens
+
+
+def read_triples(tokens: list[tuple[str, re.Match]], prefixes: dict[str, str], blanks: bool = True
+                 ) -> list[tuple] | None:
+    """The triples of plain tokens (subjects with their lists of predicates and objects, each
+    ended by ``.``), or None for any other tokens (and with ``blanks`` false, for a blank node)."""
     out: list[tuple] = []
     i, n = 0, len(tokens)
 
@@ -113,7 +126,7 @@ def read_template(text: str, prefixes: dict[str, str]) -> list[tuple] | None:
         if position == "verb":
             return None
         if kind == "blank":
-            return Blank(m.group()[2:])
+            return Blank(m.group()[2:]) if blanks else None
         if position == "subject":
             return None
         if kind == "integer":
