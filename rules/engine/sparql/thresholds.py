@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
+from operator import itemgetter
 from typing import Callable, Sequence
 
 from dotr.rules.lang import ir
@@ -33,9 +34,10 @@ class Sorted:
     """Matches sorted by the value at ``position`` (``value``: a term id's value): the numbers'
     keys and the matches' numbers in that order, and the matches of other values apart."""
 
-    __slots__ = ("keys", "order", "others", "matches")
+    __slots__ = ("keys", "order", "others", "matches", "_heads")
 
     def __init__(self, matches: Sequence[tuple], position: int, value: Callable[[int], object]):
+        self._heads: dict[tuple[int, ...], list[tuple]] = {}
         numbers, self.others = [], []
         for n, match in enumerate(matches):
             v = value(match[position])
@@ -47,6 +49,21 @@ class Sorted:
         self.keys = [v for v, _ in numbers]
         self.order = [n for _, n in numbers]
         self.matches = matches
+
+    def heads(self, positions: tuple[int, ...] | None) -> Sequence[tuple]:
+        """The matches as tuples of their values at ``positions`` (None: as they are), made once
+        for the thresholds of every conjunction with that head."""
+        if positions is None:
+            return self.matches
+        rows = self._heads.get(positions)
+        if rows is None:
+            if len(positions) == 1:
+                (i,) = positions
+                rows = [(match[i],) for match in self.matches]
+            else:
+                rows = list(map(itemgetter(*positions), self.matches))
+            self._heads[positions] = rows
+        return rows
 
 
 class Threshold:
@@ -83,10 +100,9 @@ class Threshold:
             chosen = matches.order[:(bisect_right if op == "<=" else bisect_left)(keys, bound)]
         if matches.others:
             chosen = chosen + [n for v, n in matches.others if compare(op, v, bound)]
-        if len(chosen) > 1:
-            chosen = sorted(chosen)
-        found = matches.matches
-        if self.head is None:
-            return [found[n] for n in chosen]
-        head = self.head
-        return [tuple(found[n][i] for i in head) for n in chosen]
+        if not chosen:
+            return []
+        rows = matches.heads(self.head)
+        if len(chosen) == 1:
+            return [rows[chosen[0]]]
+        return [rows[n] for n in sorted(chosen)]
