@@ -34,6 +34,8 @@ _FACT = re.compile(r"([^(]+?)(?:\((.*)\))?")
 _TYPE = f"<{RDF_TYPE}>"
 #: a string's JSON, as ``json.dumps(text, ensure_ascii=False)`` writes it
 _json_string = json.encoder.encode_basestring
+#: a canonical fact text of names and numbers only (no IRI, no literal), nothing in it escaped in JSON
+_PLAIN_FACT = re.compile(r'[^"<\\\x00-\x1f]*')
 _NUMERALS = {f"<{XSD}integer>": re.compile(r"[+-]?\d+"), f"<{XSD}decimal>": re.compile(r"[+-]?\d*\.\d+")}
 
 
@@ -205,7 +207,9 @@ class EncodedFacts:
         self._encoded: list[str] = []
 
     def _encode(self, text: str) -> str:
-        return json.dumps(self._fact(text), ensure_ascii=False)
+        if _PLAIN_FACT.fullmatch(text):  # (names and numbers: it reads as it is written, and needs no escape)
+            return f'"{text}"'
+        return _json_string(self._fact(text))
 
     def array(self, texts: list[str], changes: tuple[list[str], list[str], int] | None = None) -> str:
         """The JSON array of ``texts``; ``changes``: how they differ from the texts of the last

@@ -15,6 +15,7 @@ from dotr.pipeline.fact_texts import FactTexts, _changed
 from dotr.pipeline.io import _split_facts
 from dotr.pipeline.printing import _TERM, EncodedFacts, Readable
 from dotr.rules import check_text, ir
+from dotr.rules.engine.terms import TermDictionary, format_fact
 from dotr.rules.engine.ntriples import document, document_with_rdflib
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)
@@ -296,3 +297,22 @@ def test_an_integers_texts_are_written_from_its_id_as_from_its_term(value):
     assert i >= FIRST_INT_ID
     assert IdTexts(d).both(i) == (term_text(d.term(i)), term_text(d.term(i), True))
     assert str(i - INT_OFFSET) == format_term(d.term(i))
+
+
+canonical_terms = st.one_of(
+    st.builds(ir.Name, st.from_regex(r"[A-Za-z_é][A-Za-zé0-9_]{0,5}", fullmatch=True)),
+    st.builds(ir.Num, st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False)),
+    st.builds(ir.Iri, st.from_regex(r"http://(ex|other)\.org/[a-z#/]{0,6}", fullmatch=True)),
+    st.builds(ir.Literal, st.text(st.characters(codec="utf-8"), max_size=5),
+              st.sampled_from([None, "http://www.w3.org/2001/XMLSchema#date"]), st.none()))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from([ir.Name("q"), ir.Iri("http://ex.org/p"), ir.Iri(ir.RDF_TYPE)]), st.lists(canonical_terms, max_size=3))
+def test_a_fact_of_names_and_numbers_is_encoded_as_the_readable_path_encodes_it(pred, terms):
+    """A printed fact of names and numbers is written as it is, in quotes; any other through its
+    readable form: the same JSON either way."""
+    d = TermDictionary()
+    text = format_fact(d, (d.intern(pred), len(terms)), tuple(d.intern(t) for t in terms))
+    readable = Readable({"": "http://ex.org/"})
+    assert EncodedFacts(readable)._encode(text) == json.dumps(readable.fact(text), ensure_ascii=False)
