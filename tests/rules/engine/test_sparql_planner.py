@@ -9,7 +9,10 @@ rdflib is itself wrong on some shapes, which the generator avoids:
 - a filter (or an OPTIONAL's condition) nested below a join sees the variables bound outside its
   group (rdflib evaluates a join's right side under the left side's bindings): generated filters
   read only variables their own group binds;
-- MINUS and OPTIONAL whose right side is a group with variables bound outside it only, the same;
+- MINUS and OPTIONAL whose right side is a group with variables bound outside it only, the same
+  (``{ ?a :v ?v . { MINUS { ?a :v ?v } } }``: rdflib removes the solution, which the empty
+  solution before the MINUS, sharing no variable with it, keeps): below the query's group, their
+  variables not bound before them in their group are renamed apart;
 - an OPTIONAL in a nested group that shares a variable with the patterns outside the group but not
   with those before it in its group (a pattern that is not "well designed": ``?a :q ?a {
   OPTIONAL { ?a :p ?b } }`` keeps ``?a`` unextended, where the group's own solutions do not join):
@@ -138,6 +141,8 @@ class _Query:
                 add("{ " + left + " } UNION { " + right + " }", new1 + new2)
             elif kind == 6:
                 inner, _ = self.group(depth + 1, entities)
+                if depth > 0:  # (its variables bound outside its group only: see the module's docstring)
+                    inner, _ = self._private(inner, [], names)
                 add("MINUS { " + inner + " }", [])
             elif kind == 7 and names:
                 parts.append(f"FILTER({self.expr(names)})")
