@@ -6,8 +6,6 @@ an OPTIONAL, a blank node, a selected variable no triple binds), the same rows o
 stores, the same diagnostics from ``dotr check``; a program whose events are such queries
 never loads rdflib."""
 
-import subprocess
-import sys
 from collections import Counter
 
 from hypothesis import given, settings
@@ -23,6 +21,8 @@ from dotr.rules.engine.terms import TermDictionary
 from dotr.rules.lang.ir import SparqlText
 from dotr.rules.lang.queries.select import read_select
 from dotr.rules.lang.queries.sparql import parse_select
+
+from tests.rules.lang.run_imports import imported_by_run
 
 PREFIXES = {"": "http://ex.org/", "ex": "http://ex.org/ns#"}
 
@@ -129,10 +129,5 @@ pattern Alarm from Hot and last Warm(s = Hot.s) within 10 from Hot
   construct { _:m :sensor ?s } with ?s = Hot.s .
 """)
     (tmp_path / "s.jsonl").write_text('{"t": 1, "facts": [":temp(:a, 25)"]}\n{"t": 5, "facts": [":temp(:a, 35)"]}\n')
-    code = ("import sys\nfrom dotr.pipeline.cli import main\n"
-            f"try:\n    main(['run', '-q', '--rules', {str(rules)!r}, '--input', {str(tmp_path / 's.jsonl')!r},"
-            f" '--output', {str(tmp_path / 'out.jsonl')!r}])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m.startswith('rdflib')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    assert imported_by_run(rules, tmp_path / "s.jsonl", tmp_path / "out.jsonl") == []
     assert "<urn:dotr:match:Alarm:5:" in (tmp_path / "out.jsonl").read_text()

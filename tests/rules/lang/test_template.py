@@ -4,8 +4,6 @@ some it leaves to rdflib: a decimal, an escape, an undeclared prefix, a literal 
 nested blank node); a program of plain templates and events defined by rule bodies never
 loads rdflib."""
 
-import subprocess
-import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +11,8 @@ from hypothesis import strategies as st
 from dotr.rules.lang.ir import SparqlText
 from dotr.rules.lang.queries.sparql import parse_template
 from dotr.rules.lang.queries.template import _term_of_node, _triple_key, read_template, template_triples
+
+from tests.rules.lang.run_imports import imported_by_run
 
 PREFIXES = {"": "http://ex.org/", "ex": "http://ex.org/ns#", "my-p_2": "http://p.org/"}
 
@@ -68,10 +68,5 @@ pattern Match from B and each A(key = B.key) within 1000 ms from B
   construct { _:m :key ?k ; :id ?i } with ?k = B.key, ?i = A.id .
 """)
     (tmp_path / "s.jsonl").write_text('{"t": 1, "facts": ["a(1,2)"]}\n{"t": 5, "facts": ["b(1,3)"]}\n')
-    code = ("import sys\nfrom dotr.pipeline.cli import main\n"
-            f"try:\n    main(['run', '-q', '--rules', {str(rules)!r}, '--input', {str(tmp_path / 's.jsonl')!r},"
-            f" '--output', {str(tmp_path / 'out.jsonl')!r}])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m.startswith('rdflib')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    assert imported_by_run(rules, tmp_path / "s.jsonl", tmp_path / "out.jsonl") == []
     assert "<urn:dotr:match:Match:5:" in (tmp_path / "out.jsonl").read_text()
