@@ -89,13 +89,17 @@ def query_threshold(event: ir.EventDecl, prefixes: dict[str, str], queries: Pars
     its query, or None. Families are compared by their atoms as :class:`TermDictionary` ids of
     one dictionary (``events.FAMILIES``).
 
+    A query dotr's own reader takes (``event_compiler.event_threshold``) and one it leaves to
+    rdflib (a nested group) are of one family when their atoms are the same:
+
     >>> from dotr.rules import parse
+    >>> from dotr.rules.engine.sparql.event_compiler import event_threshold
     >>> program = parse('''@prefix : <http://ex.org/> .
     ... event Hot(?s, ?v) := select ?s ?v where { ?s :value ?v filter(?v >= 60) } .
-    ... event Warm(?s, ?v) := select ?s ?v where { ?s :value ?v filter(40 <= ?v) } .''')
-    >>> hot, warm = (query_threshold(e, program.prefixes) for e in program.events)
-    >>> hot.family == warm.family, (hot.attribute, hot.op, hot.bound), warm.looseness < hot.looseness
-    (True, ('v', '>=', 60), True)
+    ... event Warm(?s, ?v) := select ?s ?v where { { ?s :value ?v } filter(?v >= 40) } .''')
+    >>> hot, warm = event_threshold(program.events[0], program.prefixes), query_threshold(program.events[1], program.prefixes)
+    >>> hot.family == warm.family, (warm.attribute, warm.op, warm.bound), warm.looseness < hot.looseness
+    (True, ('v', '>=', 40), True)
     """
     if event.query is None:
         return None

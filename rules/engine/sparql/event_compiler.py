@@ -4,17 +4,15 @@ conjunctions of their atoms, compiled here with no SPARQL compiler (nor rdflib) 
 SELECT goes to the SPARQL compiler (``rules.engine.sparql.algebra``).
 
 >>> from dotr.rules import parse
->>> from dotr.rules.engine.backends.dict_store import DictStore
 >>> from dotr.rules.engine.terms import TermDictionary
 >>> program = parse('''@prefix : <http://ex.org/> .
-... event Hot(?s, ?v) := select ?s ?v where { ?s :value ?v filter(?v > 60) } .''')
->>> d, store = TermDictionary(), DictStore()
->>> hot = compile_event(program.events[0], program.prefixes, d)
->>> value = (d.intern(ir.Iri("http://ex.org/value")), 2)
->>> for sensor, reading in (("a", 70), ("b", 50)):
-...     _ = store.add(value, (d.intern(ir.Iri("http://ex.org/" + sensor)), d.intern(ir.Num(reading))), 5)
->>> [tuple(d.term(i) for i in row) for row in hot.run(store)], hot.conjunction is not None
-([(Iri(value='http://ex.org/a'), Num(value=70))], True)
+... event Hot(?s, ?v) := select ?s ?v where { ?s :value ?v filter(?v > 60) } .
+... event Top(?s) := select distinct ?s where { ?s :value ?v filter(?v > 60) } .''')
+>>> hot, top = (compile_event(e, program.prefixes, TermDictionary()) for e in program.events)
+>>> [str(a.pred.value) for a in hot.conjunction.atoms], hot.conjunction.extra  # (read here)
+(['http://ex.org/value'], (Comparison(op='>', left=Var(name='v'), right=Num(value=60)),))
+>>> top.conjunction is None  # (DISTINCT: the SPARQL compiler's)
+True
 """
 
 from __future__ import annotations
