@@ -615,8 +615,9 @@ class PatternEngine:
         self._t: int | None = None
 
     def _families(self, program: ir.Program) -> None:
-        """Event types declared alike but for a threshold (``rules.engine.sparql.event_threshold``)
-        read the rows of the loosest: each takes those that pass its own threshold."""
+        """Event types declared alike but for a threshold
+        (``rules.engine.sparql.event_compiler.event_threshold``) read the rows of the loosest:
+        each takes those that pass its own threshold."""
         if all(e.query is None for e in program.events):  # (a threshold is a SELECT's)
             return
         from dotr.rules.engine.sparql.event_compiler import event_threshold
