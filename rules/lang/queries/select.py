@@ -46,7 +46,7 @@ class SimpleSelect:
 
     def bound(self) -> set[str]:
         """The variables the atoms bind."""
-        return {t.name for a in self.atoms for t in (a.pred, *a.args) if isinstance(t, ir.Var)}
+        return set().union(*(_names((a.pred, *a.args)) for a in self.atoms))
 
     def reads(self) -> set:
         """The predicate keys the atoms read (as ``sparql.query_reads``)."""
@@ -65,9 +65,8 @@ class SimpleSelect:
 
     def warnings(self, text: ir.SparqlText, what: str) -> list:
         """W305 for a cross product (as ``joins.query_warnings``)."""
-        return pattern_warnings(text, [{t.name for t in (a.pred, *a.args) if isinstance(t, ir.Var)} for a in self.atoms],
-                                [{t.name for t in (c.left, c.right) if isinstance(t, ir.Var)} for c in self.comparisons],
-                                what)
+        return pattern_warnings(text, [_names((a.pred, *a.args)) for a in self.atoms],
+                                [_names((c.left, c.right)) for c in self.comparisons], what)
 
 
 def read_select(text: str, prefixes: dict[str, str]) -> SimpleSelect | None:
@@ -93,7 +92,6 @@ def read_select(text: str, prefixes: dict[str, str]) -> SimpleSelect | None:
     comparisons = []
     body, j = tokens[i + 1:-1], 0
     while j < len(body):
-        kind, match = body[j]
         if _is(body[j], "keyword", "filter"):
             comparison = _comparison(body[j + 1:j + 6])
             if comparison is None:
@@ -103,7 +101,7 @@ def read_select(text: str, prefixes: dict[str, str]) -> SimpleSelect | None:
             if j < len(body) and _is(body[j], "punct", "."):
                 j += 1
             blocks.append([])
-        elif kind in ("keyword", "op", "paren"):
+        elif body[j][0] in ("keyword", "op", "paren"):
             return None
         else:
             blocks[-1].append(body[j])
@@ -116,10 +114,15 @@ def read_select(text: str, prefixes: dict[str, str]) -> SimpleSelect | None:
         triples += found
     query = SimpleSelect(tuple(selected), tuple(ir.Atom(p, (s, o)) for s, p, o in triples), tuple(comparisons))
     names = query.bound()
-    compared = {t.name for c in comparisons for t in (c.left, c.right) if isinstance(t, ir.Var)}
+    compared = set().union(*(_names((c.left, c.right)) for c in comparisons))
     if not triples or not set(selected) <= names or not compared <= names:
         return None
     return SimpleSelect(tuple(sorted(names)), query.atoms, query.comparisons) if star else query
+
+
+def _names(terms) -> set[str]:
+    """The names of the variables among ``terms``."""
+    return {t.name for t in terms if isinstance(t, ir.Var)}
 
 
 def _is(token: tuple[str, re.Match], kind: str, text: str) -> bool:
