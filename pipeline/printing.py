@@ -34,9 +34,13 @@ _FACT = re.compile(r"([^(]+?)(?:\((.*)\))?")
 _TYPE = f"<{RDF_TYPE}>"
 #: a string's JSON, as ``json.dumps(text, ensure_ascii=False)`` writes it
 _json_string = json.encoder.encode_basestring
-#: a canonical fact text of names and numbers only (no IRI, no literal), nothing in it escaped in JSON
-_PLAIN_FACT = re.compile(r'[^"<\\\x00-\x1f]*')
 _NUMERALS = {f"<{XSD}integer>": re.compile(r"[+-]?\d+"), f"<{XSD}decimal>": re.compile(r"[+-]?\d*\.\d+")}
+
+
+def _as_written(fact: str) -> bool:
+    """Whether a canonical fact text is its readable form: one of names and numbers only (no IRI,
+    no literal)."""
+    return "<" not in fact and '"' not in fact
 
 
 class Readable:
@@ -62,7 +66,7 @@ class Readable:
         out, fact = dict(record), self.fact
         for key in ("facts", "removed"):
             if key in record:  # (a fact of names and numbers reads as it is written)
-                out[key] = [f if "<" not in f and '"' not in f else fact(f) for f in record[key]]
+                out[key] = [f if _as_written(f) else fact(f) for f in record[key]]
         if "at" in record:
             out["at"] = {when: [self.fact(f) for f in facts] for when, facts in record["at"].items()}
         if "graphs" in record:
@@ -207,9 +211,7 @@ class EncodedFacts:
         self._encoded: list[str] = []
 
     def _encode(self, text: str) -> str:
-        if _PLAIN_FACT.fullmatch(text):  # (names and numbers: it reads as it is written, and needs no escape)
-            return f'"{text}"'
-        return _json_string(self._fact(text))
+        return _json_string(text if _as_written(text) else self._fact(text))
 
     def array(self, texts: list[str], changes: tuple[list[str], list[str], int] | None = None) -> str:
         """The JSON array of ``texts``; ``changes``: how they differ from the texts of the last
