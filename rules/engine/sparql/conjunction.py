@@ -224,15 +224,9 @@ class Conjunction:
             return rows
         if _SHARED is not None and not seed_vars and self.extra:
             return self._filtered(store, _SHARED)
-        counts = self._candidates(store)
-        if counts is None:
-            return []
-        shape = (tuple(n.bit_length() for n in counts), seed_vars)
-        order = self._orders.get(shape)
+        order = self._kept_order(store, seed_vars)
         if order is None:
-            if len(self._orders) >= _PLANS_KEPT:
-                self._orders.clear()
-            order = self._orders[shape] = self.order(store, seed_vars, counts)
+            return []
         plan = self._plan(order, seed_vars)
         out: list = []
         plan([(seed, INF) for seed in seeds] if seed_vars else [((), INF)], store, out.append)
@@ -287,15 +281,28 @@ class Conjunction:
 
     def _matches(self, store: Store) -> list[tuple]:
         """The matches of the atoms, as tuples over their variables."""
-        counts = self._candidates(store)
-        if counts is None:
+        order = self._kept_order(store, ())
+        if order is None:
             return []
-        order = self.order(store, (), counts)
         plan = self._plan(order, (), self._atom_vars, ())
         out: list = []
         plan([((), INF)], store, out.append)
         GUARD.charge(len(out))
         return [row for _, row, _ in out]
+
+    def _kept_order(self, store: Store, seed_vars: tuple[str, ...]) -> tuple[int, ...] | None:
+        """:meth:`order`, kept for the evaluations whose atoms have candidate counts of the same
+        powers of two (None: an atom has no candidate)."""
+        counts = self._candidates(store)
+        if counts is None:
+            return None
+        shape = (tuple(n.bit_length() for n in counts), seed_vars)
+        order = self._orders.get(shape)
+        if order is None:
+            if len(self._orders) >= _PLANS_KEPT:
+                self._orders.clear()
+            order = self._orders[shape] = self.order(store, seed_vars, counts)
+        return order
 
     def _plan(self, order: tuple[int, ...], seed_vars: tuple[str, ...], head: tuple[str, ...] | None = None,
               extra: tuple | None = None):
