@@ -334,6 +334,30 @@ class _Step:
         self.single = ref.selection in ("last", "first")
 
 
+def _lines_format(lines: list[tuple[int, int, int]], const_texts: list[str], const_object_texts: list[str],
+                  variables: int, blanks: list[str]) -> str:
+    """The document of the triples ``lines`` (their slots: the constants, then ``variables``
+    variables, then the ``blanks``) as a ``str.format`` string: field ``k`` is the (subject,
+    object) texts of the ``k``-th variable, the field after them the fresh IRIs' prefix.
+
+    >>> doc = _lines_format([(2, 0, 1), (3, 1, 2)], ["<p>", '"{x}"'], ["<p>", '"{x}"'], 1, ["b"])
+    >>> print(doc.format(("<s>", '"o"'), "urn:m:"), end="")
+    <s> <p> "{x}" .
+    <urn:m:b> "{x}" "o" .
+    """
+    consts = len(const_texts)
+
+    def text(slot: int, role: int) -> str:
+        if slot < consts:
+            return (const_object_texts if role else const_texts)[slot].replace("{", "{{").replace("}", "}}")
+        if slot < consts + variables:
+            return f"{{{slot - consts}[{role}]}}"
+        label = blanks[slot - consts - variables].replace("{", "{{").replace("}", "}}")
+        return f"<{{{variables}}}{label}>"
+
+    return "".join(f"{text(s, 0)} {text(p, 0)} {text(o, 1)} .\n" for s, p, o in lines)
+
+
 class _Compiled:
     """A pattern prepared for matching: ``find`` gives the bindings a terminator completes,
     ``output`` the match of one of them."""
@@ -407,7 +431,9 @@ class _Compiled:
         # the template as slots: its constants, then its variables, then its blank nodes (a fresh
         # IRI per match); each triple as three slot numbers
         self.triples: list[tuple[int, int, int]] | None = None
-        self.line_order: list[tuple[int, int, int]] | None = None  # the triples in the order of their lines
+        #: when the lines of a match differ and sort in a known order: its document, as a format of the
+        #: variables' (subject, object) texts in order, then the fresh IRIs' prefix
+        self.lines: str | None = None
         self.consts: list[ir.Const] = []
         self.variables: list[str] = []
         self.blanks: list[str] = []
@@ -440,7 +466,9 @@ class _Compiled:
             subjects, predicates = {s for s, _, _ in self.triples}, [p for _, p, _ in self.triples]
             if (len(subjects) == 1 and len(set(predicates)) == len(predicates)
                     and all(p < len(consts) and isinstance(consts[p], ir.Iri) for p in predicates)):
-                self.line_order = sorted(self.triples, key=lambda triple: self.const_texts[triple[1]])
+                self.lines = _lines_format(sorted(self.triples, key=lambda triple: self.const_texts[triple[1]]),
+                                           self.const_texts, self.const_object_texts, len(self.variables),
+                                           self.blanks)
         self.fresh = bool(self.blanks)
 
     def find(self, terminator: Event) -> list[Bindings]:
@@ -503,33 +531,34 @@ class _Compiled:
         if self.triples is not None:
             # the document from the terms' texts (cached by id): no term objects on this path
             both = engine.id_texts.both
-            subjects: list[str | None] = [*self.const_texts]
-            objects: list[str | None] = [*self.const_object_texts]
-            unbound = False
-            for name in self.variables:
-                i = values.get(name)
-                if i is None:
-                    unbound = True
-                    subjects.append(None)
-                    objects.append(None)
-                else:
-                    s_text, o_text = both(i)
-                    subjects.append(s_text)
-                    objects.append(o_text)
+            texts = [both(i) for name in self.variables if (i := values.get(name)) is not None]
+            prefix = None
             if self.blanks:  # a fresh IRI per match
                 ident = ident or engine._match_id(b, self.declared)
                 prefix = f"urn:dotr:match:{self.name}:{t}:{ident}:"
-                fresh = [f"<{prefix}{label}>" for label in self.blanks]
-                subjects += fresh
-                objects += fresh
-            if self.line_order is not None and not unbound:  # (lines known apart, in a known order)
-                match.ntriples = "".join([f"{subjects[s]} {subjects[p]} {objects[o]} .\n" for s, p, o in self.line_order])
+            if self.lines is not None and len(texts) == len(self.variables):
+                match.ntriples = self.lines.format(*texts, prefix)
             else:
-                match.ntriples = "".join(sorted({
-                    f"{subjects[s]} {subjects[p]} {objects[o]} .\n" for s, p, o in self.triples
-                    if not unbound or subjects[s] is not None and subjects[p] is not None and objects[o] is not None}))
+                match.ntriples = self._document(values, prefix)
             match._terms = (self, values, t, ident)
         return match
+
+    def _document(self, values: dict[str, int], prefix: str | None) -> str:
+        """The sorted N-Triples document of a match with the ``with`` ``values`` and the fresh
+        IRIs' ``prefix``: its triples with an unbound term left out."""
+        both = self.engine.id_texts.both
+        subjects: list[str | None] = [*self.const_texts]
+        objects: list[str | None] = [*self.const_object_texts]
+        for name in self.variables:
+            i = values.get(name)
+            s_text, o_text = (None, None) if i is None else both(i)
+            subjects.append(s_text)
+            objects.append(o_text)
+        fresh = [f"<{prefix}{label}>" for label in self.blanks]
+        subjects += fresh
+        objects += fresh
+        return "".join(sorted({f"{subjects[s]} {subjects[p]} {objects[o]} .\n" for s, p, o in self.triples or ()
+                               if subjects[s] is not None and subjects[p] is not None and objects[o] is not None}))
 
     def graph_terms(self, values: dict[str, int], t: int, ident: str | None) -> list[tuple]:
         """The constructed triples of a match of this pattern at ``t`` (its ``with`` values

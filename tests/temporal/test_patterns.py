@@ -244,11 +244,13 @@ def test_a_join_on_no_key_or_an_aggregate_over_every_key_is_not_partitioned():
 
 
 #: template terms by position: blank nodes, variables (?k and ?v from the events; ?m an
-#: aggregate, unbound over an empty scope), IRIs, literals that N-Triples escapes
+#: aggregate, unbound over an empty scope), IRIs, literals that N-Triples escapes and literals
+#: with what a format string reads as fields
 SUBJECTS = ["_:m", "_:n", "?k", "<http://x/s>"]
 PREDICATES = ["<http://x/p>", "<http://x/q>", "<http://x/p2>", "a"]
-OBJECTS = ["?v", "?k", "?m", "_:m", "<http://x/o>", '"a\\"b"@en', '"x y"', "5", "2.5", '"7"^^<http://x/dt>']
-VALUES = [ir.Name("n1"), ir.Iri("http://x/i"), ir.Num(3), ir.Num(-0.5), ir.Literal('q"\\z'), ir.Literal("d", lang="de")]
+OBJECTS = ["?v", "?k", "?m", "_:m", "<http://x/o>", '"a\\"b"@en', '"x y"', "5", "2.5", '"7"^^<http://x/dt>', '"{0}}"']
+VALUES = [ir.Name("n1"), ir.Iri("http://x/i"), ir.Num(3), ir.Num(-0.5), ir.Literal('q"\\z'), ir.Literal("d", lang="de"),
+          ir.Literal("{1[0]}")]
 
 
 terms = st.sampled_from(VALUES)
