@@ -81,7 +81,8 @@ class OutputFile:
                 raise FileProblem(f"{self.path} is a symbolic link: dotr does not write through links (give the "
                                   "file it points to)") from None
             raise FileProblem(f"{self.path}: cannot be written ({describe(err)})") from None
-        self._file = os.fdopen(fd, "r+b", buffering=1 << 16)
+        # (written only: a buffer that also reads would seek, a system call, at every flush)
+        self._file = os.fdopen(fd, "wb", buffering=1 << 16)
 
     def _reopen(self, size: int, digest: str, check_only: bool) -> None:
         if not os.path.lexists(self.path):
@@ -92,13 +93,13 @@ class OutputFile:
         if have < size or check_only and have != size:
             raise FileProblem(f"{self.path} is {'shorter' if have < size else 'longer'} ({have:,} bytes) than the "
                               f"{size:,} bytes this checkpoint committed")
-        left = size
-        while left:
-            chunk = f.read(min(left, 1 << 20))
+        done = 0
+        while done < size:
+            chunk = os.pread(f.fileno(), min(size - done, 1 << 20), done)
             if not chunk:
                 break
             self._hash.update(chunk)
-            left -= len(chunk)
+            done += len(chunk)
         if self._hash.hexdigest() != digest:
             raise FileProblem(f"{self.path} does not hold what this checkpoint committed (its first {size:,} bytes "
                               "differ)")
