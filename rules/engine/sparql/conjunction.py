@@ -42,6 +42,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from dotr.rules.lang import ir
+from dotr.rules.engine.builtins import compare
 from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.plan import compile_rule
 from dotr.rules.engine.sparql.thresholds import Sorted, Threshold
@@ -270,6 +271,14 @@ class Conjunction:
         if not matches:
             return None
         out = []
+        if len(matches) == 1:  # (a stream's one reading at a time point: each threshold is one comparison)
+            match, value = matches[0], self.d.value
+            for threshold in thresholds:
+                head = threshold.head
+                out.append([match if head is None else tuple([match[i] for i in head])]
+                           if compare(threshold.op, value(match[threshold.position]), threshold.bound) else [])
+            GUARD.charge(sum(map(len, out)))
+            return out
         for threshold in thresholds:
             key = (atoms, threshold.position)
             ordered = shared.get(key)
