@@ -349,13 +349,17 @@ def _lines_format(lines: list[tuple[int, int, int]], const_texts: list[str], con
 
     def text(slot: int, role: int) -> str:
         if slot < consts:
-            return (const_object_texts if role else const_texts)[slot].replace("{", "{{").replace("}", "}}")
+            return _as_format((const_object_texts if role else const_texts)[slot])
         if slot < consts + variables:
             return f"{{{slot - consts}[{role}]}}"
-        label = blanks[slot - consts - variables].replace("{", "{{").replace("}", "}}")
-        return f"<{{{variables}}}{label}>"
+        return f"<{{{variables}}}{_as_format(blanks[slot - consts - variables])}>"
 
     return "".join(f"{text(s, 0)} {text(p, 0)} {text(o, 1)} .\n" for s, p, o in lines)
+
+
+def _as_format(text: str) -> str:
+    """``text`` in a ``str.format`` string, as it is."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 class _Compiled:
