@@ -166,7 +166,7 @@ class Readable:
         """
         tails, term, out = self._json_tails, self.term, []
         last = shown = None
-        for line in ntriples.split("\n"):
+        for line in (ntriples[:-1] if ntriples.endswith("\n") else ntriples).split("\n"):  # (no last, empty line)
             subject, _, tail = line.partition(" ")
             end = tails.get(tail)
             if end is None:
