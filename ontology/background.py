@@ -26,7 +26,6 @@ imports followed). An import not followed is told once to ``notice`` (by default
 from __future__ import annotations
 
 import urllib.parse
-import urllib.request
 import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -109,6 +108,8 @@ def _not_followed(target: str, follow: str | None, from_remote: bool) -> str | N
 
 
 def _read_import(target: str, importer: str) -> TripleBatch:
+    import urllib.request  # (here: it imports an HTTP client and SSL, 8 ms at every start otherwise)
+
     if target.startswith("file:"):
         parsed = urllib.parse.urlparse(target)
         path = Path(urllib.request.url2pathname(parsed.path))
