@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dotr.rules import ir, parse  # noqa: E402
 from dotr.temporal.lars import LarsEngine  # noqa: E402
+from benchmarks.peers.common import dotr_command  # noqa: E402
 
 COOLING = """
 @T steam(V)  :- [{n}] @T temp(V), V >= 100 .
@@ -191,7 +192,7 @@ def run_growth_cli(program: str, data, timed: int, pairs: int = 3) -> float:
             (tmp / "stream.jsonl").write_text("".join(json.dumps({"t": t, "facts": [
                 f"{p}({', '.join(map(str, args))})" for p, args in facts]}) + "\n" for t, facts in enumerate(points)))
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            subprocess.run([sys.executable, "-m", "dotr", "run", "--rules", str(tmp / "rules.dotr"),
+            subprocess.run([*dotr_command(), "run", "--rules", str(tmp / "rules.dotr"),
                             "--input", str(tmp / "stream.jsonl"), "--output", str(tmp / "out.jsonl"), "-q"],
                            check=True, cwd=root)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -215,7 +216,7 @@ def _constants_files(tmp: Path, windows: list[int], points: int, rdf: bool = Fal
 def _run_cpu(tmp: Path, n: int, *extra: str, output: str = "out.jsonl") -> float:
     """CPU seconds (user + system) of ``dotr run`` over ``tmp``'s stream with window ``n``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "dotr", "run", "--rules", str(tmp / f"w{n}.dotr"),
+    subprocess.run([*dotr_command(), "run", "--rules", str(tmp / f"w{n}.dotr"),
                     "--input", str(tmp / "stream.jsonl"), "--output", str(tmp / output), "-q", *extra],
                    check=True, cwd=Path(__file__).resolve().parents[1])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -50,6 +50,7 @@ from dotr.ontology import OntologicalStage  # noqa: E402
 from dotr.rules.engine.terms import format_term  # noqa: E402
 from dotr.rules import check_text  # noqa: E402
 from dotr.temporal.patterns import PatternEngine  # noqa: E402
+from benchmarks.peers.common import dotr_command  # noqa: E402
 from dotr.pipeline.reasoner import Reasoner# noqa: E402
 
 
@@ -151,7 +152,7 @@ def run_end_to_end(events: int = 2_000, own_events: bool = True, extra_bg: int =
 
         def cpu(stream_file: str) -> tuple[float, str]:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            subprocess.run([sys.executable, "-m", "dotr", "run", "--rules", str(tmp / "rules.dotr"),
+            subprocess.run([*dotr_command(), "run", "--rules", str(tmp / "rules.dotr"),
                             "--ontology", str(tmp / "background.nt"), "--input", str(tmp / stream_file),
                             "--output", str(tmp / "out.jsonl"), "-q"], check=True, cwd=Path(__file__).parents[1])
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
