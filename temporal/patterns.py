@@ -535,27 +535,25 @@ class _Compiled:
         if self.triples is not None:
             # the document from the terms' texts (cached by id): no term objects on this path
             both = engine.id_texts.both
-            texts = [both(i) for name in self.variables if (i := values.get(name)) is not None]
+            texts = [None if (i := values.get(name)) is None else both(i) for name in self.variables]
             prefix = None
             if self.blanks:  # a fresh IRI per match
                 ident = ident or engine._match_id(b, self.declared)
                 prefix = f"urn:dotr:match:{self.name}:{t}:{ident}:"
-            if self.lines is not None and len(texts) == len(self.variables):
+            if self.lines is not None and None not in texts:
                 match.ntriples = self.lines.format(*texts, prefix)
             else:
-                match.ntriples = self._document(values, prefix)
+                match.ntriples = self._document(texts, prefix)
             match._terms = (self, values, t, ident)
         return match
 
-    def _document(self, values: dict[str, int], prefix: str | None) -> str:
-        """The sorted N-Triples document of a match with the ``with`` ``values`` and the fresh
-        IRIs' ``prefix``: its triples with an unbound term left out."""
-        both = self.engine.id_texts.both
+    def _document(self, texts: list[tuple[str, str] | None], prefix: str | None) -> str:
+        """The sorted N-Triples document of a match with its variables' (subject, object) ``texts``
+        (None: unbound) and the fresh IRIs' ``prefix``: its triples with an unbound term left out."""
         subjects: list[str | None] = [*self.const_texts]
         objects: list[str | None] = [*self.const_object_texts]
-        for name in self.variables:
-            i = values.get(name)
-            s_text, o_text = (None, None) if i is None else both(i)
+        for pair in texts:
+            s_text, o_text = (None, None) if pair is None else pair
             subjects.append(s_text)
             objects.append(o_text)
         fresh = [f"<{prefix}{label}>" for label in self.blanks]

@@ -42,7 +42,6 @@ from __future__ import annotations
 from typing import Sequence
 
 from dotr.rules.lang import ir
-from dotr.rules.engine.builtins import compare
 from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.plan import compile_rule
 from dotr.rules.engine.sparql.thresholds import Sorted, Threshold
@@ -270,21 +269,17 @@ class Conjunction:
             matches = shared[atoms] = self._matches(store)
         if not matches:
             return None
-        out = []
-        if len(matches) == 1:  # (a stream's one reading at a time point: each threshold is one comparison)
+        if len(matches) == 1:  # (a stream's one reading at a time point: nothing to sort)
             match, value = matches[0], self.d.value
+            out = [threshold.select_one(match, value) for threshold in thresholds]
+        else:
+            out = []
             for threshold in thresholds:
-                head = threshold.head
-                out.append([match if head is None else tuple([match[i] for i in head])]
-                           if compare(threshold.op, value(match[threshold.position]), threshold.bound) else [])
-            GUARD.charge(sum(map(len, out)))
-            return out
-        for threshold in thresholds:
-            key = (atoms, threshold.position)
-            ordered = shared.get(key)
-            if ordered is None:
-                ordered = shared[key] = Sorted(matches, threshold.position, self.d.value)
-            out.append(threshold.select(ordered))
+                key = (atoms, threshold.position)
+                ordered = shared.get(key)
+                if ordered is None:
+                    ordered = shared[key] = Sorted(matches, threshold.position, self.d.value)
+                out.append(threshold.select(ordered))
         GUARD.charge(sum(map(len, out)))
         return out
 

@@ -57,13 +57,16 @@ class Sorted:
             return self.matches
         rows = self._heads.get(positions)
         if rows is None:
-            if len(positions) == 1:
-                (i,) = positions
-                rows = [(match[i],) for match in self.matches]
-            else:
-                rows = list(map(itemgetter(*positions), self.matches))
-            self._heads[positions] = rows
+            rows = self._heads[positions] = list(map(_projection(positions), self.matches))
         return rows
+
+
+def _projection(positions: tuple[int, ...]) -> Callable[[tuple], tuple]:
+    """A match's values at ``positions``, as a tuple."""
+    if len(positions) == 1:
+        (i,) = positions
+        return lambda match: (match[i],)
+    return itemgetter(*positions)
 
 
 class Threshold:
@@ -71,10 +74,11 @@ class Threshold:
     ``op`` an order and ``?x`` bound by the atoms, and its head variables are atom variables:
     ``position`` is ``?x``'s in a match (over ``atom_vars``), ``head`` the head's positions."""
 
-    __slots__ = ("position", "op", "bound", "head")
+    __slots__ = ("position", "op", "bound", "head", "_row")
 
     def __init__(self, position: int, op: str, bound: int | float, head: tuple[int, ...] | None):
         self.position, self.op, self.bound, self.head = position, op, bound, head
+        self._row = None if head is None else _projection(head)
 
     @classmethod
     def of(cls, extra: tuple, atom_vars: tuple[str, ...], head: tuple[str, ...]) -> Threshold | None:
@@ -106,3 +110,15 @@ class Threshold:
         if len(chosen) == 1:
             return [rows[chosen[0]]]
         return [rows[n] for n in sorted(chosen)]
+
+    def select_one(self, match: tuple, value: Callable[[int], object]) -> list[tuple]:
+        """:meth:`select` of one match, with no sorting: one comparison (a stream's one reading at a
+        time point).
+
+        >>> t = Threshold(1, ">=", 3, (0,))
+        >>> t.select_one(("b", 3), lambda v: v), t.select_one(("c", "x"), lambda v: v)
+        ([('b',)], [])
+        """
+        if not compare(self.op, value(match[self.position]), self.bound):
+            return []
+        return [match if self._row is None else self._row(match)]
