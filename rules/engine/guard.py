@@ -8,7 +8,9 @@ and :meth:`Guard.end`) more than ``limit`` facts and answers raise :class:`Budge
 Loading the background is no time point: it is not bounded.
 
 The same checks make a long evaluation cancellable: :meth:`Guard.cancel` gives an exception
-(such as the command's signal handler's) that the next check raises.
+(such as the command's signal handler's) that the next check raises. This module is not compiled
+(``dotr.compiled``): Python runs a signal's handler only between the bytecodes it interprets,
+and a check is where a long compiled loop gives it that moment.
 
 >>> guard = Guard(limit=10)
 >>> guard.begin(7)
