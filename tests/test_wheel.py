@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from dotr import compiled
+
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.slow
@@ -45,6 +47,9 @@ def test_the_wheel_carries_what_an_installed_dotr_reads(wheel):
                    "dotr/examples/workloads/dotr_paper.py"):
         assert needed in names, needed
     assert any(n.startswith("dotr/rules/engine/") and n.endswith(".so") for n in names)  # compiled
+    for module in compiled.MODULES:  # (the time point's path: compiled, beside its source)
+        path = module.replace(".", "/")
+        assert f"{path}.py" in names and any(n.startswith(f"{path}.") and n.endswith(".so") for n in names), module
     assert not any(n.endswith((".pyx", ".pxd")) for n in names)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]

@@ -136,6 +136,11 @@ def compile_dotr() -> None:
         if spec is not None and spec.submodule_search_locations:
             for folder in spec.submodule_search_locations:
                 compileall.compile_dir(folder, quiet=2)
+    import dotr.compiled
+
+    if os.environ.get(dotr.compiled.PYTHON_ONLY) == "1" or dotr.compiled.stale():
+        print(f"note: dotr runs {', '.join(dotr.compiled.stale()) or 'every compiled module'} as Python "
+              f"({dotr.compiled.PYTHON_ONLY}=1, or a .py edited since pip install compiled it)", file=sys.stderr)
 
 
 def dotr_run(rules: Path, stream: Path, output: Path, *extra: str) -> float:

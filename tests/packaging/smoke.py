@@ -92,12 +92,23 @@ query Where := register compute every 1 as select ?z from stream :positions [ran
         raise AssertionError("a fact of a relation no rule reads was accepted")
 
 
+def check_compiled() -> None:
+    """The modules of a time point's path are compiled, and imported compiled."""
+    import importlib
+
+    from dotr import compiled
+
+    python = [name for name in sorted(compiled.MODULES) if not compiled.is_compiled(importlib.import_module(name))]
+    assert not python, f"not compiled: {python}"
+
+
 def main() -> int:
     import dotr
 
     source = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None
     installed = Path(dotr.__file__).resolve()
     assert source is None or source not in installed.parents, f"dotr is imported from the source tree: {installed}"
+    check_compiled()
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
         check_command(Path(tmp))
