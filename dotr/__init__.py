@@ -16,11 +16,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from dotr import compiled
+from dotr.compiled import install as _install_finder
 
 __version__ = "0.1.0"
 
-compiled.install()  # (before any compiled module is imported: DOTR_PYTHON, an edited source tree)
+_install_finder()  # (before any compiled module is imported: DOTR_PYTHON, an edited source tree)
 
 #: public name -> the module that defines it
 _EXPORTS = {

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the modules checked clean: the API's own (the names of ``import dotr``, errors, the checked
 #: boundary, objects out, explain) and the engines' (each stage's, the whole temporal stage, the
 #: Reasoner's)
-PUBLIC = ["dotr", "dotr.examples", "dotr.rules", "dotr.rules.lang.errors", "dotr.rules.engine.inputs",
+PUBLIC = ["dotr", "dotr.compiled", "dotr.examples", "dotr.rules", "dotr.rules.lang.errors", "dotr.rules.engine.inputs",
           "dotr.rules.engine.frames", "dotr.pipeline.records", "dotr.pipeline.objects", "dotr.pipeline.extras",
           "dotr.pipeline.explain", "dotr.ontology", "dotr.ontology.stage", "dotr.ontology.csparql",
           "dotr.temporal", "dotr.temporal.lars", "dotr.temporal.background", "dotr.temporal.negation",
@@ -44,8 +44,9 @@ out: list[str] = engine.format(engine.step(0, ["temp(a)"]))
 def _layout(tmp_path: Path) -> Path:
     package = tmp_path / "typed" / "dotr"
     package.mkdir(parents=True)
-    for name in ("__init__.py", "py.typed"):
-        (package / name).symlink_to(ROOT / "dotr" / name)
+    for path in (ROOT / "dotr").iterdir():  # (its modules, and py.typed)
+        if path.suffix in (".py", ".typed"):
+            (package / path.name).symlink_to(path)
     for name in ("rules", "ontology", "temporal", "pipeline", "examples"):
         (package / name).symlink_to(ROOT / name)
     return package.parent
