@@ -24,6 +24,11 @@ rdflib is itself wrong on some shapes, which the generator avoids:
 - SUM over a string raises and AVG gives 0 (the aggregate should be unbound): not generated;
 - a string ordered against a number (``FILTER("x" > 0)``, a type error: the filter fails) is true
   for ``>`` and ``>=``: no ordering comparison is generated over data with strings.
+
+Where dotr's bag differs from rdflib's all the same, pyoxigraph (which passes the W3C SPARQL test
+suite) decides: rdflib is wrong on shapes the generator does not avoid too (an OPTIONAL first in
+a group, then a pattern, then a subquery selecting the pattern's variable: rdflib gives the
+subquery's repeated solutions once; ``test_rdflib_loses_repeated_solutions_after_a_leading_optional``).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import pyoxigraph as ox
 import pytest
 import rdflib
 from hypothesis import HealthCheck, assume, given, settings
@@ -228,12 +234,39 @@ def _actual(query: str, data, kind) -> Counter:
                    for sol in compile_select(text, PREFIXES, d, parsed).run(store))
 
 
+def _ox_term(term):
+    if isinstance(term, Literal):
+        return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype))) if term.datatype \
+            else ox.Literal(str(term), language=term.language)
+    return ox.NamedNode(str(term))
+
+
+def _rdflib_term(term):
+    if isinstance(term, ox.Literal):
+        return Literal(term.value, lang=term.language, datatype=None if term.language else rdflib.URIRef(term.datatype.value))
+    return rdflib.BNode(term.value) if isinstance(term, ox.BlankNode) else rdflib.URIRef(term.value)
+
+
+def _by_oxigraph(query: str, data) -> Counter:
+    """The bag of solutions pyoxigraph gives, as :func:`_expected` gives rdflib's."""
+    store = ox.Store()
+    for triple in data:
+        store.add(ox.Quad(*map(_ox_term, triple)))
+    result = store.query("PREFIX : <http://ex.org/>\n" + query)
+    names = [v.value for v in result.variables]
+    return Counter(frozenset((n, comparable(rdf_term(_rdflib_term(sol[n])))) for n in names if sol[n] is not None)
+                   for sol in result)
+
+
 def _compare(query: str, data) -> None:
     if "SUM(" in query or "AVG(" in query or re.search(r" [<>]=? ", query):
         assume(not any(isinstance(o, Literal) and isinstance(o.value, str) for _, _, o in data))
     expected = _expected(query, data)
     for kind in (DictStore, NativeStore):
-        assert _actual(query, data, kind) == expected, (kind.__name__, query)
+        actual = _actual(query, data, kind)
+        if actual != expected:  # (rdflib can be wrong: the module docstring)
+            expected = _by_oxigraph(query, data)
+        assert actual == expected, (kind.__name__, query)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -246,6 +279,18 @@ def test_queries_agree_with_rdflib(query, data):
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(queries(), triples)
 def test_queries_agree_with_rdflib_long(query, data):
+    _compare(query, data)
+
+
+def test_rdflib_loses_repeated_solutions_after_a_leading_optional():
+    """The subquery gives ?a = :a twice (once per :p object), each joining ?a :p ?a: two solutions,
+    as dotr and pyoxigraph give; rdflib gives one."""
+    data = [(EX.a, EX.p, EX.a), (EX.a, EX.p, EX.b)]
+    query = "SELECT ?a WHERE { OPTIONAL { ?x :v ?y . } ?a :p ?a . { SELECT ?a WHERE { ?a :p ?i1 . } } }"
+    two = Counter({frozenset({("a", ir.Iri(str(EX.a)))}): 2})
+    assert _by_oxigraph(query, data) == two and _expected(query, data) != two
+    for kind in (DictStore, NativeStore):
+        assert _actual(query, data, kind) == two
     _compare(query, data)
 
 
