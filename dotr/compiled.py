@@ -101,3 +101,13 @@ def install() -> None:
 def is_compiled(module) -> bool:
     """Whether ``module`` (imported) runs compiled."""
     return not str(getattr(module, "__file__", "")).endswith(".py")
+
+
+def as_python() -> list[str]:
+    """The modules of :data:`MODULES` that run from their ``.py`` in this process (``DOTR_PYTHON``,
+    a stale build, no build); imports them.
+
+    >>> set(as_python()) <= MODULES
+    True
+    """
+    return [name for name in sorted(MODULES) if not is_compiled(importlib.import_module(name))]

@@ -48,7 +48,7 @@ def test_docstring_examples(name, monkeypatch):
         assert done.returncode == 0, done.stderr
         failed, attempted = map(int, done.stdout.split()[-2:])
         report = done.stdout
-    elif not module.__file__.endswith(".py"):
+    elif compiled.is_compiled(module):
         pytest.skip("a compiled module (its docstrings are not examples)")
     else:
         failed, attempted = run_examples(name)

@@ -138,9 +138,9 @@ def compile_dotr() -> None:
                 compileall.compile_dir(folder, quiet=2)
     import dotr.compiled
 
-    if os.environ.get(dotr.compiled.PYTHON_ONLY) == "1" or dotr.compiled.stale():
-        print(f"note: dotr runs {', '.join(dotr.compiled.stale()) or 'every compiled module'} as Python "
-              f"({dotr.compiled.PYTHON_ONLY}=1, or a .py edited since pip install compiled it)", file=sys.stderr)
+    if python := dotr.compiled.as_python():
+        print(f"note: dotr runs {', '.join(python)} as Python ({dotr.compiled.PYTHON_ONLY}=1, or a .py edited "
+              "since pip install compiled it)", file=sys.stderr)
 
 
 def dotr_run(rules: Path, stream: Path, output: Path, *extra: str) -> float:

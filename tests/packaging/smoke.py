@@ -94,12 +94,9 @@ query Where := register compute every 1 as select ?z from stream :positions [ran
 
 def check_compiled() -> None:
     """The modules of a time point's path are compiled, and imported compiled."""
-    import importlib
-
     from dotr import compiled
 
-    python = [name for name in sorted(compiled.MODULES) if not compiled.is_compiled(importlib.import_module(name))]
-    assert not python, f"not compiled: {python}"
+    assert not compiled.as_python(), f"not compiled: {compiled.as_python()}"
 
 
 def main() -> int:

@@ -1,6 +1,7 @@
 """Run many ``dotr run`` command lines in one process: ``python -m tests.pipeline.run_cases
 CASES.json``, where the file holds a list of argument lists. Prints a JSON list with, for each,
-its exit code, what it wrote on standard error and the bytes of its ``--output`` file. (One
+its exit code, what it wrote on standard error and the bytes of its ``--output`` file, and the
+compiled modules that ran as Python. (One
 process for all of them: ``tests/pipeline/test_compiled.py`` runs the cases once on the compiled
 modules, once on their Python source.)"""
 
@@ -25,6 +26,4 @@ def run(args: list[str]) -> dict:
 
 if __name__ == "__main__":
     cases = json.loads(Path(sys.argv[1]).read_text())
-    modules = [__import__(name, fromlist=["_"]) for name in sorted(dotr.compiled.MODULES)]
-    json.dump({"compiled": [m.__name__ for m in modules if dotr.compiled.is_compiled(m)],
-               "runs": [run(args) for args in cases]}, sys.stdout)
+    json.dump({"as python": dotr.compiled.as_python(), "runs": [run(args) for args in cases]}, sys.stdout)
