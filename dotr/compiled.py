@@ -21,8 +21,9 @@ import sys
 from importlib.machinery import EXTENSION_SUFFIXES, ModuleSpec
 from pathlib import Path
 
-#: the compiled modules: reading, interning, the ontological stage's step, events, patterns,
-#: concluding, printing and writing a time point (the work done per record)
+#: the compiled modules: reading, interning, the ontological stage's step, events, patterns, the
+#: LARS engine (its windows, negation, store and fixpoint), concluding, printing and writing a
+#: time point (the work done per record)
 MODULES = frozenset({
     "dotr.pipeline.io", "dotr.pipeline.input_facts", "dotr.pipeline.reasoner", "dotr.pipeline.runner",
     "dotr.pipeline.conclude", "dotr.pipeline.files", "dotr.pipeline.history", "dotr.pipeline.output",
@@ -32,6 +33,9 @@ MODULES = frozenset({
     "dotr.rules.engine.sparql.events", "dotr.rules.engine.sparql.conjunction",
     "dotr.rules.engine.sparql.thresholds",
     "dotr.rules.engine.ntriples", "dotr.rules.engine.builtins", "dotr.rules.engine.terms",
+    "dotr.temporal.lars", "dotr.temporal.windows", "dotr.temporal.negation", "dotr.temporal.tuples",
+    "dotr.temporal.background", "dotr.rules.engine.backends.dict_store", "dotr.rules.engine.fixpoint",
+    "dotr.rules.engine.inputs", "dotr.rules.engine.frames",
 })
 # (``dotr.rules.engine.guard`` stays Python: the engines' long loops call its ``check``, and Python
 # runs a signal's handler only between bytecodes it interprets; compiled, a SIGTERM would wait for
