@@ -7,8 +7,8 @@ after (``gc.freeze``): the imports make some 50,000 objects that live as long as
 and each collection of the older generations scanned them again (40 ms of a 0.3 s start-up).
 Then the youngest generation is collected after 50,000 new containers, not Python's 700: a time
 point makes and drops its tuples, lists and sets by the ten thousand, hardly ever in a cycle,
-and collecting them every 700 traversed each time point's containers again and again (a tenth
-of the CPU time of a LARS join or of the many-constants program, docs/performance.md)."""
+and collecting them every 700 traversed each time point's containers again and again (6-11% of
+the instructions of a LARS join or of the many-constants program: docs/performance.md)."""
 
 from __future__ import annotations
 
