@@ -4,7 +4,7 @@ to that source.
 ``pip install`` compiles each module of :data:`MODULES` with Cython, from its unchanged ``.py``
 file (``setup.py``), into an extension module of the same name beside it, which Python then
 imports instead of the ``.py``. The ``.py`` stays the reference the compiled module is tested
-against (``tests/test_compiled.py``): with ``DOTR_PYTHON=1`` in the environment, dotr imports the
+against (``tests/pipeline/test_compiled.py``): with ``DOTR_PYTHON=1`` in the environment, dotr imports the
 ``.py`` of every such module. In a source tree (an editable install), a ``.py`` edited after it
 was compiled is imported as it is, not its stale compiled module: :func:`stale` names those
 (``pip install -e .`` compiles them again).

@@ -96,7 +96,8 @@ def check_compiled() -> None:
     """The modules of a time point's path are compiled, and imported compiled."""
     from dotr import compiled
 
-    assert not compiled.as_python(), f"not compiled: {compiled.as_python()}"
+    python = compiled.as_python()
+    assert not python, f"not compiled: {python}"
 
 
 def main() -> int:
