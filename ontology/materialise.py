@@ -183,6 +183,23 @@ class Materialiser:
         self._add_explicit(items)
         return self._propagate(items)
 
+    def add_held(self, facts: Iterable[tuple[RelKey, tuple]], expiry: int) -> int:
+        """``add`` for ``(relation, fact)`` pairs that all hold until ``expiry`` (a time point's
+        stream facts): over a native store, no item made per fact.
+
+        >>> from dotr.rules import parse
+        >>> from dotr.rules.engine.terms import TermDictionary
+        >>> for native in (True, False):
+        ...     m = Materialiser(parse("q(X) :- p(X).").rules, TermDictionary(), native=native)
+        ...     p, q = m.relation("p", 1), m.relation("q", 1)
+        ...     print(m.add_held([(p, (7,)), (p, (8,))], 3), sorted(m.store.relation(q).facts.items()))
+        4 [((7,), 3), ((8,), 3)]
+        4 [((7,), 3), ((8,), 3)]
+        """
+        if self._native is not None:
+            return self._native.propagate_pairs(self.store, facts, expiry, True)
+        return self.add([(rel, fact, expiry) for rel, fact in facts])
+
     def add_triples(self, triples, ids, expiry: int = INF) -> int:
         """``add`` for RDF triples given as term numbers, subject, predicate and object of each in
         turn, with ``ids`` mapping a number to its term id (``ontology.rdf_files.TripleBatch``):

@@ -25,7 +25,6 @@ import gc
 import re
 from array import array
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, cast
 
@@ -33,6 +32,7 @@ from typing import Callable, Iterable, Iterator, cast
 from dotr.rules import TimeOrderError, UsageError, check, ir
 from dotr.rules.lang.collector import paused
 from dotr.rules.lang.loader import CheckResult
+from dotr.rules.engine.backends.dict_loops import relations_of
 from dotr.rules.engine.frames import facts_of
 from dotr.rules.engine.inputs import FactReader
 from dotr.rules.engine.terms import FIRST_INT_ID, TermDictionary, format_fact
@@ -185,18 +185,21 @@ class OntologicalStage:
         if interned:
             expiry = t if until is None else until
             pairs = cast("Iterable[tuple[RelKey, tuple]]", facts)  # (as the caller says)
-            items = [(*f, expiry) for f in pairs]
         else:
             t = check_time(t)
             expiry = check_until(t, until)
             if self._last_t is not None and t < self._last_t:
                 raise TimeOrderError(f"time point {t} is before {self._last_t}, processed already")
-            items = [(*self.intern(f), expiry) for f in facts_of(facts)]
+            pairs = [self.intern(f) for f in facts_of(facts)]
         renew, self._last_t = self._last_t == t - 1, t
         if not renew:
             m.advance(t, report=False)
         typing = self._typing
-        m.add(items + _terms_of(typing, self.dictionary, items) if typing is not None else items)
+        if typing is None:
+            m.add_held(pairs, expiry)
+        else:
+            items = [(*f, expiry) for f in pairs]
+            m.add(items + _terms_of(typing, self.dictionary, items))
         if renew:  # (added before what held until t - 1 expires: see the docstring)
             m.advance(t, report=False)
         m.evaluate_local(t)
@@ -250,17 +253,19 @@ class OntologicalStage:
         self._compile_events(checked)
 
     # ----------------------------------------------------------------------------- output
-    def conclusions(self, t: int) -> list[tuple]:
+    def conclusions(self, t: int, ordered: bool = True) -> list[tuple]:
         """Facts derived at ``t`` that are neither input facts nor consequences of the background
-        alone (those hold at every time point), as ``(relation, int tuple)``, sorted."""
+        alone (those hold at every time point), as ``(relation, int tuple)``, sorted (unless not
+        ``ordered``: the pipeline reads them as a set)."""
         if not self.rules:  # (no rule: every fact is given, none derived)
             return []
         term = self.dictionary.term
         out = self.store.tagged(t, exclude=self.materialiser.explicit)
-        hidden = {rel for rel in set(map(itemgetter(0), out)) if _internal(term(rel[0]))}  # (helpers')
+        hidden = {rel for rel in relations_of(out) if _internal(term(rel[0]))}  # (helpers')
         if hidden:
             out = [item for item in out if item[0] not in hidden]
-        out.sort()
+        if ordered:
+            out.sort()
         return out
 
     def live_facts(self, t: int | None = None) -> Iterable[tuple]:

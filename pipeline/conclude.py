@@ -168,7 +168,7 @@ class Ontology:
         point = now.point
         now.conclusions, self.expiries = point.conclusions, point.expiries
         if now.fed_back:
-            now.conclusions = self.stage.conclusions(now.t)
+            now.conclusions = self.stage.conclusions(now.t, ordered=False)
             self.expiries = self.stage.store.expiry_times(now.t)
         elif now.graphs:  # the graphs hold at t only
             self.expiries = sorted({*point.expiries, now.t})

@@ -21,13 +21,13 @@ import gc
 import json
 import time
 from functools import partial
-from operator import itemgetter
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from dotr.ontology import OntologicalStage
 from dotr.ontology.background import load_background
 from dotr.rules import InputError, TimeOrderError, UsageError, check, ir
+from dotr.rules.engine.backends.dict_loops import relations_of
 from dotr.rules.engine.frames import facts_of, is_frame, stream_of
 from dotr.rules.engine.guard import GUARD
 from dotr.rules.engine.store import INF
@@ -567,16 +567,17 @@ class Reasoner:
         point = ontology.process(t, facts, interned=True)
         self._events_now = point.events
         self._ontology_t = t
-        return Enriched(t, facts, ontology.conclusions(t), point.events, ontology.store.expiry_times(t),
+        return Enriched(t, facts, ontology.conclusions(t, ordered=False), point.events, ontology.store.expiry_times(t),
                         [g.run(ontology.store) for g in self._groups] if self._groups else [],
                         streams if self.csparql is not None else {})
 
     def _notice_arities(self, facts: list[tuple], on_notice: Callable[[str], None]) -> None:
         """Tell ``on_notice`` once per relation when the stream gives a predicate with a number of
         arguments the program never uses it with (nothing reads such facts)."""
-        if self._stream_rels.issuperset(map(itemgetter(0), facts)):  # (the usual time point: in C)
+        new = relations_of(facts)
+        if self._stream_rels.issuperset(new):  # (the usual time point)
             return
-        new = set(map(itemgetter(0), facts)) - self._stream_rels
+        new -= self._stream_rels
         self._stream_rels |= new
         if self._arities is None:
             self._arities = {}
@@ -621,7 +622,7 @@ class Reasoner:
                 step.conclude(now)
                 self.on_stage(step.name, time.perf_counter() - start)
         result = now.result
-        result.facts = self._print(now, set(point.stream))
+        result.facts = self._print(now, point.stream)
         result.changes = self._texts.changes
         matches = now.graph_matches
         if matches:
@@ -636,21 +637,27 @@ class Reasoner:
             self.reclaim_terms()
         return result
 
-    def _print(self, now: Moment, stream: set) -> list[str]:
+    def _print(self, now: Moment, given: list[tuple]) -> list[str]:
         """The sorted texts printed at ``now``: what the ontological stage concluded, the
         background's conclusions (``include_background``) and what LARS derived less the atoms
-        placed at t earlier, less the stream facts; kept from the changes of each part."""
+        placed at t earlier, less the stream facts (``given``); kept from the changes of each part."""
         background = self._background_conclusions() if self.include_background else frozenset()
         lars, derived, ahead, texts = self._lars_step, now.derived, now.ahead, self._texts
         held = lars.held if lars is not None else frozenset()
         last_derived, last_ahead, last_stream = self._parts
+        if lars is None:
+            self._parts = (derived, ahead, last_stream)  # (the stream's part is read with LARS only)
+            if not (derived or last_derived or background or self._printed_anew):
+                return texts.same()  # (nothing printed then or now: the usual event-only time point)
+            self._printed_anew = False
+            # (what is printed is what the stage concluded at t, which leaves the explicit facts
+            # out, the stream's among them: no stream fact to take away unless the background's)
+            return texts.update((derived | background) - set(given) if background else derived)
+        stream = set(given)
         self._parts = (derived, ahead, stream)
         if not (derived or last_derived or held or background or self._printed_anew or now.held_changes):
             return texts.same()  # (nothing printed then or now: the usual event-only time point)
         changes = now.held_changes
-        if lars is None:  # (what is printed is what the stage concluded at t: two set differences in C)
-            self._printed_anew = False
-            return texts.update((derived | background if background else derived) - stream)
         if self._printed_anew or changes is None:
             self._printed_anew = False
             return texts.update((derived | background | (held - ahead if ahead else held)) - stream)

@@ -126,7 +126,8 @@ def merge_records(records: list[dict]) -> dict:
 @dataclass
 class Enriched:
     """The ontological stage's output at ``t`` (:meth:`Reasoner.enrich`): the stream facts, the
-    conclusions and the events as term ids, and the times at which tagged facts expire."""
+    conclusions (in no set order) and the events as term ids, and the times at which tagged facts
+    expire."""
 
     t: int
     stream: list[tuple]

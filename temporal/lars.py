@@ -48,7 +48,7 @@ from typing import Callable, Iterable
 from dotr.rules import TimeOrderError, UsageError, ir
 from dotr.rules.engine.plan import CompiledRule, evaluate_full
 from dotr.rules.engine.inputs import FactReader, relation_check
-from dotr.rules.engine.backends.dict_loops import held_changes, note_dropped
+from dotr.rules.engine.backends.dict_loops import held_changes, note_dropped, relations_of
 from dotr.rules.engine.backends.dict_store import DictStore
 from dotr.rules.engine.store import INF, FactItem, RelKey
 from dotr.rules.engine.terms import TermDictionary, fact_atom, format_fact
@@ -398,7 +398,7 @@ class LarsEngine(BackgroundChanges):
     def _derived_among(self, facts: list[tuple[RelKey, tuple]]) -> list[tuple[RelKey, tuple]]:
         """The atoms of ``facts`` of relations the rules derive (usually none: that is told in C)."""
         intensional = self.intensional
-        if not facts or intensional.isdisjoint(map(itemgetter(0), facts)):
+        if not facts or intensional.isdisjoint(relations_of(facts)):
             return []
         return [f for f in facts if f[0] in intensional]
 
@@ -667,7 +667,7 @@ class LarsEngine(BackgroundChanges):
             if self.keep is not None:
                 sunk = self.keep(sunk)
             out = list(set(out).union(sunk))
-        if inputs and not self.intensional.isdisjoint(map(itemgetter(0), inputs)):
+        if inputs and not self.intensional.isdisjoint(relations_of(inputs)):
             given = set(inputs)
             out = [item for item in out if item not in given]
         return out

@@ -1,12 +1,13 @@
 """The LARS engine's compiled loops (``rules.engine.backends.dict_loops``: ``note_dropped``,
-``held_changes``, ``box_facts``) against the Python loops they replace, kept here as their
+``held_changes``, ``box_facts``, ``relations_of``) against the Python loops they replace, kept here as their
 reference, on generated stores, views and runs."""
 
+from operator import itemgetter
 from types import SimpleNamespace
 
 from hypothesis import given, settings, strategies as st
 
-from dotr.rules.engine.backends.dict_loops import box_facts, held_changes, note_dropped
+from dotr.rules.engine.backends.dict_loops import box_facts, held_changes, note_dropped, relations_of
 from dotr.temporal.windows import covered, record
 
 RELS = [(1, 1), (2, 1), (3, 2)]
@@ -93,3 +94,12 @@ def test_box_facts_extends_the_runs_and_finds_the_covering_ones_as_the_python_lo
     box_facts(dict.fromkeys(base, t), compiled, (9, 1), t, first, out_compiled, record, covered)
     box_facts_reference(dict.fromkeys(base, t), reference, (9, 1), t, first, out_reference)
     assert (out_compiled, compiled) == (out_reference, reference)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(RELS), facts)), st.booleans())
+def test_relations_of_is_the_set_of_the_first_elements(items, copies):
+    if copies:  # (equal relations as other objects, as the stream's facts have them)
+        items = [(tuple(list(rel)), fact) for rel, fact in items]
+    assert relations_of(items) == set(map(itemgetter(0), items))
+    assert relations_of(iter(items)) == relations_of(items)

@@ -84,6 +84,20 @@ def expire_buckets(store, now, bint report=True):
     return dropped if report else count
 
 
+def relations_of(items):
+    """The set of the relations of ``items`` (tuples whose first element is a relation): a
+    relation's items mostly come in runs, which mostly share its key object, so that a run costs
+    one set probe, not one per item."""
+    cdef set out = set()
+    cdef object last = None
+    for item in items:
+        rel = item[0]
+        if rel is not last and rel != last:
+            out.add(rel)
+            last = rel
+    return out
+
+
 # -- the LARS engine's loops over what a time point stored and dropped (temporal.lars): each
 # -- replaces a Python loop of the engine, which tests/temporal/test_lars_loops.py keeps as the
 # -- reference it is compared with

@@ -519,6 +519,13 @@ cdef class NativeRules:
         self._push(store, items)
         return self._fixpoint(store, explicit)
 
+    def propagate_pairs(self, NativeStore store, pairs, int64_t expiry, bint explicit=False) -> int:
+        """``propagate`` for ``(rel, fact)`` pairs that all hold until ``expiry`` (a time
+        point's stream facts: no item made per fact)."""
+        self._begin(store)
+        self._push(store, pairs, expiry)
+        return self._fixpoint(store, explicit)
+
     def propagate_triples(self, NativeStore store, const int64_t[:] triples, const int64_t[:] ids,
                           int64_t expiry, bint explicit=False) -> int:
         """``propagate`` for RDF triples given as term numbers, subject, predicate and object of
@@ -674,13 +681,19 @@ cdef class NativeRules:
                 p.run(store, t, grows, gexps, gsrcs, c, self.out if p.own is None else p.own)
         return 0
 
-    cdef int _push(self, NativeStore store, items) except -1:
-        """Put ``(rel, fact, expiry)`` items in the round's derivations (``out``)."""
+    cdef int _push(self, NativeStore store, items, int64_t until=DOTR_FREE) except -1:
+        """Put ``(rel, fact, expiry)`` items in the round's derivations (``out``); with ``until``,
+        ``(rel, fact)`` pairs holding until then."""
         cdef int64_t key[MAX_ARITY]
         cdef Table *t = NULL
         cdef int k
+        cdef int64_t expiry = until
         last = None
-        for rel, fact, expiry in items:
+        for item in items:
+            if until == DOTR_FREE:
+                rel, fact, expiry = item
+            else:
+                rel, fact = item
             if rel is not last:  # (items mostly come in runs of one relation)
                 t = store.find(rel[0], rel[1])
                 if t == NULL:

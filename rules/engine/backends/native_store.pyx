@@ -782,8 +782,12 @@ cdef class NativeStore:
         return dropped if report else count
 
     def _rels(self) -> list:
-        cdef int64_t i
-        return [(self.tables[i].pred, self.tables[i].arity) for i in range(self.ntables)]
+        """The relation of each table, by number: the keys of ``relations`` (one object a
+        relation, which every fact listed with it shares)."""
+        out = [None] * self.ntables
+        for rel, view in self.relations.items():
+            out[(<RelationView>view).tid] = rel
+        return out
 
     def clear(self) -> None:
         """Drop every fact (and every relation)."""
@@ -877,26 +881,43 @@ cdef class NativeStore:
         view, which ``Materialiser.explicit`` is, the explicit facts are left out here)."""
         cdef Bucket bucket
         cdef Table *t
-        cdef int64_t k, when, row
+        cdef int64_t k, when, row, n = 0
         cdef int64_t *v
         cdef bint implicit = isinstance(exclude, ExplicitView) and (<ExplicitView>exclude).store is self
         rels = self._rels()
-        seen = set()
         out = []
-        for w, b in self._buckets.items():
-            when = w
-            if when < since:
-                continue
-            bucket = b
-            for k in range(bucket.n):
-                t, row = self.tables[bucket.data[2 * k]], bucket.data[2 * k + 1]
-                v = row_at(t, row)
-                if v[t.arity + F_EXP] != when or (implicit and v[t.arity + F_XEXP] != DOTR_FREE):
-                    continue
-                key = (t.id << 40) | row
-                if key not in seen:
-                    seen.add(key)
+        buckets = [(w, b) for w, b in self._buckets.items() if w >= since]
+        for _, b in buckets:
+            n += (<Bucket>b).n
+        # (a row is listed twice under one expiry only if it was freed and used again between: the
+        # rows met are kept in a set of (table << ROW_BITS) | row, open addressing, in C)
+        cdef int64_t nslots = 16
+        while nslots < 2 * n:
+            nslots *= 2
+        cdef int64_t *seen = _empty_slots(nslots)
+        cdef int64_t key
+        cdef uint64_t slot
+        try:
+            for w, b in buckets:
+                when, bucket = w, b
+                for k in range(bucket.n):
+                    t, row = self.tables[bucket.data[2 * k]], bucket.data[2 * k + 1]
+                    v = row_at(t, row)
+                    if v[t.arity + F_EXP] != when or (implicit and v[t.arity + F_XEXP] != DOTR_FREE):
+                        continue
+                    key = (t.id << DOTR_ROW_BITS) | row
+                    slot = (<uint64_t>key * <uint64_t>0x9E3779B97F4A7C15) >> 32
+                    while True:
+                        slot &= <uint64_t>(nslots - 1)
+                        if seen[slot] == key or seen[slot] == DOTR_EMPTY:
+                            break
+                        slot += 1
+                    if seen[slot] == key:
+                        continue
+                    seen[slot] = key
                     out.append((rels[t.id], self.fact(t, row)))
+        finally:
+            free(seen)
         if exclude is not None and not implicit:
             out = [(rel, fact) for rel, fact in out if fact not in exclude.get(rel, ())]
         return out

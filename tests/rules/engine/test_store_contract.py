@@ -87,6 +87,20 @@ def test_tagged_lists_the_facts_with_a_finite_expiry(store):
     assert store.expiry_times(0) == [5, 9]
 
 
+def test_tagged_lists_a_fact_once_when_its_row_is_used_again(store):
+    store.add(E, (1, 2), 5)
+    assert store.remove(E, (1, 2))
+    store.add(E, (1, 2), 5)  # (the native store reuses the freed row: listed twice under 5)
+    store.remove(E, (1, 2))
+    store.add(E, (3, 4), 5)  # another fact in that row, under the same expiry
+    store.add(E, (1, 2), 5)
+    for i in range(40):  # and facts of another relation, under three expiries
+        store.add(F, (i, i), 5 + i % 3)
+    tagged = store.tagged(0)
+    assert len(tagged) == len(set(tagged)) == 42
+    assert sorted(tagged) == sorted([(E, (1, 2)), (E, (3, 4))] + [(F, (i, i)) for i in range(40)])
+
+
 def test_triple_predicates_drop_and_clear(store):
     store.add(E, (1, 2), 5)
     store.add((9, 2), (1, 2), 5)  # not a triple relation
