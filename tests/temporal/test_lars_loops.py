@@ -1,6 +1,6 @@
 """The LARS engine's compiled loops (``rules.engine.backends.dict_loops``: ``note_dropped``,
-``held_changes``, ``box_facts``, ``relations_of``) against the Python loops they replace, kept here as their
-reference, on generated stores, views and runs."""
+``held_changes``, ``box_facts``, ``relations_of``) against the Python loops they replace, kept
+here as their reference, on generated stores, views and runs."""
 
 from operator import itemgetter
 from types import SimpleNamespace

@@ -84,6 +84,18 @@ cdef int64_t *_empty_slots(int64_t n) except NULL:
     return p
 
 
+cdef inline bint _first_time(int64_t *seen, int64_t mask, int64_t key) noexcept nogil:
+    """Whether ``key`` (not negative) is new to the open-addressing set ``seen`` (``mask + 1``
+    slots, a power of two, EMPTY where free, never full), into which it is then put."""
+    cdef uint64_t slot = hash_key(&key, 1) & <uint64_t>mask
+    while seen[slot] != DOTR_EMPTY:
+        if seen[slot] == key:
+            return False
+        slot = (slot + 1) & <uint64_t>mask
+    seen[slot] = key
+    return True
+
+
 cdef inline int64_t tag_of(uint64_t h) noexcept nogil:
     return <int64_t>(h >> (64 - (63 - DOTR_ROW_BITS)))
 
@@ -895,8 +907,6 @@ cdef class NativeStore:
         while nslots < 2 * n:
             nslots *= 2
         cdef int64_t *seen = _empty_slots(nslots)
-        cdef int64_t key
-        cdef uint64_t slot
         try:
             for w, b in buckets:
                 when, bucket = w, b
@@ -905,17 +915,8 @@ cdef class NativeStore:
                     v = row_at(t, row)
                     if v[t.arity + F_EXP] != when or (implicit and v[t.arity + F_XEXP] != DOTR_FREE):
                         continue
-                    key = (t.id << DOTR_ROW_BITS) | row
-                    slot = (<uint64_t>key * <uint64_t>0x9E3779B97F4A7C15) >> 32
-                    while True:
-                        slot &= <uint64_t>(nslots - 1)
-                        if seen[slot] == key or seen[slot] == DOTR_EMPTY:
-                            break
-                        slot += 1
-                    if seen[slot] == key:
-                        continue
-                    seen[slot] = key
-                    out.append((rels[t.id], self.fact(t, row)))
+                    if _first_time(seen, nslots - 1, (t.id << DOTR_ROW_BITS) | row):
+                        out.append((rels[t.id], self.fact(t, row)))
         finally:
             free(seen)
         if exclude is not None and not implicit:
